@@ -1,0 +1,186 @@
+#include "config/registry.h"
+
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <system_error>
+
+#include "config/enum_names.h"
+#include "config/registry_server.h"
+#include "config/text_file.h"
+#include "config/toml_reader.h"
+
+namespace mcpd::config {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kTopLevelKeys[] = {"daemon", "servers"};
+constexpr std::string_view kDaemonKeys[] = {"socket", "log_level", "max_message_bytes"};
+constexpr std::int64_t kMinMessageBytes = 1024;
+
+template <typename E>
+std::string_view name_of(std::span<const EnumName<E>> names, E value) {
+    for (const auto& entry : names) {
+        if (entry.value == value) return entry.name;
+    }
+    return "?";
+}
+
+// The directory relative paths in the registry at `path` are resolved from.
+fs::path base_directory(const std::string& path) {
+    std::error_code error;
+    fs::path absolute = fs::absolute(path.empty() ? fs::path(".") : fs::path(path), error);
+    if (error) absolute = fs::path(path);
+    return absolute.lexically_normal().parent_path();
+}
+
+std::string list_keys(std::span<const std::string_view> keys) {
+    std::string text;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        text += (i == 0 ? "'" : i + 1 == keys.size() ? "' or '" : "', '");
+        text += keys[i];
+    }
+    return text + "'";
+}
+
+void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag) {
+    const auto* table = node.as_table();
+    if (!table) {
+        diag.error(node.source(),
+                   "expected a table for 'daemon', got " + std::string(type_name(node)));
+        return;
+    }
+    for (const auto& [key, value] : entries_in_file_order(*table)) {
+        const std::string_view name = key->str();
+        if (name == "socket") {
+            if (auto socket = read_string(*value, name, diag)) daemon.socket = std::move(*socket);
+        } else if (name == "log_level") {
+            if (auto level = read_enum<LogLevel>(*value, name, kLogLevelNames, diag)) {
+                daemon.log_level = *level;
+            }
+        } else if (name == "max_message_bytes") {
+            if (auto bytes = read_integer(*value, name, kMinMessageBytes, INT64_MAX, diag)) {
+                daemon.max_message_bytes = static_cast<std::size_t>(*bytes);
+            }
+        } else {
+            const std::string hint = did_you_mean(name, kDaemonKeys);
+            diag.error(key->source(),
+                       "unknown key '" + std::string(name) + "' in [daemon]" +
+                           (hint.empty() ? "; expected " + list_keys(kDaemonKeys) : hint));
+        }
+    }
+}
+
+void read_servers(const toml::node& node, const fs::path& base_dir, Registry& registry,
+                  Diagnostics& diag) {
+    const auto* table = node.as_table();
+    if (!table) {
+        diag.error(node.source(),
+                   "expected a table for 'servers', got " + std::string(type_name(node)));
+        return;
+    }
+    for (const auto& [key, value] : entries_in_file_order(*table)) {
+        if (auto server = read_server(*key, *value, base_dir, diag)) {
+            registry.servers.push_back(std::move(*server));
+        }
+    }
+}
+
+void report_unknown_top_level(const toml::key& key, const toml::node& value, Diagnostics& diag) {
+    const std::string what = value.is_table() ? "table" : "key";
+    const std::string hint = did_you_mean(key.str(), kTopLevelKeys);
+    diag.error(key.source(),
+               "unknown top-level " + what + " '" + std::string(key.str()) + "'" +
+                   (hint.empty() ? "; expected [daemon] or [servers.<name>] tables" : hint));
+}
+
+void read_registry(const toml::table& root, Registry& registry, Diagnostics& diag) {
+    const fs::path base_dir = base_directory(registry.path);
+    for (const auto& [key, value] : entries_in_file_order(root)) {
+        if (key->str() == "daemon") {
+            read_daemon(*value, registry.daemon, diag);
+        } else if (key->str() == "servers") {
+            read_servers(*value, base_dir, registry, diag);
+        } else {
+            report_unknown_top_level(*key, *value, diag);
+        }
+    }
+}
+
+}  // namespace
+
+std::string_view to_string(RestartPolicy policy) {
+    return name_of<RestartPolicy>(kRestartPolicyNames, policy);
+}
+std::string_view to_string(Sharing sharing) {
+    return name_of<Sharing>(kSharingNames, sharing);
+}
+std::string_view to_string(Era era) {
+    return name_of<Era>(kEraNames, era);
+}
+std::string_view to_string(LogLevel level) {
+    return name_of<LogLevel>(kLogLevelNames, level);
+}
+
+const ServerConfig* Registry::find(std::string_view name) const {
+    for (const ServerConfig& server : servers) {
+        if (server.name == name) return &server;
+    }
+    return nullptr;
+}
+
+std::string ConfigError::to_string() const {
+    std::string text = file;
+    if (line > 0) {
+        text += ":" + std::to_string(line);
+        if (column > 0) text += ":" + std::to_string(column);
+    }
+    return text + ": " + message;
+}
+
+const std::vector<std::string_view>& keys_not_yet_honoured() {
+    static const std::vector<std::string_view> keys = {
+        "sharing", "era", "idle_timeout", "request_timeout", "max_sessions", "roots",
+    };
+    return keys;
+}
+
+LoadResult load_registry(const std::string& path) {
+    std::string text;
+    if (const int error = read_text_file(path, text); error != 0) {
+        LoadResult result;
+        result.errors.push_back({path, 0, 0,
+                                 "cannot read the registry file " + in_quotes(path) + ": " +
+                                     std::generic_category().message(error)});
+        return result;
+    }
+    return parse_registry(text, path);
+}
+
+LoadResult parse_registry(std::string_view text, const std::string& path) {
+    LoadResult result;
+    try {
+        Registry registry;
+        registry.path = path;
+        Diagnostics diag(path, result.errors);
+        try {
+            const toml::table root = toml::parse(text, std::string_view(path));
+            read_registry(root, registry, diag);
+        } catch (const toml::parse_error& error) {
+            diag.error(error.source(), "invalid TOML: " + std::string(error.description()));
+        }
+        if (result.errors.empty()) result.registry = std::move(registry);
+    } catch (const std::exception& error) {
+        // Out of memory or a library surprise: still an answer, never an exception.
+        result.registry.reset();
+        result.errors.push_back(
+            {path, 0, 0, std::string("cannot load the registry: ") + error.what()});
+    }
+    return result;
+}
+
+}  // namespace mcpd::config

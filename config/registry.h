@@ -1,0 +1,108 @@
+// The registry: the TOML file that lists the MCP servers mcpd runs.
+//
+// Loading never throws: it returns every problem it finds, each naming the file, line and
+// column and saying what was expected, or a complete Registry with every default filled in.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/duration.h"
+
+namespace mcpd::config {
+
+using namespace std::chrono_literals;
+
+enum class RestartPolicy { always, on_failure, never };
+enum class Sharing { shared, exclusive, serialized };
+enum class Era { auto_detect, legacy, modern };
+
+std::string_view to_string(RestartPolicy policy);  // "always" | "on-failure" | "never"
+std::string_view to_string(Sharing sharing);       // "shared" | "exclusive" | "serialized"
+std::string_view to_string(Era era);               // "auto" | "legacy" | "modern"
+
+// More than `burst` failed starts within `interval` puts a server in `failed`.
+struct StartLimit {
+    unsigned burst = 5;
+    Duration interval = 60s;
+    bool operator==(const StartLimit&) const = default;
+};
+
+struct ServerConfig {
+    std::string name;  // [A-Za-z0-9_.-]+
+    std::string command;
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;            // `env` table, applied after env_file
+    std::string env_file;                              // absolute path, or empty
+    std::map<std::string, std::string> env_file_vars;  // its contents: secrets, never logged
+    std::string cwd;                                   // absolute path, or empty (= daemon's cwd)
+    Sharing sharing = Sharing::shared;
+    Era era = Era::auto_detect;
+    bool autostart = true;
+    Duration idle_timeout = 0ms;  // 0: never stop an idle server
+    RestartPolicy restart = RestartPolicy::on_failure;
+    Duration restart_delay = 1s;
+    Duration restart_delay_max = 60s;
+    Duration stable_after = 30s;
+    StartLimit start_limit;
+    Duration start_timeout = 30s;
+    Duration stop_grace = 2s;
+    Duration stop_timeout = 2s;
+    Duration request_timeout = 0ms;  // 0: no limit
+    Duration health_interval = 30s;  // 0: no health pings
+    unsigned max_sessions = 0;       // 0: unlimited
+    std::vector<std::string> roots;
+    std::vector<std::string> allow_users;   // names or numeric uids, as written
+    std::vector<std::string> allow_groups;  // names or numeric gids, as written
+
+    bool operator==(const ServerConfig&) const = default;
+};
+
+enum class LogLevel { debug, info, warning, error };
+
+std::string_view to_string(LogLevel level);  // "debug" | "info" | "warning" | "error"
+
+struct DaemonConfig {
+    std::string socket;  // empty: the caller picks the default path
+    LogLevel log_level = LogLevel::info;
+    std::size_t max_message_bytes = 16 * 1024 * 1024;
+    bool operator==(const DaemonConfig&) const = default;
+};
+
+struct Registry {
+    std::string path;  // the file it was loaded from
+    DaemonConfig daemon;
+    std::vector<ServerConfig> servers;  // in file order
+
+    const ServerConfig* find(std::string_view name) const;
+};
+
+struct ConfigError {
+    std::string file;
+    int line = 0;    // 1-based; 0 when the error is about the whole file
+    int column = 0;  // 1-based; 0 when unknown
+    std::string message;
+
+    // "file:line:column: message" (or "file: message" without a position).
+    std::string to_string() const;
+};
+
+struct LoadResult {
+    std::optional<Registry> registry;  // set only when errors is empty
+    std::vector<ConfigError> errors;
+};
+
+// Read and validate the registry at `path`.
+LoadResult load_registry(const std::string& path);
+
+// Validate registry text; `path` is used in messages and to resolve relative paths
+// (env_file, cwd) against its directory.
+LoadResult parse_registry(std::string_view text, const std::string& path);
+
+// Keys that are parsed and validated but not acted on yet, for --help and docs.
+const std::vector<std::string_view>& keys_not_yet_honoured();
+
+}  // namespace mcpd::config

@@ -1,0 +1,110 @@
+// mcpctl logs [-f] [-n N] NAME: a server's recent stderr lines, then optionally new ones.
+#include <charconv>
+
+#include "ctl/command.h"
+#include "ctl/daemon_client.h"
+#include "ctl/interrupt.h"
+#include "ctl/output.h"
+
+namespace mcpctl {
+
+namespace {
+
+constexpr OptionSpec kOptions[] = {
+    {'f', "follow", "", "keep printing new lines until ^C"},
+    {'n', "lines", "N", "how many recent lines to print first (default 50)"},
+};
+
+constexpr int kDefaultLines = 50;
+
+bool build(const CommandLine& line, nlohmann::json& request, std::string& error) {
+    int lines = kDefaultLines;
+    if (line.has("lines")) {
+        const std::string text = line.value("lines");
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, lines);
+        if (text.empty() || ec != std::errc() || ptr != end || lines < 0) {
+            error = "--lines wants a number of lines (0 or more), not '" + text + "'";
+            return false;
+        }
+    }
+    request = make_request("logs");
+    request["server"] = line.args.at(0);
+    request["lines"] = lines;
+    request["follow"] = line.has("follow");
+    return true;
+}
+
+std::string render(const nlohmann::json& result) {
+    std::string text;
+    if (result.contains("lines") && result["lines"].is_array())
+        for (const auto& line : result["lines"])
+            text += (line.is_string() ? line.get<std::string>() : line.dump()) + '\n';
+    return text;
+}
+
+// Print {"log": "..."} messages until the daemon closes the connection or ^C.
+int follow(const Context& ctx, DaemonClient& client) {
+    const InterruptGuard interrupt;
+    for (;;) {
+        nlohmann::json message;
+        switch (client.read(message, std::nullopt, &interrupt)) {
+            case DaemonClient::Read::message:
+                break;
+            case DaemonClient::Read::closed:
+            case DaemonClient::Read::interrupted:
+                return kExitOk;
+            case DaemonClient::Read::failed:
+                ctx.output.client_error(client.error());
+                return client.error().exit_code;
+        }
+        if (message.contains("ok") && message["ok"] == false) {
+            ctx.output.daemon_error(message.value("error", nlohmann::json::object()));
+            return kExitError;
+        }
+        if (ctx.output.json())
+            ctx.output.print_json(message);
+        else if (message.contains("log") && message["log"].is_string())
+            ctx.output.print_text(message["log"].get<std::string>() + '\n');
+    }
+}
+
+int exec(const Context& ctx) {
+    DaemonClient client(ctx.socket_path);
+    nlohmann::json reply;
+    if (!client.connect() || !client.call(ctx.request(), reply, kReplyTimeout)) {
+        ctx.output.client_error(client.error());
+        return client.error().exit_code;
+    }
+    if (!reply["ok"].get<bool>()) {
+        ctx.output.daemon_error(reply["error"]);
+        return kExitError;
+    }
+    const nlohmann::json result = reply.value("result", nlohmann::json::object());
+    if (ctx.output.json())
+        ctx.output.print_json(result);
+    else
+        ctx.output.print_text(render(result));
+    return ctx.request()["follow"].get<bool>() ? follow(ctx, client) : kExitOk;
+}
+
+}  // namespace
+
+extern const Command cmd_logs{
+    .name = "logs",
+    .usage = "logs [-f|--follow] [-n N|--lines N] NAME",
+    .summary = "print a server's recent stderr lines; follow new ones",
+    .help =
+        "Print the last N lines (default 50) the server wrote on its stderr, as kept in\n"
+        "mcpd's per-server ring. With --follow, keep printing new lines as they arrive\n"
+        "until mcpd closes the connection or ^C (exit status 0). With --json, the first\n"
+        "reply and then each {\"log\": \"...\"} message are printed one per line.\n",
+    .options = kOptions,
+    .min_args = 1,
+    .max_args = 1,
+    .build = build,
+    .render = render,
+    .exec = exec,
+};
+
+}  // namespace mcpctl

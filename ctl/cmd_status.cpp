@@ -1,0 +1,95 @@
+// mcpctl status [NAME...]: one table row per server.
+#include "ctl/command.h"
+#include "ctl/output.h"
+
+namespace mcpctl {
+
+namespace {
+
+bool build(const CommandLine& line, nlohmann::json& request, std::string&) {
+    request = make_request("status");
+    if (!line.args.empty()) request["servers"] = line.args;
+    return true;
+}
+
+// A duration field in milliseconds as format_age writes it, "-" when absent or null.
+std::string age_text(const nlohmann::json& object, std::string_view key) {
+    const auto it = object.find(key);
+    if (it == object.end() || !it->is_number()) return "-";
+    return mcpd::format_age(mcpd::Duration(it->get<std::int64_t>()));
+}
+
+// "backoff (next in 3s)"; other states as they are.
+std::string state_text(const nlohmann::json& server) {
+    std::string state = field_text(server, "state");
+    if (state == "backoff" && server.contains("next_start_ms") &&
+        server["next_start_ms"].is_number())
+        state += " (next in " + age_text(server, "next_start_ms") + ")";
+    return state;
+}
+
+// "-15 (term, stopped) 2m00s ago": status, how the process ended and why, when.
+std::string last_exit_text(const nlohmann::json& server) {
+    const auto it = server.find("last_exit");
+    if (it == server.end() || !it->is_object()) return "-";
+    const nlohmann::json& last = *it;
+    std::string text = field_text(last, "status");
+    std::vector<std::string> how;
+    for (const char* key : {"step", "reason"})
+        if (last.contains(key) && last[key].is_string())
+            how.push_back(last[key].get<std::string>());
+    if (!how.empty()) text += " (" + join(how, ", ") + ")";
+    if (last.contains("ago_ms") && last["ago_ms"].is_number())
+        text += " " + age_text(last, "ago_ms") + " ago";
+    return text;
+}
+
+std::string render(const nlohmann::json& result) {
+    const auto servers = result.find("servers");
+    if (servers == result.end() || !servers->is_array() || servers->empty())
+        return "mcpd has no servers configured\n";
+
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> errors;
+    for (const auto& server : *servers) {
+        const std::string name = field_text(server, "name");
+        rows.push_back({name, state_text(server), field_text(server, "pid"),
+                        age_text(server, "uptime_ms"), field_text(server, "restarts"),
+                        last_exit_text(server), field_text(server, "sessions")});
+        if (server.contains("error") && server["error"].is_string())
+            errors.push_back(name + ": " + server["error"].get<std::string>());
+    }
+    std::string text =
+        format_table({"NAME", "STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "SESSIONS"}, rows);
+    if (!errors.empty()) text += '\n' + join(errors, "\n") + '\n';
+    return text;
+}
+
+}  // namespace
+
+extern const Command cmd_status{
+    .name = "status",
+    .usage = "status [NAME...]",
+    .summary = "show the servers' states",
+    .help =
+        "One row per server:\n"
+        "  NAME       the server's name in the registry\n"
+        "  STATE      stopped, starting, running, backoff (with the time to the next\n"
+        "             attempt), stopping, or failed (gave up until 'mcpctl start')\n"
+        "  PID        the running process, '-' when there is none\n"
+        "  UPTIME     how long the process has been running\n"
+        "  RESTARTS   automatic restarts since the last manual start\n"
+        "  LAST EXIT  the last exit status (minus the signal number for a signal),\n"
+        "             how it ended (exit, eof, term, kill), why, and how long ago\n"
+        "  SESSIONS   MCP sessions attached to the server\n"
+        "A failed server's error is printed below the table. The exit status is 0\n"
+        "whenever mcpd answered, failed servers or not; --json prints mcpd's reply.\n",
+    .options = {},
+    .min_args = 0,
+    .max_args = Command::kUnlimited,
+    .build = build,
+    .render = render,
+    .exec = exec_request,
+};
+
+}  // namespace mcpctl

@@ -1,0 +1,82 @@
+// mcpctl version (and --version): the client's and the daemon's versions.
+#include "common/control_protocol.h"
+#include "ctl/command.h"
+#include "ctl/daemon_client.h"
+#include "ctl/output.h"
+
+namespace mcpctl {
+
+namespace {
+
+// --version should not hang on a stuck daemon.
+constexpr mcpd::Duration kFlagTimeout = std::chrono::seconds(2);
+
+nlohmann::json client_version() {
+    return {{"version", MCPD_VERSION}, {"protocol", mcpd::control::kProtocolVersion}};
+}
+
+std::string client_line() {
+    return "mcpctl " MCPD_VERSION " (protocol " + std::to_string(mcpd::control::kProtocolVersion) +
+           ")\n";
+}
+
+bool build(const CommandLine&, nlohmann::json& request, std::string&) {
+    request = make_request("version");
+    return true;
+}
+
+// "mcpd 0.1.0 (protocol 1, pid 1234)".
+std::string render(const nlohmann::json& result) {
+    return "mcpd " + field_text(result, "version") + " (protocol " +
+           field_text(result, "protocol") + ", pid " + field_text(result, "pid") + ")\n";
+}
+
+int exec(const Context& ctx) {
+    if (!ctx.output.json()) ctx.output.print_text(client_line());
+    nlohmann::json result;
+    int exit_code = kExitOk;
+    if (!call_daemon(ctx, ctx.request(), kReplyTimeout, result, exit_code)) return exit_code;
+    if (ctx.output.json())
+        ctx.output.print_json({{"client", client_version()}, {"daemon", result}});
+    else
+        ctx.output.print_text(render(result));
+    return kExitOk;
+}
+
+}  // namespace
+
+int exec_version_flag(const Context& ctx) {
+    // Quietly: a daemon that does not answer is no error here.
+    DaemonClient client(ctx.socket_path);
+    nlohmann::json reply;
+    const bool answered = client.connect(kFlagTimeout) &&
+                          client.call(make_request("version"), reply, kFlagTimeout) &&
+                          reply["ok"].get<bool>();
+    const nlohmann::json daemon =
+        answered ? reply.value("result", nlohmann::json::object()) : nlohmann::json(nullptr);
+    if (ctx.output.json()) {
+        ctx.output.print_json({{"client", client_version()}, {"daemon", daemon}});
+    } else {
+        ctx.output.print_text(client_line());
+        if (answered) ctx.output.print_text(render(daemon));
+    }
+    return kExitOk;
+}
+
+extern const Command cmd_version{
+    .name = "version",
+    .usage = "version",
+    .summary = "print mcpctl's and mcpd's versions",
+    .help =
+        "Print mcpctl's version and control protocol, then ask mcpd for its own (and its\n"
+        "pid). Unlike --version, fails when mcpd does not answer. With --json prints\n"
+        "{\"client\": {...}, \"daemon\": {...}}.\n",
+    .options = {},
+    .min_args = 0,
+    .max_args = 0,
+    .build = build,
+    .render = render,
+    .exec = exec,
+};
+
+}  // namespace mcpctl

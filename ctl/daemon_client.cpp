@@ -1,0 +1,226 @@
+#include "ctl/daemon_client.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ctl/command.h"
+
+namespace mcpctl {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Longer lines than this are not a reply mcpd would send; stop before eating all memory.
+constexpr std::size_t kMaxLineBytes = 64 * 1024 * 1024;
+
+timeval to_timeval(mcpd::Duration d) {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+    return timeval{static_cast<time_t>(us / 1000000), static_cast<suseconds_t>(us % 1000000)};
+}
+
+timespec to_timespec(Clock::duration d) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    return timespec{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+}
+
+// The start of a bad line, for an error message.
+std::string excerpt(const std::string& line) {
+    constexpr std::size_t kMax = 80;
+    return line.size() <= kMax ? line : line.substr(0, kMax) + "...";
+}
+
+}  // namespace
+
+std::string not_running_message(const std::string& socket_path) {
+    return "mcpd is not running (nothing listens on " + socket_path +
+           "). Start it with 'mcpd --config FILE' or 'systemctl --user start mcpd'.";
+}
+
+bool DaemonClient::fail(int exit_code, std::string code, std::string message) {
+    error_ = ClientError{exit_code, std::move(code), std::move(message)};
+    return false;
+}
+
+bool DaemonClient::connect(mcpd::Duration timeout) {
+    fd_.reset();
+    buffer_.clear();
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path_.empty()) return fail(kExitError, "connect", "no socket path to connect to");
+    if (path_.size() >= sizeof(addr.sun_path))
+        return fail(kExitError, "connect",
+                    "the socket path is too long (" + std::to_string(path_.size()) +
+                        " bytes, at most " + std::to_string(sizeof(addr.sun_path) - 1) +
+                        "): " + path_);
+    std::memcpy(addr.sun_path, path_.data(), path_.size());
+
+    mcpd::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd)
+        return fail(kExitError, "connect",
+                    std::string("cannot create a socket: ") + std::strerror(errno));
+    // Bounds a connect to a full backlog and every later write.
+    const timeval tv = to_timeval(timeout);
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+
+    int rc;
+    do {
+        rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+        const int err = errno;
+        if (err == ENOENT || err == ECONNREFUSED)
+            return fail(kExitNotRunning, "not_running", not_running_message(path_));
+        if (err == EAGAIN || err == EINPROGRESS || err == ETIMEDOUT)
+            return fail(kExitError, "timeout",
+                        "mcpd did not accept the connection on " + path_ + " within " +
+                            mcpd::format_duration(timeout) + " (is it stuck?)");
+        return fail(kExitError, "connect",
+                    "cannot connect to mcpd on " + path_ + ": " + std::strerror(err));
+    }
+    fd_ = std::move(fd);
+    return true;
+}
+
+bool DaemonClient::send(const nlohmann::json& request) {
+    if (!fd_) return fail(kExitError, "io", "not connected to mcpd");
+    const std::string line =
+        request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+    std::size_t done = 0;
+    while (done < line.size()) {
+        const ssize_t n = ::send(fd_.get(), line.data() + done, line.size() - done, MSG_NOSIGNAL);
+        if (n >= 0) {
+            done += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EPIPE || errno == ECONNRESET)
+            return fail(kExitError, "closed",
+                        "mcpd closed the connection before reading the request (" + path_ + ")");
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return fail(kExitError, "timeout", "mcpd stopped reading requests (" + path_ + ")");
+        return fail(kExitError, "io",
+                    "cannot write to mcpd on " + path_ + ": " + std::strerror(errno));
+    }
+    return true;
+}
+
+bool DaemonClient::take_line(std::string& line) {
+    const auto newline = buffer_.find('\n');
+    if (newline == std::string::npos) return false;
+    line.assign(buffer_, 0, newline);
+    buffer_.erase(0, newline + 1);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return true;
+}
+
+DaemonClient::Read DaemonClient::read(nlohmann::json& message,
+                                      std::optional<mcpd::Duration> timeout,
+                                      const InterruptGuard* interrupt) {
+    if (!fd_) {
+        fail(kExitError, "io", "not connected to mcpd");
+        return Read::failed;
+    }
+    std::optional<Clock::time_point> deadline;
+    if (timeout) deadline = Clock::now() + *timeout;
+
+    std::string line;
+    while (!take_line(line)) {
+        if (buffer_.size() > kMaxLineBytes) {
+            fail(kExitError, "bad_reply", "mcpd sent a line longer than 64 MiB; giving up");
+            return Read::failed;
+        }
+        if (interrupt && interrupt->fired()) return Read::interrupted;
+
+        timespec wait{};
+        if (deadline)
+            wait = to_timespec(std::max(Clock::duration::zero(), *deadline - Clock::now()));
+        pollfd pfd{fd_.get(), POLLIN, 0};
+        const int ready = ::ppoll(&pfd, 1, deadline ? &wait : nullptr,
+                                  interrupt ? &interrupt->wait_mask() : nullptr);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0) {
+            fail(kExitError, "io", std::string("waiting for mcpd failed: ") + std::strerror(errno));
+            return Read::failed;
+        }
+        if (ready == 0) {
+            fail(kExitError, "timeout",
+                 "mcpd did not answer within " + mcpd::format_duration(*timeout) + " (" + path_ +
+                     ")");
+            return Read::failed;
+        }
+
+        char chunk[65536];
+        const ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n < 0 && errno != ECONNRESET) {
+            fail(kExitError, "io",
+                 "cannot read from mcpd on " + path_ + ": " + std::strerror(errno));
+            return Read::failed;
+        }
+        if (n <= 0) {
+            fd_.reset();
+            if (buffer_.empty()) {
+                fail(kExitError, "closed", "mcpd closed the connection (" + path_ + ")");
+                return Read::closed;
+            }
+            fail(kExitError, "closed",
+                 "mcpd closed the connection in the middle of a reply (" + path_ + ")");
+            return Read::failed;
+        }
+        buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+
+    message = nlohmann::json::parse(line, nullptr, false);
+    if (message.is_discarded() || !message.is_object()) {
+        fail(kExitError, "bad_reply",
+             "mcpd sent something that is not a JSON object: " + excerpt(line));
+        return Read::failed;
+    }
+    return Read::message;
+}
+
+bool DaemonClient::call(const nlohmann::json& request, nlohmann::json& reply,
+                        mcpd::Duration timeout) {
+    if (!send(request)) return false;
+    switch (read(reply, timeout)) {
+        case Read::message:
+            break;
+        case Read::closed:
+            return fail(kExitError, "closed",
+                        "mcpd closed the connection without answering (" + path_ + ")");
+        case Read::interrupted:
+        case Read::failed:
+            return false;
+    }
+    std::string why;
+    if (!valid_reply(reply, why))
+        return fail(kExitError, "bad_reply", "mcpd sent a malformed reply: " + why);
+    return true;
+}
+
+bool valid_reply(const nlohmann::json& reply, std::string& why) {
+    if (!reply.is_object()) {
+        why = "not a JSON object";
+        return false;
+    }
+    const auto ok = reply.find("ok");
+    if (ok == reply.end() || !ok->is_boolean()) {
+        why = "no boolean \"ok\"";
+        return false;
+    }
+    if (ok->get<bool>()) return true;
+    const auto error = reply.find("error");
+    if (error == reply.end() || !error->is_object() || !error->contains("message") ||
+        !(*error)["message"].is_string()) {
+        why = "\"ok\" is false but there is no error message";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace mcpctl

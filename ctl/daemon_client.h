@@ -1,0 +1,61 @@
+// A blocking connection to mcpd's control socket: one JSON object per line each way.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/duration.h"
+#include "common/unique_fd.h"
+#include "ctl/interrupt.h"
+
+namespace mcpctl {
+
+// What went wrong talking to the daemon, phrased for the user (without the "mcpctl: ").
+struct ClientError {
+    int exit_code = 1;
+    std::string code;  // not_running, connect, closed, timeout, bad_reply, io
+    std::string message;
+};
+
+// The sentence for a socket nobody listens on.
+std::string not_running_message(const std::string& socket_path);
+
+class DaemonClient {
+public:
+    explicit DaemonClient(std::string socket_path) : path_(std::move(socket_path)) {}
+
+    // Connect, waiting at most `timeout` when the daemon's backlog is full.
+    bool connect(mcpd::Duration timeout = std::chrono::seconds(5));
+
+    // Write one request line.
+    bool send(const nlohmann::json& request);
+
+    enum class Read { message, closed, interrupted, failed };
+    // Read the next message, waiting up to `timeout` (forever when nullopt). `closed` is an
+    // end of stream between messages; one in the middle of a line is a failure. With a guard,
+    // a SIGINT during the wait returns `interrupted`.
+    Read read(nlohmann::json& message, std::optional<mcpd::Duration> timeout,
+              const InterruptGuard* interrupt = nullptr);
+
+    // send, then read the one reply; a close before it is a failure.
+    bool call(const nlohmann::json& request, nlohmann::json& reply, mcpd::Duration timeout);
+
+    const ClientError& error() const { return error_; }
+    const std::string& socket_path() const { return path_; }
+
+private:
+    bool fail(int exit_code, std::string code, std::string message);
+    // Move one complete line out of buffer_, if there is one.
+    bool take_line(std::string& line);
+
+    std::string path_;
+    mcpd::UniqueFd fd_;
+    std::string buffer_;
+    ClientError error_;
+};
+
+// Whether `reply` is a well-formed reply envelope; `why` says what is wrong when it is not.
+bool valid_reply(const nlohmann::json& reply, std::string& why);
+
+}  // namespace mcpctl

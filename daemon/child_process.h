@@ -1,0 +1,80 @@
+// One running server process: its pid and process group, and its three pipes.
+//
+// stdout is read as lines (JSON-RPC), stderr as lines (logs); stdin takes lines. The record
+// lives until both its pipes reached EOF and its exit was reaped, whichever comes last (tmux's
+// job rule): late output or a late exit never touches freed memory.
+#pragma once
+
+#include <event2/bufferevent.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "common/line_reader.h"
+#include "daemon/spawn.h"
+
+namespace mcpd {
+
+class ChildProcess {
+public:
+    struct Callbacks {
+        // Each gets the record it is about, so one set of callbacks serves every process.
+        std::function<void(ChildProcess&, std::string& line)> on_message;  // a stdout line
+        std::function<void(ChildProcess&, std::size_t bytes)> on_oversized;
+        std::function<void(ChildProcess&, std::string_view line)> on_log;  // a stderr line
+        std::function<void(ChildProcess&)> on_stdout_closed;  // stdout EOF or error
+        std::function<void(ChildProcess&)> on_finished;       // pipes closed and exit reaped
+    };
+
+    ChildProcess(event_base* base, SpawnedProcess process, std::size_t max_message_bytes,
+                 Callbacks callbacks);
+    ~ChildProcess();
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+
+    int pid() const { return pid_; }
+
+    // Queue one message (a newline is appended). False once stdin is closed.
+    bool send(std::string_view line);
+    std::size_t queued_input_bytes() const;
+    // Close stdin now, dropping anything still queued: the first step of the stop ladder.
+    void close_stdin();
+    void signal_group(int signo) const;
+
+    // From the reaper.
+    void mark_exited(int status);
+    bool exited() const { return exited_; }
+    int exit_status() const { return exit_status_; }
+    // Stop waiting for EOF (a grandchild that escaped the process group may hold the pipes).
+    void abandon_pipes();
+    bool finished() const { return exited_ && stdout_ == nullptr && stderr_ == nullptr; }
+
+private:
+    static void on_stdout_read(bufferevent* bev, void* self);
+    static void on_stdout_event(bufferevent* bev, short what, void* self);
+    static void on_stderr_read(bufferevent* bev, void* self);
+    static void on_stderr_event(bufferevent* bev, short what, void* self);
+    static void on_stdin_event(bufferevent* bev, short what, void* self);
+
+    void drain_stdout(bool at_eof);
+    void drain_stderr(bool at_eof);
+    void close_stdout();
+    void close_stderr();
+    void check_finished();
+
+    int pid_;
+    Callbacks callbacks_;
+    bufferevent* stdin_ = nullptr;
+    bufferevent* stdout_ = nullptr;
+    bufferevent* stderr_ = nullptr;
+    LineReader stdout_reader_;
+    LineReader stderr_reader_;
+    std::string message_;  // reused for every stdout line
+    std::string log_line_;
+    bool exited_ = false;
+    int exit_status_ = 0;
+    bool finished_reported_ = false;
+};
+
+}  // namespace mcpd

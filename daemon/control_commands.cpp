@@ -1,0 +1,246 @@
+#include "daemon/control_commands.h"
+
+#include <unistd.h>
+
+#include "common/control_protocol.h"
+#include "common/log.h"
+#include "daemon/daemon.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kDefaultLogLines = 50;
+constexpr Duration kDefaultWait = std::chrono::seconds(60);
+
+std::string join(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+}  // namespace
+
+const std::map<std::string, ControlCommands::Handler>& ControlCommands::table() {
+    static const std::map<std::string, Handler> commands = {
+        {"version", &ControlCommands::version}, {"status", &ControlCommands::status},
+        {"start", &ControlCommands::start},     {"stop", &ControlCommands::stop},
+        {"restart", &ControlCommands::restart}, {"reload", &ControlCommands::reload},
+        {"logs", &ControlCommands::logs},       {"shutdown", &ControlCommands::shutdown},
+    };
+    return commands;
+}
+
+void ControlCommands::handle_request(ControlConnection& c, const json& request) {
+    const auto command = request.find("command");
+    if (command == request.end() || !command->is_string()) {
+        c.reply_error(control::code::bad_request, "the request has no \"command\" string");
+        return;
+    }
+    const std::string name = command->get<std::string>();
+    const auto entry = table().find(name);
+    if (entry == table().end()) {
+        c.reply_error(control::code::unknown_command, "unknown command '" + name + "'");
+        return;
+    }
+    if (daemon_.shutting_down() && name != "version" && name != "status" && name != "logs") {
+        c.reply_error(control::code::shutting_down, "mcpd is shutting down");
+        return;
+    }
+    (this->*(entry->second))(c, request);
+}
+
+bool ControlCommands::allowed(const ControlConnection& c, const ManagedServer& server) const {
+    return is_privileged_peer(c.peer(), ::getuid()) || peer_allowed_for(c.peer(), server.config());
+}
+
+bool ControlCommands::privileged(ControlConnection& c) {
+    if (is_privileged_peer(c.peer(), ::getuid())) return true;
+    c.reply_error(control::code::denied,
+                  "permission denied: only root and mcpd's own user may do this");
+    return false;
+}
+
+bool ControlCommands::resolve(ControlConnection& c, const json& names,
+                              std::vector<ManagedServer*>& out, bool allow_empty) {
+    if (!names.is_null() && !names.is_array()) {
+        c.reply_error(control::code::bad_request, "\"servers\" must be a list of names");
+        return false;
+    }
+    if (names.is_null() || names.empty()) {
+        if (allow_empty) return true;
+        c.reply_error(control::code::bad_request, "name at least one server");
+        return false;
+    }
+    std::vector<std::string> unknown;
+    for (const json& n : names) {
+        if (!n.is_string()) {
+            c.reply_error(control::code::bad_request, "server names must be strings");
+            return false;
+        }
+        ManagedServer* server = daemon_.find(n.get<std::string>());
+        if (server == nullptr) {
+            unknown.push_back(n.get<std::string>());
+            continue;
+        }
+        if (!allowed(c, *server)) {
+            c.reply_error(control::code::denied,
+                          "permission denied for server '" + server->name() + "'");
+            return false;
+        }
+        out.push_back(server);
+    }
+    if (!unknown.empty()) {
+        std::vector<std::string> known;
+        for (ManagedServer* s : daemon_.servers()) known.push_back(s->name());
+        c.reply_error(control::code::not_found,
+                      "no server named " + join(unknown) + " in " + daemon_.registry().path +
+                          (known.empty() ? " (it lists no servers)" : "; known: " + join(known)));
+        return false;
+    }
+    return true;
+}
+
+json ControlCommands::statuses(const std::vector<std::string>& names) {
+    json list = json::array();
+    for (const std::string& name : names) {
+        if (ManagedServer* server = daemon_.find(name)) list.push_back(server->status_json());
+    }
+    return list;
+}
+
+void ControlCommands::version(ControlConnection& c, const json&) {
+    c.reply_ok({{"version", MCPD_VERSION},
+                {"protocol", control::kProtocolVersion},
+                {"pid", ::getpid()}});
+}
+
+void ControlCommands::status(ControlConnection& c, const json& request) {
+    std::vector<ManagedServer*> named;
+    if (!resolve(c, request.value("servers", json()), named, true)) return;
+    if (named.empty()) {
+        for (ManagedServer* s : daemon_.servers()) {
+            if (allowed(c, *s)) named.push_back(s);
+        }
+    }
+    json list = json::array();
+    for (ManagedServer* s : named) list.push_back(s->status_json());
+    c.reply_ok({{"daemon", daemon_.daemon_status()}, {"servers", list}});
+}
+
+void ControlCommands::start(ControlConnection& c, const json& r) { act(c, r, Action::start); }
+void ControlCommands::stop(ControlConnection& c, const json& r) { act(c, r, Action::stop); }
+void ControlCommands::restart(ControlConnection& c, const json& r) { act(c, r, Action::restart); }
+
+void ControlCommands::act(ControlConnection& c, const json& request, Action action) {
+    std::vector<ManagedServer*> targets;
+    if (!resolve(c, request.value("servers", json()), targets, false)) return;
+    std::vector<std::string> names;
+    for (ManagedServer* s : targets) {
+        names.push_back(s->name());
+        switch (action) {
+            case Action::start: s->supervisor().request_start(); break;
+            case Action::stop: s->supervisor().request_stop(); break;
+            case Action::restart: s->supervisor().request_restart(); break;
+        }
+    }
+    if (!request.value("wait", false)) {
+        c.reply_ok({{"servers", statuses(names)}});
+        return;
+    }
+    Duration timeout = kDefaultWait;
+    if (const auto t = request.find("timeout_ms"); t != request.end() && t->is_number_integer()) {
+        timeout = Duration(std::max<std::int64_t>(0, t->get<std::int64_t>()));
+    }
+    const bool up = action != Action::stop;
+    c.defer_reply();
+    ControlConnection* connection = &c;
+    const std::uint64_t id = daemon_.wait_for(names, up, timeout, [this, connection, names, up,
+                                                                   timeout](bool timed_out) {
+        const json list = statuses(names);
+        if (timed_out) {
+            std::vector<std::string> pending;
+            for (const json& s : list) {
+                pending.push_back(s["name"].get<std::string>() + " is " +
+                                  s["state"].get<std::string>());
+            }
+            connection->reply_error(control::code::timeout,
+                                    "gave up waiting after " + format_duration(timeout) + ": " +
+                                        join(pending),
+                                    {});
+            return;
+        }
+        std::vector<std::string> failures;
+        for (const json& s : list) {
+            if (up && s["state"] == "failed") {
+                failures.push_back(s["name"].get<std::string>() + ": " +
+                                   (s["error"].is_string() ? s["error"].get<std::string>()
+                                                           : std::string("failed")));
+            }
+        }
+        if (!failures.empty()) {
+            connection->reply_error(control::code::failed,
+                                    failures.size() == 1 ? failures.front()
+                                                         : "some servers failed to start",
+                                    failures.size() == 1 ? std::vector<std::string>{} : failures);
+            return;
+        }
+        connection->reply_ok({{"servers", list}});
+    });
+    c.on_close([this, id] { daemon_.cancel_wait(id); });
+}
+
+void ControlCommands::reload(ControlConnection& c, const json&) {
+    if (!privileged(c)) return;
+    const ReloadReport report = daemon_.reload();
+    if (!report.errors.empty()) {
+        c.reply_error(control::code::config,
+                      daemon_.options().config_path + " has " +
+                          std::to_string(report.errors.size()) +
+                          (report.errors.size() == 1 ? " error" : " errors") +
+                          "; nothing was changed and the running servers were kept",
+                      report.errors);
+        return;
+    }
+    c.reply_ok({{"added", report.added},
+                {"removed", report.removed},
+                {"changed", report.changed},
+                {"unchanged", report.unchanged}});
+}
+
+void ControlCommands::logs(ControlConnection& c, const json& request) {
+    const auto name = request.find("server");
+    if (name == request.end() || !name->is_string()) {
+        c.reply_error(control::code::bad_request, "name the server whose logs you want");
+        return;
+    }
+    std::vector<ManagedServer*> found;
+    if (!resolve(c, json::array({*name}), found, false)) return;
+    ManagedServer& server = *found.front();
+    std::size_t count = kDefaultLogLines;
+    if (const auto n = request.find("lines"); n != request.end() && n->is_number_unsigned()) {
+        count = n->get<std::size_t>();
+    }
+    c.reply_ok({{"lines", server.logs().tail(count)}});
+    if (!request.value("follow", false)) return;
+
+    ControlConnection* connection = &c;
+    const std::string server_name = server.name();
+    const std::uint64_t id = server.logs().follow([connection](std::string_view line) {
+        connection->send({{"log", line}});
+    });
+    c.on_close([this, server_name, id] {
+        if (ManagedServer* s = daemon_.find(server_name)) s->logs().unfollow(id);
+    });
+}
+
+void ControlCommands::shutdown(ControlConnection& c, const json&) {
+    if (!privileged(c)) return;
+    log::info("shutdown requested by pid " + std::to_string(c.peer().pid));
+    c.reply_ok(json::object());
+    daemon_.shutdown();
+}
+
+}  // namespace mcpd

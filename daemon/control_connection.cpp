@@ -1,0 +1,156 @@
+#include "daemon/control_connection.h"
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "common/control_protocol.h"
+#include "common/log.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kMaxRequestBytes = 1024 * 1024;
+// A client that stops reading (a stuck `logs -f`) is cut off past this much queued output.
+constexpr std::size_t kMaxQueuedOutput = 8 * 1024 * 1024;
+
+}  // namespace
+
+ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer,
+                                     RequestHandler& handler,
+                                     std::function<void(ControlConnection&)> on_closed)
+    : bev_(bufferevent_socket_new(base, fd.release(), BEV_OPT_CLOSE_ON_FREE)),
+      peer_(peer),
+      handler_(handler),
+      on_closed_(std::move(on_closed)),
+      reader_(kMaxRequestBytes) {
+    bufferevent_setcb(bev_, &ControlConnection::on_read, &ControlConnection::on_write,
+                      &ControlConnection::on_event, this);
+    bufferevent_enable(bev_, EV_READ | EV_WRITE);
+}
+
+ControlConnection::~ControlConnection() {
+    if (bev_ != nullptr) {
+        bufferevent_setcb(bev_, nullptr, nullptr, nullptr, nullptr);
+        bufferevent_free(bev_);
+    }
+}
+
+void ControlConnection::reply_ok(const json& result) {
+    write_line(json{{"ok", true}, {"result", result}});
+    reply_done();
+}
+
+void ControlConnection::reply_error(std::string_view code, const std::string& message,
+                                    const std::vector<std::string>& details) {
+    json error = {{"code", code}, {"message", message}};
+    if (!details.empty()) error["details"] = details;
+    write_line(json{{"ok", false}, {"error", error}});
+    reply_done();
+}
+
+void ControlConnection::reply_done() {
+    reply_pending_ = false;
+    // A reply given later (after --wait) resumes reading; one given from inside
+    // process_input() lets its loop carry on instead of recursing.
+    if (!processing_) process_input();
+}
+
+void ControlConnection::send(const json& message) { write_line(message); }
+
+void ControlConnection::write_line(const json& message) {
+    if (closed_ || bev_ == nullptr) return;
+    evbuffer* out = bufferevent_get_output(bev_);
+    if (evbuffer_get_length(out) > kMaxQueuedOutput) {
+        log::warning("control client pid " + std::to_string(peer_.pid) +
+                     " stopped reading; disconnecting it");
+        close();
+        return;
+    }
+    const std::string text = message.dump(-1, ' ', false, json::error_handler_t::replace);
+    evbuffer_add(out, text.data(), text.size());
+    evbuffer_add(out, "\n", 1);
+}
+
+void ControlConnection::close_after_flush() {
+    closing_ = true;
+    if (bev_ != nullptr && evbuffer_get_length(bufferevent_get_output(bev_)) == 0) close();
+}
+
+void ControlConnection::on_read(bufferevent*, void* self) {
+    static_cast<ControlConnection*>(self)->process_input();
+}
+
+void ControlConnection::on_write(bufferevent*, void* self) {
+    auto* connection = static_cast<ControlConnection*>(self);
+    if (connection->closing_) connection->close();
+}
+
+void ControlConnection::on_event(bufferevent*, short what, void* self) {
+    auto* connection = static_cast<ControlConnection*>(self);
+    if ((what & BEV_EVENT_EOF) != 0 && !connection->closing_) {
+        // The client is done sending; answer what it asked, then hang up.
+        connection->process_input();
+        connection->closing_ = true;
+        if (!connection->reply_pending_) connection->close_after_flush();
+        return;
+    }
+    connection->close();
+}
+
+void ControlConnection::process_input() {
+    processing_ = true;
+    process_lines();
+    processing_ = false;
+}
+
+void ControlConnection::process_lines() {
+    while (!closed_ && !reply_pending_ && bev_ != nullptr) {
+        const LineReader::Result r = reader_.next(bufferevent_get_input(bev_), line_);
+        if (r == LineReader::Result::need_more) {
+            if (closing_) close_after_flush();
+            return;
+        }
+        if (r == LineReader::Result::oversized) {
+            reply_error(control::code::bad_request,
+                        "request too large (over " + std::to_string(kMaxRequestBytes) + " bytes)");
+            close_after_flush();
+            return;
+        }
+        json request = json::parse(line_, nullptr, false);
+        if (request.is_discarded() || !request.is_object()) {
+            reply_error(control::code::bad_request,
+                        "a request must be one JSON object on one line");
+            continue;
+        }
+        const auto version = request.find("protocol");
+        if (version == request.end() || !version->is_number_integer() ||
+            version->get<int>() != control::kProtocolVersion) {
+            reply_error(control::code::protocol,
+                        "control protocol mismatch: mcpd speaks version " +
+                            std::to_string(control::kProtocolVersion) + ", the client sent " +
+                            (version == request.end() ? std::string("none") : version->dump()) +
+                            "; use an mcpctl from the same release as mcpd");
+            close_after_flush();
+            return;
+        }
+        handler_.handle_request(*this, request);
+    }
+}
+
+void ControlConnection::close() {
+    if (closed_) return;
+    closed_ = true;
+    if (bev_ != nullptr) {
+        bufferevent_setcb(bev_, nullptr, nullptr, nullptr, nullptr);
+        bufferevent_free(bev_);
+        bev_ = nullptr;
+    }
+    for (auto& cleanup : cleanups_) cleanup();
+    cleanups_.clear();
+    on_closed_(*this);  // the owner frees us on the next loop turn
+}
+
+}  // namespace mcpd

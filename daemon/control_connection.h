@@ -1,0 +1,78 @@
+// One client connection on the control socket: request lines in, reply lines out.
+//
+// Requests are answered in order. A request whose answer comes later (start --wait) holds
+// back the reading of further requests until it has been answered.
+#pragma once
+
+#include <event2/bufferevent.h>
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/line_reader.h"
+#include "common/unique_fd.h"
+#include "daemon/peer_auth.h"
+
+namespace mcpd {
+
+class ControlConnection;
+
+class RequestHandler {
+public:
+    virtual ~RequestHandler() = default;
+    virtual void handle_request(ControlConnection& connection, const nlohmann::json& request) = 0;
+};
+
+class ControlConnection {
+public:
+    ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer, RequestHandler& handler,
+                      std::function<void(ControlConnection&)> on_closed);
+    ~ControlConnection();
+    ControlConnection(const ControlConnection&) = delete;
+    ControlConnection& operator=(const ControlConnection&) = delete;
+
+    const PeerCredentials& peer() const { return peer_; }
+
+    void reply_ok(const nlohmann::json& result);
+    void reply_error(std::string_view code, const std::string& message,
+                     const std::vector<std::string>& details = {});
+    // A message that is not the reply to a request (a followed log line).
+    void send(const nlohmann::json& message);
+
+    // The handler will answer later: stop reading requests until it does.
+    void defer_reply() { reply_pending_ = true; }
+    // Close once everything queued has been written.
+    void close_after_flush();
+    // Runs when the connection goes away (unfollow logs, drop waiters).
+    void on_close(std::function<void()> cleanup) { cleanups_.push_back(std::move(cleanup)); }
+    bool closed() const { return closed_; }
+
+private:
+    static void on_read(bufferevent* bev, void* self);
+    static void on_write(bufferevent* bev, void* self);
+    static void on_event(bufferevent* bev, short what, void* self);
+
+    void process_input();
+    void process_lines();
+    void reply_done();
+    void write_line(const nlohmann::json& message);
+    void close();
+
+    bufferevent* bev_;
+    PeerCredentials peer_;
+    RequestHandler& handler_;
+    std::function<void(ControlConnection&)> on_closed_;
+    LineReader reader_;
+    std::string line_;
+    std::vector<std::function<void()>> cleanups_;
+    bool reply_pending_ = false;
+    bool processing_ = false;
+    bool closing_ = false;
+    bool closed_ = false;
+};
+
+}  // namespace mcpd

@@ -1,0 +1,143 @@
+#include "daemon/control_server.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+
+namespace mcpd {
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+bool make_address(const std::string& path, sockaddr_un& addr) {
+    addr = {};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof addr.sun_path) return false;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    return true;
+}
+
+// mkdir -p with mode 0700 for the directories it creates.
+bool ensure_directory(const std::string& dir, std::string& error) {
+    if (dir.empty()) return true;
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return true;
+        error = "'" + dir + "' exists and is not a directory";
+        return false;
+    }
+    const std::size_t slash = dir.rfind('/');
+    if (slash != std::string::npos && slash > 0 && !ensure_directory(dir.substr(0, slash), error)) {
+        return false;
+    }
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        error = "cannot create directory '" + dir + "': " + errno_text();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+BindResult bind_control_socket(const std::string& path) {
+    BindResult out;
+    sockaddr_un addr{};
+    if (!make_address(path, addr)) {
+        out.error = "socket path '" + path + "' is too long (at most " +
+                    std::to_string(sizeof addr.sun_path - 1) + " bytes)";
+        return out;
+    }
+    const std::size_t slash = path.rfind('/');
+    if (slash != std::string::npos && !ensure_directory(path.substr(0, slash), out.error)) {
+        return out;
+    }
+
+    // Is somebody home? A live daemon answers connect(); a stale file refuses it.
+    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        out.error = "another mcpd is already listening on " + path +
+                    "; stop it first ('mcpctl shutdown') or choose another --socket";
+        return out;
+    }
+    const int probe_errno = errno;
+    probe.reset();
+    if (probe_errno == ECONNREFUSED) {
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
+            out.error = "'" + path + "' exists and is not a socket; remove it or choose another --socket";
+            return out;
+        }
+        log::info("replacing stale socket " + path);
+        ::unlink(path.c_str());
+    } else if (probe_errno != ENOENT) {
+        out.error = "cannot use socket path " + path + ": " + std::strerror(probe_errno);
+        return out;
+    }
+
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd) {
+        out.error = "cannot create a socket: " + errno_text();
+        return out;
+    }
+    const mode_t old_umask = ::umask(0177);  // the socket file is born 0600
+    const int bound = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    const int bind_errno = errno;
+    ::umask(old_umask);
+    if (bound != 0) {
+        out.error = "cannot bind " + path + ": " + std::strerror(bind_errno);
+        return out;
+    }
+    if (::listen(fd.get(), 128) != 0) {
+        out.error = "cannot listen on " + path + ": " + errno_text();
+        return out;
+    }
+    out.fd = std::move(fd);
+    return out;
+}
+
+ControlServer::ControlServer(event_base* base, UniqueFd listening, AcceptHandler on_accept)
+    : listener_(nullptr),
+      on_accept_(std::move(on_accept)),
+      resume_(base, [this] { evconnlistener_enable(listener_); }) {
+    ::fcntl(listening.get(), F_SETFL, ::fcntl(listening.get(), F_GETFL) | O_NONBLOCK);
+    listener_ = evconnlistener_new(base, &ControlServer::on_accept, this,
+                                   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0,
+                                   listening.release());
+    evconnlistener_set_error_cb(listener_, &ControlServer::on_error);
+}
+
+ControlServer::~ControlServer() {
+    if (listener_ != nullptr) evconnlistener_free(listener_);
+}
+
+void ControlServer::stop_accepting() {
+    resume_.cancel();
+    if (listener_ != nullptr) evconnlistener_disable(listener_);
+}
+
+void ControlServer::on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self) {
+    static_cast<ControlServer*>(self)->on_accept_(UniqueFd(fd));
+}
+
+void ControlServer::on_error(evconnlistener*, void* self) {
+    auto* server = static_cast<ControlServer*>(self);
+    const int err = EVUTIL_SOCKET_ERROR();
+    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        // Out of descriptors: pause accepting for a second instead of spinning.
+        log::warning(std::string("cannot accept connections: ") + std::strerror(err) +
+                     "; pausing for 1s");
+        evconnlistener_disable(server->listener_);
+        server->resume_.arm(std::chrono::seconds(1));
+        return;
+    }
+    log::warning(std::string("accept failed: ") + std::strerror(err));
+}
+
+}  // namespace mcpd

@@ -1,0 +1,329 @@
+#include "daemon/daemon.h"
+
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+
+#include "common/control_protocol.h"
+#include "common/log.h"
+#include "daemon/control_commands.h"
+#include "daemon/peer_auth.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+std::string directory_of(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+log::Level to_log_level(config::LogLevel level) {
+    switch (level) {
+        case config::LogLevel::debug: return log::Level::debug;
+        case config::LogLevel::info: return log::Level::info;
+        case config::LogLevel::warning: return log::Level::warning;
+        case config::LogLevel::error: return log::Level::error;
+    }
+    return log::Level::info;
+}
+
+// Answer a refused peer with one line, without keeping any state for it.
+void refuse(int fd, const std::string& message) {
+    const json reply = {{"ok", false},
+                        {"error", {{"code", control::code::denied}, {"message", message}}}};
+    const std::string text = reply.dump() + "\n";
+    [[maybe_unused]] const ssize_t n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options, config::Registry registry)
+    : options_(std::move(options)),
+      registry_(std::move(registry)),
+      registry_dir_(directory_of(registry_.path)),
+      owner_(::getuid()),
+      started_at_(Clock::now()),
+      reaper_(loop_.base()) {}
+
+Daemon::~Daemon() {
+    waiters_.clear();
+    connections_.clear();
+    servers_.clear();
+    retired_.clear();
+}
+
+int Daemon::run() {
+    // Orphaned grandchildren (npx → node) come back to us instead of init.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    ::signal(SIGPIPE, SIG_IGN);
+    log::set_level(to_log_level(registry_.daemon.log_level));
+
+    BindResult bound = bind_control_socket(options_.socket_path);
+    if (!bound.fd) {
+        log::error(bound.error);
+        return 1;
+    }
+    commands_ = std::make_unique<ControlCommands>(*this);
+    control_ = std::make_unique<ControlServer>(loop_.base(), std::move(bound.fd),
+                                               [this](UniqueFd fd) { accept_connection(std::move(fd)); });
+    signals_.push_back(std::make_unique<SignalWatcher>(loop_.base(), SIGTERM, [this] { shutdown(); }));
+    signals_.push_back(std::make_unique<SignalWatcher>(loop_.base(), SIGINT, [this] { shutdown(); }));
+    signals_.push_back(std::make_unique<SignalWatcher>(loop_.base(), SIGHUP, [this] {
+        const ReloadReport report = reload();
+        if (!report.errors.empty()) log::error("reload on SIGHUP refused; the old registry stays");
+    }));
+
+    log::info("mcpd " MCPD_VERSION " listening on " + options_.socket_path + " with " +
+              std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
+    for (const config::ServerConfig& server : registry_.servers) add_server(server);
+    for (const std::string& name : order_) {
+        ManagedServer& server = *servers_[name];
+        if (server.config().autostart) server.supervisor().request_start();
+    }
+    ready_ = true;
+    notifier_.ready(status_text());
+
+    loop_.run();
+
+    control_.reset();
+    ::unlink(options_.socket_path.c_str());
+    log::info("mcpd exiting");
+    return 0;
+}
+
+void Daemon::add_server(const config::ServerConfig& config) {
+    servers_[config.name] = std::make_unique<ManagedServer>(*this, config);
+    order_.push_back(config.name);
+}
+
+ManagedServer* Daemon::find(const std::string& name) {
+    const auto it = servers_.find(name);
+    return it == servers_.end() ? nullptr : it->second.get();
+}
+
+std::vector<ManagedServer*> Daemon::servers() {
+    std::vector<ManagedServer*> out;
+    out.reserve(order_.size());
+    for (const std::string& name : order_) out.push_back(servers_.at(name).get());
+    return out;
+}
+
+json Daemon::daemon_status() const {
+    std::size_t running = 0;
+    for (const auto& [name, server] : servers_) {
+        if (server->supervisor().state() == ServerState::running) ++running;
+    }
+    return {
+        {"pid", ::getpid()},
+        {"version", MCPD_VERSION},
+        {"uptime_ms",
+         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count()},
+        {"config", registry_.path},
+        {"socket", options_.socket_path},
+        {"servers", servers_.size()},
+        {"running", running},
+    };
+}
+
+ReloadReport Daemon::reload() {
+    ReloadReport report;
+    log::info("reloading " + options_.config_path);
+    config::LoadResult loaded = config::load_registry(options_.config_path);
+    if (!loaded.registry) {
+        for (const config::ConfigError& e : loaded.errors) {
+            report.errors.push_back(e.to_string());
+            log::error(e.to_string());
+        }
+        return report;
+    }
+    notifier_.reloading();
+    config::Registry next = std::move(*loaded.registry);
+    if (next.daemon.socket != registry_.daemon.socket) {
+        log::warning("[daemon].socket changed; the new path takes effect when mcpd restarts");
+    }
+    log::set_level(to_log_level(next.daemon.log_level));
+
+    std::vector<std::string> next_order;
+    for (const config::ServerConfig& config : next.servers) {
+        next_order.push_back(config.name);
+        ManagedServer* existing = find(config.name);
+        if (existing == nullptr) {
+            report.added.push_back(config.name);
+        } else if (existing->config() == config) {
+            report.unchanged.push_back(config.name);
+        } else {
+            report.changed.push_back(config.name);
+        }
+    }
+    for (const std::string& name : order_) {
+        if (next.find(name) == nullptr) report.removed.push_back(name);
+    }
+
+    registry_ = std::move(next);
+    order_ = next_order;
+    for (const std::string& name : report.removed) {
+        auto node = servers_.extract(name);
+        ManagedServer* server = node.mapped().get();
+        retired_.push_back(std::move(node.mapped()));
+        server->supervisor().request_stop(StopReason::stopped);
+        if (server->drained()) server_drained(*server);
+    }
+    for (const std::string& name : report.changed) {
+        servers_[name]->apply_config(*registry_.find(name));
+    }
+    for (const std::string& name : report.added) {
+        servers_[name] = std::make_unique<ManagedServer>(*this, *registry_.find(name));
+        if (registry_.find(name)->autostart) servers_[name]->supervisor().request_start();
+    }
+    log::info("reload applied: " + std::to_string(report.added.size()) + " added, " +
+              std::to_string(report.removed.size()) + " removed, " +
+              std::to_string(report.changed.size()) + " changed, " +
+              std::to_string(report.unchanged.size()) + " unchanged");
+    if (ready_) notifier_.ready(status_text());
+    check_waiters();
+    return report;
+}
+
+void Daemon::shutdown() {
+    if (shutting_down_) {
+        log::warning("second stop signal: killing every server now");
+        for (auto& [name, server] : servers_) server->supervisor().force_kill();
+        for (auto& server : retired_) server->supervisor().force_kill();
+        return;
+    }
+    shutting_down_ = true;
+    log::info("shutting down: stopping every server");
+    notifier_.stopping();
+    if (control_) control_->stop_accepting();
+    for (auto& [name, server] : servers_) server->supervisor().request_stop(StopReason::shutdown);
+    for (auto& server : retired_) server->supervisor().request_stop(StopReason::shutdown);
+    maybe_finish_shutdown();
+}
+
+void Daemon::maybe_finish_shutdown() {
+    if (!shutting_down_) return;
+    auto done = [](const ManagedServer& s) {
+        return s.drained() && s.supervisor().state() != ServerState::stopping;
+    };
+    for (const auto& [name, server] : servers_) {
+        if (!done(*server)) return;
+    }
+    for (const auto& server : retired_) {
+        if (!done(*server)) return;
+    }
+    // Leave the loop shortly, so replies still queued (to `mcpctl shutdown`) are written.
+    const timeval linger{0, 50 * 1000};
+    event_base_loopexit(loop_.base(), &linger);
+}
+
+void Daemon::accept_connection(UniqueFd fd) {
+    const std::optional<PeerCredentials> peer = peer_credentials(fd.get());
+    if (!peer) {
+        log::warning("dropped a control connection whose credentials could not be read");
+        return;
+    }
+    if (!peer_may_connect(*peer, registry_, owner_)) {
+        log::warning("refused a control connection from pid " + std::to_string(peer->pid) +
+                     " uid " + std::to_string(peer->uid) +
+                     ": not root, not mcpd's user, and not in any allow_users/allow_groups");
+        refuse(fd.get(), "permission denied: uid " + std::to_string(peer->uid) +
+                             " may not use this mcpd (ask its owner to add you to allow_users)");
+        return;
+    }
+    auto connection = std::make_unique<ControlConnection>(
+        loop_.base(), std::move(fd), *peer, *commands_, [this](ControlConnection& closed) {
+            ControlConnection* key = &closed;
+            loop_.defer([this, key] { connections_.erase(key); });
+        });
+    ControlConnection* key = connection.get();
+    connections_[key] = std::move(connection);
+}
+
+void Daemon::server_state_changed(ManagedServer&, ServerState, ServerState) {
+    update_status();
+    check_waiters();
+    maybe_finish_shutdown();
+}
+
+void Daemon::server_drained(ManagedServer& server) {
+    const auto it = std::find_if(retired_.begin(), retired_.end(),
+                                 [&server](const auto& s) { return s.get() == &server; });
+    if (it != retired_.end() && server.supervisor().state() != ServerState::stopping) {
+        ManagedServer* key = &server;
+        loop_.defer([this, key] {
+            const auto found = std::find_if(retired_.begin(), retired_.end(),
+                                            [key](const auto& s) { return s.get() == key; });
+            if (found != retired_.end() && (*found)->drained()) retired_.erase(found);
+            maybe_finish_shutdown();
+        });
+    }
+    maybe_finish_shutdown();
+}
+
+std::uint64_t Daemon::wait_for(std::vector<std::string> names, bool up, Duration timeout,
+                               std::function<void(bool timed_out)> done) {
+    const std::uint64_t id = next_waiter_++;
+    Waiter& waiter = waiters_[id];
+    waiter.names = std::move(names);
+    waiter.up = up;
+    waiter.done = std::move(done);
+    waiter.timer = std::make_unique<Timer>(loop_.base(), [this, id] {
+        auto node = waiters_.extract(id);
+        if (!node.empty()) node.mapped().done(true);
+    });
+    waiter.timer->arm(timeout);
+    // It may be settled already; answer on the next turn, never from inside the request.
+    loop_.defer([this] { check_waiters(); });
+    return id;
+}
+
+void Daemon::cancel_wait(std::uint64_t id) { waiters_.erase(id); }
+
+bool Daemon::settled(const std::string& name, bool up) {
+    ManagedServer* server = find(name);
+    if (server == nullptr) return true;
+    const Supervisor& s = server->supervisor();
+    if (s.state() == ServerState::failed) return true;
+    if (up) {
+        return s.state() == ServerState::running ||
+               (s.state() == ServerState::stopped && !s.wanted_up());
+    }
+    return s.state() == ServerState::stopped;
+}
+
+void Daemon::check_waiters() {
+    std::vector<std::uint64_t> ready;
+    for (const auto& [id, waiter] : waiters_) {
+        const bool all = std::all_of(waiter.names.begin(), waiter.names.end(),
+                                     [&](const std::string& n) { return settled(n, waiter.up); });
+        if (all) ready.push_back(id);
+    }
+    for (std::uint64_t id : ready) {
+        auto node = waiters_.extract(id);
+        if (!node.empty()) node.mapped().done(false);
+    }
+}
+
+std::string Daemon::status_text() const {
+    std::size_t running = 0, failed = 0;
+    for (const auto& [name, server] : servers_) {
+        if (server->supervisor().state() == ServerState::running) ++running;
+        if (server->supervisor().state() == ServerState::failed) ++failed;
+    }
+    return std::to_string(running) + "/" + std::to_string(servers_.size()) + " servers running" +
+           (failed > 0 ? ", " + std::to_string(failed) + " failed" : "");
+}
+
+void Daemon::update_status() {
+    if (ready_) notifier_.status(status_text());
+}
+
+}  // namespace mcpd

@@ -1,0 +1,110 @@
+// The daemon: the event loop, the registry, every ManagedServer and the control socket.
+#pragma once
+
+#include <sys/types.h>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/registry.h"
+#include "daemon/control_connection.h"
+#include "daemon/control_server.h"
+#include "daemon/event_loop.h"
+#include "daemon/managed_server.h"
+#include "daemon/notifier.h"
+#include "daemon/reaper.h"
+
+namespace mcpd {
+
+struct DaemonOptions {
+    std::string config_path;
+    std::string socket_path;  // resolved: flag, $MCPD_SOCKET, registry, default
+};
+
+struct ReloadReport {
+    std::vector<std::string> errors;  // non-empty: nothing was changed
+    std::vector<std::string> added, removed, changed, unchanged;
+};
+
+class Daemon final : public ServerHost {
+public:
+    Daemon(DaemonOptions options, config::Registry registry);
+    ~Daemon() override;
+
+    // Bind the socket, start autostart servers, run until shut down. Returns the exit code.
+    int run();
+
+    // Re-read the registry and apply the difference.
+    ReloadReport reload();
+    // Stop every server through the stop ladder, then exit. A second call kills at once.
+    void shutdown();
+    bool shutting_down() const { return shutting_down_; }
+
+    const config::Registry& registry() const { return registry_; }
+    const DaemonOptions& options() const { return options_; }
+    ManagedServer* find(const std::string& name);
+    // Servers in registry order.
+    std::vector<ManagedServer*> servers();
+    nlohmann::json daemon_status() const;
+
+    // Call `done(timed_out)` once every named server has settled: `up` means running or
+    // failed, otherwise stopped or failed. Returns an id for cancel_wait.
+    std::uint64_t wait_for(std::vector<std::string> names, bool up, Duration timeout,
+                           std::function<void(bool timed_out)> done);
+    void cancel_wait(std::uint64_t id);
+
+    // ServerHost
+    EventLoop& loop() override { return loop_; }
+    Reaper& reaper() override { return reaper_; }
+    std::size_t max_message_bytes() const override { return registry_.daemon.max_message_bytes; }
+    const std::string& registry_dir() const override { return registry_dir_; }
+    void server_state_changed(ManagedServer& server, ServerState from, ServerState to) override;
+    void server_drained(ManagedServer& server) override;
+
+private:
+    struct Waiter {
+        std::vector<std::string> names;
+        bool up = true;
+        std::function<void(bool)> done;
+        std::unique_ptr<Timer> timer;
+    };
+
+    void accept_connection(UniqueFd fd);
+    void add_server(const config::ServerConfig& config);
+    void check_waiters();
+    bool settled(const std::string& name, bool up);
+    void update_status();
+    std::string status_text() const;
+    void maybe_finish_shutdown();
+
+    DaemonOptions options_;
+    config::Registry registry_;
+    std::string registry_dir_;
+    uid_t owner_;
+    TimePoint started_at_;
+
+    EventLoop loop_;
+    Reaper reaper_;
+    Notifier notifier_;
+    std::unique_ptr<ControlServer> control_;
+    std::unique_ptr<RequestHandler> commands_;
+    std::map<ControlConnection*, std::unique_ptr<ControlConnection>> connections_;
+
+    std::map<std::string, std::unique_ptr<ManagedServer>> servers_;
+    std::vector<std::string> order_;  // registry order
+    std::vector<std::unique_ptr<ManagedServer>> retired_;  // removed, still stopping
+
+    std::map<std::uint64_t, Waiter> waiters_;
+    std::uint64_t next_waiter_ = 1;
+
+    std::vector<std::unique_ptr<SignalWatcher>> signals_;
+    bool shutting_down_ = false;
+    bool ready_ = false;
+};
+
+}  // namespace mcpd

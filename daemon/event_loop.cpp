@@ -1,0 +1,67 @@
+#include "daemon/event_loop.h"
+
+#include <stdexcept>
+
+namespace mcpd {
+namespace {
+
+timeval to_timeval(Duration d) {
+    const auto ms = d.count() < 0 ? 0 : d.count();
+    return timeval{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+}
+
+void run_deferred(evutil_socket_t, short, void* arg) {
+    std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
+    (*fn)();
+}
+
+}  // namespace
+
+EventLoop::EventLoop() : base_(event_base_new()) {
+    if (base_ == nullptr) throw std::runtime_error("cannot create the event loop");
+}
+
+EventLoop::~EventLoop() { event_base_free(base_); }
+
+int EventLoop::run() { return event_base_dispatch(base_); }
+
+void EventLoop::exit() { event_base_loopexit(base_, nullptr); }
+
+void EventLoop::defer(std::function<void()> fn) {
+    auto* heap = new std::function<void()>(std::move(fn));
+    const timeval now{0, 0};
+    if (event_base_once(base_, -1, EV_TIMEOUT, run_deferred, heap, &now) != 0) {
+        delete heap;
+        throw std::runtime_error("cannot schedule deferred work");
+    }
+}
+
+Timer::Timer(event_base* base, std::function<void()> on_fire)
+    : on_fire_(std::move(on_fire)), event_(evtimer_new(base, &Timer::fire, this)) {}
+
+Timer::~Timer() { event_free(event_); }
+
+void Timer::arm(Duration after) {
+    const timeval tv = to_timeval(after);
+    evtimer_add(event_, &tv);
+}
+
+void Timer::cancel() { evtimer_del(event_); }
+
+bool Timer::pending() const { return evtimer_pending(event_, nullptr) != 0; }
+
+void Timer::fire(evutil_socket_t, short, void* self) { static_cast<Timer*>(self)->on_fire_(); }
+
+SignalWatcher::SignalWatcher(event_base* base, int signo, std::function<void()> on_signal)
+    : on_signal_(std::move(on_signal)),
+      event_(evsignal_new(base, signo, &SignalWatcher::fire, this)) {
+    evsignal_add(event_, nullptr);
+}
+
+SignalWatcher::~SignalWatcher() { event_free(event_); }
+
+void SignalWatcher::fire(evutil_socket_t, short, void* self) {
+    static_cast<SignalWatcher*>(self)->on_signal_();
+}
+
+}  // namespace mcpd

@@ -1,0 +1,66 @@
+// mcpd's own conversation with a server process: the legacy MCP handshake and health pings.
+//
+// mcpd initializes each child exactly once (initialize → result → notifications/initialized)
+// and keeps the InitializeResult for the sessions that attach later. Its own requests use ids
+// from the same counter the router will use for session requests, so ids never collide.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace mcpd {
+
+// The legacy protocol revisions mcpd speaks, newest first.
+const std::vector<std::string>& legacy_protocol_versions();
+
+class ChildIds {
+public:
+    // Never reused for the life of the child.
+    std::uint64_t next() { return next_++; }
+
+private:
+    std::uint64_t next_ = 1;
+};
+
+class Handshake {
+public:
+    struct Callbacks {
+        std::function<void(std::string_view line)> send;
+        std::function<void(const nlohmann::json& initialize_result)> on_ready;
+        std::function<void(std::string why)> on_failed;
+        std::function<void()> on_pong;
+    };
+
+    Handshake(ChildIds& ids, Callbacks callbacks);
+
+    void begin();  // send initialize
+    void send_ping();
+
+    // A message from the child. Returns true when it was an answer to mcpd's own request (or
+    // a ping mcpd answered); false when it belongs to the sessions.
+    bool handle(const nlohmann::json& message);
+
+    bool ready() const { return ready_; }
+    const nlohmann::json& initialize_result() const { return initialize_result_; }
+    const std::string& protocol_version() const { return protocol_version_; }
+
+private:
+    void send_initialize(const std::string& version);
+    void on_initialize_reply(const nlohmann::json& message);
+
+    ChildIds& ids_;
+    Callbacks callbacks_;
+    std::uint64_t initialize_id_ = 0;
+    std::unordered_map<std::uint64_t, bool> pending_pings_;
+    bool ready_ = false;
+    bool retried_ = false;
+    nlohmann::json initialize_result_;
+    std::string protocol_version_;
+};
+
+}  // namespace mcpd

@@ -1,0 +1,117 @@
+// mcpd: the MCP server supervisor.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/control_protocol.h"
+#include "common/log.h"
+#include "config/registry.h"
+#include "daemon/daemon.h"
+#include "daemon/options.h"
+
+namespace {
+
+// Make sure fds 0-2 exist, so no socket or pipe we open later lands on them.
+void ensure_standard_fds() {
+    for (int fd = 0; fd < 3; ++fd) {
+        if (::fcntl(fd, F_GETFD) < 0) {
+            const int null = ::open("/dev/null", O_RDWR);
+            if (null >= 0 && null != fd) {
+                ::dup2(null, fd);
+                ::close(null);
+            }
+        }
+    }
+}
+
+// journald sets JOURNAL_STREAM to "device:inode" of the stream it gave us as stderr.
+bool stderr_is_journal() {
+    const char* stream = std::getenv("JOURNAL_STREAM");
+    if (stream == nullptr) return false;
+    struct stat st {};
+    if (::fstat(STDERR_FILENO, &st) != 0) return false;
+    unsigned long long dev = 0, ino = 0;
+    if (std::sscanf(stream, "%llu:%llu", &dev, &ino) != 2) return false;
+    return dev == st.st_dev && ino == st.st_ino;
+}
+
+int check_config(const std::string& path) {
+    const mcpd::config::LoadResult result = mcpd::config::load_registry(path);
+    if (!result.registry) {
+        for (const auto& error : result.errors) std::fprintf(stderr, "%s\n", error.to_string().c_str());
+        std::fprintf(stderr, "%s: %zu %s\n", path.c_str(), result.errors.size(),
+                     result.errors.size() == 1 ? "error" : "errors");
+        return 1;
+    }
+    const auto& registry = *result.registry;
+    std::printf("%s: OK, %zu %s\n", path.c_str(), registry.servers.size(),
+                registry.servers.size() == 1 ? "server" : "servers");
+    for (const auto& server : registry.servers) {
+        std::string command = server.command;
+        for (const auto& arg : server.args) command += " " + arg;
+        std::printf("  %-20s %s%s\n", server.name.c_str(), command.c_str(),
+                    server.autostart ? "" : "  (autostart = false)");
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    ensure_standard_fds();
+    const mcpd::CommandLine cli =
+        mcpd::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+    if (!cli.error.empty()) {
+        std::fprintf(stderr, "mcpd: %s\n%s", cli.error.c_str(), mcpd::usage_text().c_str());
+        return 2;
+    }
+    switch (cli.mode) {
+        case mcpd::CommandLine::Mode::help: std::fputs(mcpd::usage_text().c_str(), stdout); return 0;
+        case mcpd::CommandLine::Mode::version: std::puts("mcpd " MCPD_VERSION); return 0;
+        case mcpd::CommandLine::Mode::check_config: return check_config(cli.config_path);
+        case mcpd::CommandLine::Mode::run: break;
+    }
+
+    mcpd::log::set_journal_mode(stderr_is_journal());
+    std::string config_path = cli.config_path.empty() ? mcpd::default_config_path() : cli.config_path;
+    // Absolute, so reloads and relative paths inside the registry never depend on our cwd.
+    if (char* real = ::realpath(config_path.c_str(), nullptr)) {
+        config_path = real;
+        std::free(real);
+    }
+    mcpd::config::LoadResult loaded = mcpd::config::load_registry(config_path);
+    if (!loaded.registry) {
+        for (const auto& error : loaded.errors) mcpd::log::error(error.to_string());
+        mcpd::log::error("cannot start: fix the registry (check it with 'mcpd --check-config " +
+                         config_path + "')");
+        return 1;
+    }
+    if (!cli.log_level.empty()) {
+        mcpd::log::Level level{};
+        if (!mcpd::log::parse_level(cli.log_level, level)) {
+            std::fprintf(stderr, "mcpd: --log-level must be debug, info, warning or error\n");
+            return 2;
+        }
+        loaded.registry->daemon.log_level = static_cast<mcpd::config::LogLevel>(level);
+    }
+
+    mcpd::DaemonOptions options;
+    options.config_path = config_path;
+    const char* env_socket = std::getenv("MCPD_SOCKET");
+    if (!cli.socket_path.empty()) {
+        options.socket_path = cli.socket_path;
+    } else if (env_socket != nullptr && env_socket[0] != '\0') {
+        options.socket_path = env_socket;
+    } else if (!loaded.registry->daemon.socket.empty()) {
+        options.socket_path = loaded.registry->daemon.socket;
+    } else {
+        options.socket_path = mcpd::control::default_socket_path();
+    }
+    mcpd::Daemon daemon(std::move(options), std::move(*loaded.registry));
+    return daemon.run();
+}

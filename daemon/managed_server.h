@@ -1,0 +1,94 @@
+// One registry entry brought to life: its Supervisor, its process, timers and logs.
+//
+// ManagedServer is the SupervisorEnvironment of its Supervisor: it turns the state machine's
+// decisions into processes, signals and libevent timers, and the process's behaviour (exit,
+// handshake, stdout EOF) back into events.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/child_process.h"
+#include "daemon/event_loop.h"
+#include "daemon/handshake.h"
+#include "daemon/log_ring.h"
+#include "daemon/supervisor.h"
+
+namespace mcpd {
+
+class Reaper;
+class ManagedServer;
+
+// What a ManagedServer needs from the daemon around it.
+class ServerHost {
+public:
+    virtual ~ServerHost() = default;
+    virtual EventLoop& loop() = 0;
+    virtual Reaper& reaper() = 0;
+    virtual std::size_t max_message_bytes() const = 0;
+    // Where relative commands are looked up when the server has no cwd.
+    virtual const std::string& registry_dir() const = 0;
+    virtual void server_state_changed(ManagedServer& server, ServerState from, ServerState to) = 0;
+    // The server has no process left, not even one whose pipes are still draining.
+    virtual void server_drained(ManagedServer& server) = 0;
+};
+
+class ManagedServer final : public SupervisorEnvironment {
+public:
+    ManagedServer(ServerHost& host, const config::ServerConfig& config);
+    ~ManagedServer() override;
+
+    const std::string& name() const { return config_.name; }
+    const config::ServerConfig& config() const { return config_; }
+    Supervisor& supervisor() { return supervisor_; }
+    const Supervisor& supervisor() const { return supervisor_; }
+    LogRing& logs() { return logs_; }
+    const nlohmann::json& initialize_result() const { return initialize_result_; }
+
+    // Apply a changed registry entry: restart if it should be up, start if it now autostarts.
+    void apply_config(const config::ServerConfig& config);
+    // No process at all, not even one draining.
+    bool drained() const { return child_ == nullptr && draining_.empty(); }
+
+    // The STATUS object of docs/CONTROL.md.
+    nlohmann::json status_json() const;
+
+    // SupervisorEnvironment
+    TimePoint now() const override;
+    SpawnResult spawn() override;
+    void send_health_ping() override;
+    void close_stdin() override;
+    void signal_group(int signo) override;
+    void arm_timer(TimerKind kind, Duration after) override;
+    void cancel_timer(TimerKind kind) override;
+    void state_changed(ServerState from, ServerState to) override;
+
+private:
+    void on_child_exit(ChildProcess* child, int status);
+    void on_child_finished(ChildProcess* child);
+    void on_child_message(ChildProcess* child, std::string& line);
+    void on_child_log(std::string_view line);
+    void reply_no_session(const nlohmann::json& request);
+    Timer& timer(TimerKind kind);
+
+    ServerHost& host_;
+    config::ServerConfig config_;
+    Supervisor supervisor_;
+    LogRing logs_;
+    std::map<TimerKind, std::unique_ptr<Timer>> timers_;
+    Timer abandon_timer_;  // gives up on pipes a dead child's escaped descendants keep open
+
+    std::unique_ptr<ChildProcess> child_;
+    std::vector<std::unique_ptr<ChildProcess>> draining_;  // exited, pipes not yet closed
+    std::unique_ptr<ChildIds> ids_;
+    std::unique_ptr<Handshake> handshake_;
+    nlohmann::json initialize_result_;
+
+    unsigned noise_lines_ = 0;  // non-JSON stdout lines, logged sparingly
+};
+
+}  // namespace mcpd

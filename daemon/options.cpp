@@ -1,0 +1,90 @@
+#include "daemon/options.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "config/registry.h"
+
+namespace mcpd {
+
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+    CommandLine out;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string arg = args[i];
+        std::string value;
+        bool has_value = false;
+        if (arg.starts_with("--") && arg.find('=') != std::string::npos) {
+            value = arg.substr(arg.find('=') + 1);
+            arg = arg.substr(0, arg.find('='));
+            has_value = true;
+        }
+        auto take = [&](std::string& into) {
+            if (has_value) {
+                into = value;
+                return true;
+            }
+            if (i + 1 >= args.size()) {
+                out.error = arg + " needs a value";
+                return false;
+            }
+            into = args[++i];
+            return true;
+        };
+        if (arg == "-h" || arg == "--help") {
+            out.mode = CommandLine::Mode::help;
+        } else if (arg == "-V" || arg == "--version") {
+            out.mode = CommandLine::Mode::version;
+        } else if (arg == "-c" || arg == "--config") {
+            if (!take(out.config_path)) return out;
+        } else if (arg == "--check-config") {
+            out.mode = CommandLine::Mode::check_config;
+            if (!take(out.config_path)) return out;
+        } else if (arg == "-s" || arg == "--socket") {
+            if (!take(out.socket_path)) return out;
+        } else if (arg == "--log-level") {
+            if (!take(out.log_level)) return out;
+        } else {
+            out.error = "unknown option '" + args[i] + "'";
+            return out;
+        }
+    }
+    return out;
+}
+
+std::string default_config_path() {
+    if (::getuid() == 0) return "/etc/mcpd/mcpd.toml";
+    const char* xdg = std::getenv("XDG_CONFIG_HOME");
+    if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/mcpd/mcpd.toml";
+    const char* home = std::getenv("HOME");
+    return std::string(home != nullptr ? home : "") + "/.config/mcpd/mcpd.toml";
+}
+
+std::string usage_text() {
+    std::string keys;
+    for (std::string_view key : config::keys_not_yet_honoured()) {
+        keys += (keys.empty() ? "" : ", ") + std::string(key);
+    }
+    return "usage: mcpd [--config FILE] [--socket PATH] [--log-level LEVEL]\n"
+           "       mcpd --check-config FILE\n"
+           "       mcpd --help | --version\n"
+           "\n"
+           "Supervises the MCP servers listed in a TOML registry and shares them through a\n"
+           "Unix socket; control it with mcpctl.\n"
+           "\n"
+           "  -c, --config FILE     the registry (default: " +
+           default_config_path() +
+           ")\n"
+           "  -s, --socket PATH     the control socket (default: $MCPD_SOCKET, the registry's\n"
+           "                        [daemon].socket, else $XDG_RUNTIME_DIR/mcpd/mcpd.sock)\n"
+           "      --log-level LEVEL debug, info, warning or error (default: the registry's)\n"
+           "      --check-config FILE  report every problem in FILE and exit (1 if any)\n"
+           "\n"
+           "Signals: SIGTERM/SIGINT stop every server and exit (a second one kills them at\n"
+           "once); SIGHUP reloads the registry.\n"
+           "\n"
+           "Registry keys parsed and checked but not acted on by this version: " +
+           keys + ".\n";
+}
+
+}  // namespace mcpd

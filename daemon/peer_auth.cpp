@@ -1,0 +1,99 @@
+#include "daemon/peer_auth.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <vector>
+
+namespace mcpd {
+namespace {
+
+std::optional<unsigned long> parse_number(const std::string& text) {
+    unsigned long value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
+std::optional<uid_t> lookup_uid(const std::string& name) {
+    if (auto n = parse_number(name)) return static_cast<uid_t>(*n);
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+        return std::nullopt;
+    }
+    return found->pw_uid;
+}
+
+std::optional<gid_t> lookup_gid(const std::string& name) {
+    if (auto n = parse_number(name)) return static_cast<gid_t>(*n);
+    std::vector<char> buf(16384);
+    group gr{};
+    group* found = nullptr;
+    if (getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+        return std::nullopt;
+    }
+    return found->gr_gid;
+}
+
+// The peer's primary group plus the supplementary groups of its user.
+std::vector<gid_t> groups_of(const PeerCredentials& peer) {
+    std::vector<gid_t> groups{peer.gid};
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (getpwuid_r(peer.uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+        return groups;
+    }
+    int count = 64;
+    std::vector<gid_t> list(static_cast<std::size_t>(count));
+    if (getgrouplist(found->pw_name, found->pw_gid, list.data(), &count) < 0) {
+        list.resize(static_cast<std::size_t>(count));
+        if (getgrouplist(found->pw_name, found->pw_gid, list.data(), &count) < 0) return groups;
+    }
+    list.resize(static_cast<std::size_t>(count));
+    groups.insert(groups.end(), list.begin(), list.end());
+    return groups;
+}
+
+}  // namespace
+
+std::optional<PeerCredentials> peer_credentials(int socket_fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return std::nullopt;
+    return PeerCredentials{cred.pid, cred.uid, cred.gid};
+}
+
+bool is_privileged_peer(const PeerCredentials& peer, uid_t owner) {
+    return peer.uid == 0 || peer.uid == owner;
+}
+
+bool peer_allowed_for(const PeerCredentials& peer, const config::ServerConfig& server) {
+    for (const std::string& user : server.allow_users) {
+        if (lookup_uid(user) == peer.uid) return true;
+    }
+    if (server.allow_groups.empty()) return false;
+    const std::vector<gid_t> groups = groups_of(peer);
+    for (const std::string& name : server.allow_groups) {
+        const std::optional<gid_t> gid = lookup_gid(name);
+        if (!gid) continue;
+        for (gid_t g : groups) {
+            if (g == *gid) return true;
+        }
+    }
+    return false;
+}
+
+bool peer_may_connect(const PeerCredentials& peer, const config::Registry& registry, uid_t owner) {
+    if (is_privileged_peer(peer, owner)) return true;
+    for (const config::ServerConfig& server : registry.servers) {
+        if (peer_allowed_for(peer, server)) return true;
+    }
+    return false;
+}
+
+}  // namespace mcpd

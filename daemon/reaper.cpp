@@ -1,0 +1,54 @@
+#include "daemon/reaper.h"
+
+#include <sys/wait.h>
+
+#include <csignal>
+#include <cstring>
+
+#include "common/log.h"
+
+namespace mcpd {
+
+int decode_wait_status(int status) {
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return -WTERMSIG(status);
+    return status;
+}
+
+Reaper::Reaper(event_base* base) : sigchld_(base, SIGCHLD, [this] { reap_all(); }) {}
+
+void Reaper::watch(pid_t pid, ExitHandler on_exit) { watched_[pid] = std::move(on_exit); }
+
+void Reaper::forget(pid_t pid) { watched_.erase(pid); }
+
+void Reaper::reap_all() {
+    for (;;) {
+        siginfo_t info{};
+        // Look without reaping, so a known leader can have its group swept first.
+        if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+            if (errno == EINTR) continue;
+            return;  // ECHILD: no children at all
+        }
+        const pid_t pid = info.si_pid;
+        if (pid == 0) return;
+
+        const auto it = watched_.find(pid);
+        if (it != watched_.end()) ::kill(-pid, SIGKILL);
+
+        int status = 0;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        const int decoded = decode_wait_status(status);
+        if (it == watched_.end()) {
+            ++orphans_reaped_;
+            log::info("reaped adopted orphan pid " + std::to_string(pid) + " (status " +
+                      std::to_string(decoded) + ")");
+            continue;
+        }
+        ExitHandler handler = std::move(it->second);
+        watched_.erase(it);
+        handler(decoded);
+    }
+}
+
+}  // namespace mcpd

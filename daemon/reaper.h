@@ -1,0 +1,42 @@
+// Reaping every child of the daemon: its server processes and, as a subreaper, any orphaned
+// grandchild that was reparented to it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <unordered_map>
+
+#include "daemon/event_loop.h"
+
+namespace mcpd {
+
+class Reaper {
+public:
+    // status: exit code, or minus the signal number.
+    using ExitHandler = std::function<void(int status)>;
+
+    // Installs the SIGCHLD watcher on `base`.
+    explicit Reaper(event_base* base);
+
+    // A server process that leads its own process group. When it exits, whatever is left in
+    // its group is killed before the leader is reaped (the unreaped zombie keeps the group id
+    // from being reused), then `on_exit` runs.
+    void watch(pid_t pid, ExitHandler on_exit);
+    void forget(pid_t pid);
+
+    // Reap until nothing is left. SIGCHLD coalesces, so one signal may mean many exits.
+    void reap_all();
+
+    std::size_t orphans_reaped() const { return orphans_reaped_; }
+
+private:
+    SignalWatcher sigchld_;
+    std::unordered_map<pid_t, ExitHandler> watched_;
+    std::size_t orphans_reaped_ = 0;
+};
+
+// Exit code from a wait status, or minus the signal number.
+int decode_wait_status(int status);
+
+}  // namespace mcpd

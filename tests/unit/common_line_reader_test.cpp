@@ -1,0 +1,125 @@
+#include <event2/buffer.h>
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/line_reader.h"
+
+using mcpd::LineReader;
+using Result = LineReader::Result;
+
+namespace {
+
+struct Buffer {
+    std::unique_ptr<evbuffer, decltype(&evbuffer_free)> buf{evbuffer_new(), &evbuffer_free};
+    void add(const std::string& s) { evbuffer_add(buf.get(), s.data(), s.size()); }
+    std::size_t size() const { return evbuffer_get_length(buf.get()); }
+};
+
+// Everything the reader yields until it needs more input; oversized lines show as "<oversized>".
+std::vector<std::string> drain(LineReader& reader, Buffer& b) {
+    std::vector<std::string> got;
+    std::string line;
+    for (;;) {
+        const Result r = reader.next(b.buf.get(), line);
+        if (r == Result::need_more) return got;
+        got.push_back(r == Result::line ? line : "<oversized>");
+    }
+}
+
+}  // namespace
+
+TEST_CASE("line reader splits complete lines and keeps the partial rest") {
+    LineReader reader(1024);
+    Buffer b;
+    b.add("{\"a\":1}\n{\"b\":2}\n{\"c\"");
+    CHECK(drain(reader, b) == std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"});
+    CHECK(b.size() == 4);
+    b.add(":3}\n");
+    CHECK(drain(reader, b) == std::vector<std::string>{"{\"c\":3}"});
+    CHECK(b.size() == 0);
+}
+
+TEST_CASE("line reader strips one CR before LF and skips blank lines") {
+    LineReader reader(1024);
+    Buffer b;
+    b.add("one\r\n\n\r\n  \ntwo\r\r\n");
+    // A line of spaces is not blank framing-wise: it is handed on (and rejected as JSON later).
+    CHECK(drain(reader, b) == std::vector<std::string>{"one", "  ", "two\r"});
+}
+
+TEST_CASE("line reader returns a partial last line at EOF") {
+    LineReader reader(1024);
+    Buffer b;
+    b.add("first\nlast-without-newline");
+    CHECK(drain(reader, b) == std::vector<std::string>{"first"});
+    std::string line;
+    REQUIRE(reader.finish(b.buf.get(), line) == Result::line);
+    CHECK(line == "last-without-newline");
+    CHECK(reader.finish(b.buf.get(), line) == Result::need_more);
+}
+
+TEST_CASE("line reader at EOF with nothing left reports need_more") {
+    LineReader reader(1024);
+    Buffer b;
+    std::string line;
+    CHECK(reader.finish(b.buf.get(), line) == Result::need_more);
+    b.add("\r\n");
+    CHECK(reader.finish(b.buf.get(), line) == Result::need_more);
+}
+
+TEST_CASE("line reader discards a complete line over the limit and keeps going") {
+    LineReader reader(10);
+    Buffer b;
+    b.add("short\n" + std::string(11, 'x') + "\nafter\n");
+    CHECK(drain(reader, b) == std::vector<std::string>{"short", "<oversized>", "after"});
+    CHECK(reader.discarded_bytes() == 12);
+}
+
+TEST_CASE("line reader accepts a line of exactly the limit") {
+    LineReader reader(10);
+    Buffer b;
+    b.add(std::string(10, 'y') + "\n");
+    CHECK(drain(reader, b) == std::vector<std::string>{std::string(10, 'y')});
+}
+
+TEST_CASE("line reader discards an oversized line arriving in pieces without buffering it") {
+    LineReader reader(10);
+    Buffer b;
+    b.add(std::string(8, 'a'));
+    CHECK(drain(reader, b).empty());
+    b.add(std::string(8, 'a'));  // now 16 > 10 with no newline: discard starts, reported once
+    CHECK(drain(reader, b) == std::vector<std::string>{"<oversized>"});
+    CHECK(b.size() == 0);
+    b.add(std::string(100, 'a'));  // still the same line: dropped silently
+    CHECK(drain(reader, b).empty());
+    CHECK(b.size() == 0);
+    b.add("aaa\nnext\n");
+    CHECK(drain(reader, b) == std::vector<std::string>{"next"});
+    CHECK(reader.discarded_bytes() == 8 + 8 + 100 + 4);
+}
+
+TEST_CASE("line reader drops an oversized unterminated tail at EOF") {
+    LineReader reader(4);
+    Buffer b;
+    b.add("ok\n123456789");
+    CHECK(drain(reader, b) == std::vector<std::string>{"ok", "<oversized>"});
+    std::string line;
+    CHECK(reader.finish(b.buf.get(), line) == Result::need_more);
+    CHECK(b.size() == 0);
+}
+
+TEST_CASE("line reader does not rescan a growing partial line from the start") {
+    // Feeding a long line one byte at a time must still frame it correctly.
+    LineReader reader(1 << 20);
+    Buffer b;
+    const std::string payload(5000, 'z');
+    for (char c : payload) {
+        b.add(std::string(1, c));
+        CHECK(drain(reader, b).empty());
+    }
+    b.add("\n");
+    CHECK(drain(reader, b) == std::vector<std::string>{payload});
+}
