@@ -23,29 +23,20 @@ bool build(const CommandLine& line, nlohmann::json& request, std::string& error)
 // keeps listening and would start a fresh mcpd for the probe.
 bool wait_for_exit(const Context& ctx, DaemonClient& client, mcpd::Duration timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
+    nlohmann::json ignored;
+    DaemonClient::Read read;
+    do {
         const auto left =
             std::chrono::duration_cast<mcpd::Duration>(deadline - std::chrono::steady_clock::now());
-        nlohmann::json ignored;
-        switch (client.read(ignored, std::max(left, mcpd::Duration::zero()))) {
-            case DaemonClient::Read::message:
-                continue;
-            case DaemonClient::Read::closed:
-                return true;
-            case DaemonClient::Read::interrupted:
-            case DaemonClient::Read::failed:
-                break;
-        }
-        if (client.error().code != "timeout") {
-            // Any other way the connection ended also means the daemon let go of it.
-            return true;
-        }
-        ctx.output.client_error(ClientError{kExitError, "timeout",
-                                            "mcpd is still shutting down after " +
-                                                mcpd::format_duration(timeout) +
-                                                " (see 'mcpctl status' or its log)"});
-        return false;
-    }
+        read = client.read(ignored, std::max(left, mcpd::Duration::zero()));
+    } while (read == DaemonClient::Read::message);
+    // However else the connection ended (closed, reset, cut mid-line), mcpd let go of it.
+    if (read != DaemonClient::Read::failed || client.error().code != "timeout") return true;
+    ctx.output.client_error(ClientError{kExitError, "timeout",
+                                        "mcpd is still shutting down after " +
+                                            mcpd::format_duration(timeout) +
+                                            " (see 'mcpctl status' or its log)"});
+    return false;
 }
 
 int exec(const Context& ctx) {

@@ -47,7 +47,7 @@ std::string last_exit_text(const nlohmann::json& server) {
 std::string render(const nlohmann::json& result) {
     const auto servers = result.find("servers");
     if (servers == result.end() || !servers->is_array() || servers->empty())
-        return "mcpd has no servers configured\n";
+        return "no servers to show\n";
 
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> errors;

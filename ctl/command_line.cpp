@@ -14,33 +14,16 @@ constexpr OptionSpec kGlobalOptions[] = {
     {'\0', "version", "", "print the versions"},
 };
 
-// Where an option is looked up: the global set, then the command's own (once it is known).
-class OptionScope {
-public:
-    explicit OptionScope(const Command* command) : command_(command) {}
-
-    const OptionSpec* find_long(std::string_view name) const {
-        for (const auto& spec : specs())
-            if (spec->long_name == name) return spec;
-        return nullptr;
-    }
-    const OptionSpec* find_short(char c) const {
-        for (const auto& spec : specs())
-            if (spec->short_name == c) return spec;
-        return nullptr;
-    }
-
-private:
-    std::vector<const OptionSpec*> specs() const {
-        std::vector<const OptionSpec*> all;
-        for (const auto& spec : kGlobalOptions) all.push_back(&spec);
-        if (command_)
-            for (const auto& spec : command_->options) all.push_back(&spec);
-        return all;
-    }
-
-    const Command* command_;
-};
+// Look an option up in the global set, then in the command's own once it is known.
+template <typename Match>
+const OptionSpec* find_option(const Command* command, Match match) {
+    for (const auto& spec : kGlobalOptions)
+        if (match(spec)) return &spec;
+    if (command)
+        for (const auto& spec : command->options)
+            if (match(spec)) return &spec;
+    return nullptr;
+}
 
 // Store one option's value where it belongs.
 void apply(const OptionSpec& spec, std::string value, CommandLine& out) {
@@ -109,7 +92,8 @@ private:
     bool parse_long(const std::string& arg) {
         const auto eq = arg.find('=');
         const std::string name = arg.substr(2, eq == std::string::npos ? eq : eq - 2);
-        const OptionSpec* spec = OptionScope(out_.command).find_long(name);
+        const OptionSpec* spec =
+            find_option(out_.command, [&](const OptionSpec& o) { return o.long_name == name; });
         if (!spec) return fail(unknown_option("--" + name, out_.command));
         if (spec->value_name.empty()) {
             if (eq != std::string::npos) return fail("option '--" + name + "' takes no value");
@@ -128,7 +112,8 @@ private:
     // "-f", "-fn 5", "-n5", "-n 5".
     bool parse_short(const std::string& arg) {
         for (std::size_t k = 1; k < arg.size(); ++k) {
-            const OptionSpec* spec = OptionScope(out_.command).find_short(arg[k]);
+            const OptionSpec* spec = find_option(
+                out_.command, [&](const OptionSpec& o) { return o.short_name == arg[k]; });
             if (!spec) return fail(unknown_option(std::string("-") + arg[k], out_.command));
             if (spec->value_name.empty()) {
                 apply(*spec, {}, out_);

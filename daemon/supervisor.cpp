@@ -44,7 +44,11 @@ std::string_view to_string(StopReason reason) {
 
 Duration backoff_delay(Duration base, Duration max, unsigned failures) {
     Duration delay = base;
-    for (unsigned i = 1; i < failures && delay < max; ++i) delay *= 2;
+    // Stop doubling before it could overflow: past max / 2 the cap applies anyway.
+    for (unsigned i = 1; i < failures && delay < max; ++i) {
+        if (delay > max / 2) return max;
+        delay *= 2;
+    }
     return delay < max ? delay : max;
 }
 

@@ -59,7 +59,7 @@ TEST_CASE("the real table holds every command, sorted", "[ctl][command]") {
     CHECK(error == "ambiguous command 're', could be: reload, restart");
 }
 
-TEST_CASE("--help lists every command and the exit codes", "[ctl][command]") {
+TEST_CASE("mcpctl --help lists every command and the exit codes", "[ctl][command]") {
     const std::string help = mcpctl::general_help();
     for (const Command* command : mcpctl::all_commands())
         CHECK(help.find("  " + std::string(command->name) + " ") != std::string::npos);

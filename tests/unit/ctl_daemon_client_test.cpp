@@ -126,7 +126,7 @@ TEST_CASE("a stale socket nobody listens on: exit 3 as well", "[ctl][client]") {
     CHECK(ran.err == "mcpctl: mcpd is not running (nothing listens on " + socket + kNotRunningTail);
 }
 
-TEST_CASE("--json reports a daemon that is not running as an error object", "[ctl][client]") {
+TEST_CASE("mcpctl --json reports a daemon that is not running as an error object", "[ctl][client]") {
     const TempDir dir;
     const Ran ran = run({"--json", "--socket", dir.path("none.sock"), "status"});
     CHECK(ran.exit_code == 3);
@@ -140,7 +140,7 @@ TEST_CASE("a socket path too long for sun_path is an error, not 'not running'", 
     CHECK(ran.err.find("too long") != std::string::npos);
 }
 
-TEST_CASE("--version prints the client version even without a daemon", "[ctl][client]") {
+TEST_CASE("mcpctl --version prints the client version even without a daemon", "[ctl][client]") {
     const TempDir dir;
     const Ran ran = run({"--socket", dir.path("none.sock"), "--version"});
     CHECK(ran.exit_code == 0);
@@ -178,7 +178,7 @@ TEST_CASE("status against a fake daemon: request, table, exit 0", "[ctl][client]
     CHECK(request["servers"] == json::array({"demo"}));
 }
 
-TEST_CASE("--json prints the daemon's result as it is", "[ctl][client]") {
+TEST_CASE("mcpctl --json prints the daemon's result as it is", "[ctl][client]") {
     const TempDir dir;
     FakeDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"servers": []}})"
                                           "\n");

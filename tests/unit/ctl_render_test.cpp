@@ -69,7 +69,7 @@ TEST_CASE("status copes with missing fields and shows '-' for them", "[ctl][rend
 }
 
 TEST_CASE("status with no servers says so", "[ctl][render]") {
-    CHECK(render("status", {{"servers", json::array()}}) == "mcpd has no servers configured\n");
+    CHECK(render("status", {{"servers", json::array()}}) == "no servers to show\n");
 }
 
 TEST_CASE("start/stop/restart print one line per server", "[ctl][render]") {

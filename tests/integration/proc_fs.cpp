@@ -1,0 +1,116 @@
+#include "proc_fs.h"
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace integration {
+
+namespace {
+
+struct StatFields {
+    char state = '?';
+    pid_t ppid = 0;
+};
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// /proc/PID/stat is "pid (comm) S ppid ...": comm may hold spaces and parentheses, so the
+// fields are read after the last ')'.
+std::optional<StatFields> read_stat(pid_t pid) {
+    const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos) return std::nullopt;
+    std::istringstream rest(text.substr(paren + 1));
+    StatFields fields;
+    if (!(rest >> fields.state >> fields.ppid)) return std::nullopt;
+    return fields;
+}
+
+// Every numeric entry of /proc.
+std::vector<pid_t> all_pids() {
+    std::vector<pid_t> pids;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        pid_t pid = 0;
+        const auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), pid);
+        if (err == std::errc() && end == name.data() + name.size()) pids.push_back(pid);
+    }
+    return pids;
+}
+
+}  // namespace
+
+std::optional<char> process_state(pid_t pid) {
+    const auto fields = read_stat(pid);
+    if (!fields) return std::nullopt;
+    return fields->state;
+}
+
+bool process_alive(pid_t pid) {
+    const auto state = process_state(pid);
+    return state && *state != 'Z' && *state != 'X';
+}
+
+std::string process_name(pid_t pid) {
+    std::string name = read_file("/proc/" + std::to_string(pid) + "/comm");
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+    return name;
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+    std::vector<pid_t> children;
+    for (pid_t pid : all_pids()) {
+        const auto fields = read_stat(pid);
+        if (fields && fields->ppid == parent) children.push_back(pid);
+    }
+    return children;
+}
+
+std::vector<pid_t> zombie_children_of(pid_t parent) {
+    std::vector<pid_t> zombies;
+    for (pid_t pid : children_of(parent)) {
+        if (process_state(pid) == 'Z') zombies.push_back(pid);
+    }
+    return zombies;
+}
+
+std::vector<pid_t> processes_with_marker(const std::string& marker) {
+    const std::string wanted = std::string(kMarkerVariable) + "=" + marker;
+    std::vector<pid_t> found;
+    for (pid_t pid : all_pids()) {
+        const std::string env_block = read_file("/proc/" + std::to_string(pid) + "/environ");
+        std::size_t begin = 0;
+        while (begin < env_block.size()) {
+            std::size_t end = env_block.find('\0', begin);
+            if (end == std::string::npos) end = env_block.size();
+            if (env_block.compare(begin, end - begin, wanted) == 0) {
+                if (process_alive(pid)) found.push_back(pid);
+                break;
+            }
+            begin = end + 1;
+        }
+    }
+    return found;
+}
+
+std::string describe_processes(const std::vector<pid_t>& pids) {
+    std::string text;
+    for (pid_t pid : pids) {
+        const auto fields = read_stat(pid);
+        if (!text.empty()) text += ", ";
+        text += std::to_string(pid) + " (" + process_name(pid) + ", " +
+                (fields ? std::string(1, fields->state) + ", parent " + std::to_string(fields->ppid)
+                        : std::string("gone")) +
+                ")";
+    }
+    return text.empty() ? "none" : text;
+}
+
+}  // namespace integration
