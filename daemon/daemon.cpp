@@ -1,7 +1,6 @@
 #include "daemon/daemon.h"
 
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,13 +34,19 @@ log::Level to_log_level(config::LogLevel level) {
     return log::Level::info;
 }
 
-// Answer a refused peer with one line, without keeping any state for it.
-void refuse(int fd, const std::string& message) {
-    const json reply = {{"ok", false},
-                        {"error", {{"code", control::code::denied}, {"message", message}}}};
-    const std::string text = reply.dump() + "\n";
-    [[maybe_unused]] const ssize_t n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
-}
+// Answers every request of a peer that may not use the daemon, then hangs up. Reading the
+// request first means the client is never cut off mid-send and always sees why.
+class DeniedHandler final : public RequestHandler {
+public:
+    explicit DeniedHandler(std::string message) : message_(std::move(message)) {}
+    void handle_request(ControlConnection& c, const json&) override {
+        c.reply_error(control::code::denied, message_);
+        c.close_after_flush();
+    }
+
+private:
+    std::string message_;
+};
 
 }  // namespace
 
@@ -230,21 +235,24 @@ void Daemon::accept_connection(UniqueFd fd) {
         log::warning("dropped a control connection whose credentials could not be read");
         return;
     }
+    RequestHandler* handler = commands_.get();
+    std::unique_ptr<RequestHandler> denied;
     if (!peer_may_connect(*peer, registry_, owner_)) {
         log::warning("refused a control connection from pid " + std::to_string(peer->pid) +
                      " uid " + std::to_string(peer->uid) +
                      ": not root, not mcpd's user, and not in any allow_users/allow_groups");
-        refuse(fd.get(), "permission denied: uid " + std::to_string(peer->uid) +
-                             " may not use this mcpd (ask its owner to add you to allow_users)");
-        return;
+        denied = std::make_unique<DeniedHandler>(
+            "permission denied: uid " + std::to_string(peer->uid) +
+            " may not use this mcpd (ask its owner to add you to allow_users)");
+        handler = denied.get();
     }
     auto connection = std::make_unique<ControlConnection>(
-        loop_.base(), std::move(fd), *peer, *commands_, [this](ControlConnection& closed) {
+        loop_.base(), std::move(fd), *peer, *handler, [this](ControlConnection& closed) {
             ControlConnection* key = &closed;
             loop_.defer([this, key] { connections_.erase(key); });
         });
     ControlConnection* key = connection.get();
-    connections_[key] = std::move(connection);
+    connections_[key] = Connection{std::move(connection), std::move(denied)};
 }
 
 void Daemon::server_state_changed(ManagedServer&, ServerState, ServerState) {

@@ -93,7 +93,11 @@ private:
     Notifier notifier_;
     std::unique_ptr<ControlServer> control_;
     std::unique_ptr<RequestHandler> commands_;
-    std::map<ControlConnection*, std::unique_ptr<ControlConnection>> connections_;
+    struct Connection {
+        std::unique_ptr<ControlConnection> connection;
+        std::unique_ptr<RequestHandler> denied;  // answers a refused peer
+    };
+    std::map<ControlConnection*, Connection> connections_;
 
     std::map<std::string, std::unique_ptr<ManagedServer>> servers_;
     std::vector<std::string> order_;  // registry order

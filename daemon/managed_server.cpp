@@ -22,6 +22,7 @@ constexpr std::size_t kLogRingLines = 1000;
 constexpr std::size_t kLogRingBytes = 256 * 1024;
 constexpr Duration kAbandonPipesAfter = std::chrono::seconds(2);
 constexpr unsigned kNoiseLinesLogged = 20;
+constexpr Duration kExitAfterStdoutClose = std::chrono::milliseconds(250);
 
 std::string signal_name(int signo) {
     const char* abbrev = sigabbrev_np(signo);
@@ -39,10 +40,14 @@ ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& confi
       config_(config),
       supervisor_(config, *this),
       logs_(kLogRingLines, kLogRingBytes),
-      abandon_timer_(host.loop().base(), [this] {
-          for (auto& child : draining_) {
-              if (child->exited()) child->abandon_pipes();
-          }
+      abandon_timer_(host.loop().base(),
+                     [this] {
+                         for (auto& child : draining_) {
+                             if (child->exited()) child->abandon_pipes();
+                         }
+                     }),
+      stdout_closed_timer_(host.loop().base(), [this] {
+          if (child_ && !child_->exited()) supervisor_.on_stdout_closed();
       }) {}
 
 ManagedServer::~ManagedServer() {
@@ -98,7 +103,9 @@ SpawnResult ManagedServer::spawn() {
     };
     callbacks.on_log = [this](ChildProcess&, std::string_view line) { on_child_log(line); };
     callbacks.on_stdout_closed = [this](ChildProcess& c) {
-        if (&c == child_.get() && !c.exited()) supervisor_.on_stdout_closed();
+        // A process that is exiting closes stdout just before its exit is reported: give the
+        // exit a moment to arrive, so a crash is recorded as a crash.
+        if (&c == child_.get() && !c.exited()) stdout_closed_timer_.arm(kExitAfterStdoutClose);
     };
     callbacks.on_finished = [this](ChildProcess& c) { on_child_finished(&c); };
 
@@ -178,6 +185,7 @@ void ManagedServer::state_changed(ServerState from, ServerState to) {
 
 void ManagedServer::on_child_exit(ChildProcess* child, int status) {
     child->mark_exited(status);
+    if (child == child_.get()) stdout_closed_timer_.cancel();
     const bool current = child_.get() == child;
     if (current) {
         // Keep the record until its pipes close; the supervisor may spawn a successor now.

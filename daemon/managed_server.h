@@ -81,6 +81,7 @@ private:
     LogRing logs_;
     std::map<TimerKind, std::unique_ptr<Timer>> timers_;
     Timer abandon_timer_;  // gives up on pipes a dead child's escaped descendants keep open
+    Timer stdout_closed_timer_;  // stdout closed: is it exiting, or did it only close stdout?
 
     std::unique_ptr<ChildProcess> child_;
     std::vector<std::unique_ptr<ChildProcess>> draining_;  // exited, pipes not yet closed

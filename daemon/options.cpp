@@ -31,6 +31,11 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
             into = args[++i];
             return true;
         };
+        const bool is_flag = arg == "-h" || arg == "--help" || arg == "-V" || arg == "--version";
+        if (is_flag && has_value) {
+            out.error = "option '" + arg + "' takes no value";
+            return out;
+        }
         if (arg == "-h" || arg == "--help") {
             out.mode = CommandLine::Mode::help;
         } else if (arg == "-V" || arg == "--version") {

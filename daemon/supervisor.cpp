@@ -6,40 +6,73 @@ namespace mcpd {
 
 std::string_view to_string(ServerState state) {
     switch (state) {
-        case ServerState::stopped: return "stopped";
-        case ServerState::starting: return "starting";
-        case ServerState::running: return "running";
-        case ServerState::backoff: return "backoff";
-        case ServerState::stopping: return "stopping";
-        case ServerState::failed: return "failed";
+        case ServerState::stopped:
+            return "stopped";
+        case ServerState::starting:
+            return "starting";
+        case ServerState::running:
+            return "running";
+        case ServerState::backoff:
+            return "backoff";
+        case ServerState::stopping:
+            return "stopping";
+        case ServerState::failed:
+            return "failed";
     }
     return "?";
 }
 
 std::string_view to_string(ExitStep step) {
     switch (step) {
-        case ExitStep::exit: return "exit";
-        case ExitStep::eof: return "eof";
-        case ExitStep::term: return "term";
-        case ExitStep::kill: return "kill";
+        case ExitStep::exit:
+            return "exit";
+        case ExitStep::eof:
+            return "eof";
+        case ExitStep::term:
+            return "term";
+        case ExitStep::kill:
+            return "kill";
     }
     return "?";
 }
 
 std::string_view to_string(StopReason reason) {
     switch (reason) {
-        case StopReason::none: return "none";
-        case StopReason::stopped: return "stopped";
-        case StopReason::restart: return "restart";
-        case StopReason::reload: return "reload";
-        case StopReason::shutdown: return "shutdown";
-        case StopReason::crashed: return "crashed";
-        case StopReason::unresponsive: return "unresponsive";
-        case StopReason::start_timeout: return "start-timeout";
-        case StopReason::handshake_failed: return "handshake-failed";
-        case StopReason::stdout_closed: return "stdout-closed";
+        case StopReason::none:
+            return "none";
+        case StopReason::stopped:
+            return "stopped";
+        case StopReason::restart:
+            return "restart";
+        case StopReason::reload:
+            return "reload";
+        case StopReason::shutdown:
+            return "shutdown";
+        case StopReason::crashed:
+            return "crashed";
+        case StopReason::unresponsive:
+            return "unresponsive";
+        case StopReason::start_timeout:
+            return "start-timeout";
+        case StopReason::handshake_failed:
+            return "handshake-failed";
+        case StopReason::stdout_closed:
+            return "stdout-closed";
     }
     return "?";
+}
+
+bool is_fault(StopReason reason) {
+    switch (reason) {
+        case StopReason::crashed:
+        case StopReason::unresponsive:
+        case StopReason::start_timeout:
+        case StopReason::handshake_failed:
+        case StopReason::stdout_closed:
+            return true;
+        default:
+            return false;
+    }
 }
 
 Duration backoff_delay(Duration base, Duration max, unsigned failures) {
@@ -60,21 +93,27 @@ void Supervisor::request_start() {
     forget_failures();
     switch (state_) {
         case ServerState::stopped:
-        case ServerState::failed: spawn_now(); break;
+        case ServerState::failed:
+            spawn_now();
+            break;
         case ServerState::backoff:
             env_.cancel_timer(TimerKind::backoff);
             spawn_now();
             break;
         case ServerState::starting:
         case ServerState::running:
-        case ServerState::stopping: break;  // after the exit, wanted_up_ brings it back
+            break;
+        case ServerState::stopping:
+            respawn_at_exit_ = true;
+            break;
     }
 }
 
 void Supervisor::request_stop(StopReason reason) {
     wanted_up_ = false;
     switch (state_) {
-        case ServerState::stopped: break;
+        case ServerState::stopped:
+            break;
         case ServerState::failed:
             error_.clear();
             set_state(ServerState::stopped);
@@ -84,8 +123,14 @@ void Supervisor::request_stop(StopReason reason) {
             set_state(ServerState::stopped);
             break;
         case ServerState::starting:
-        case ServerState::running: begin_stop(reason); break;
-        case ServerState::stopping: stop_reason_ = reason; break;
+        case ServerState::running:
+            begin_stop(reason);
+            break;
+        case ServerState::stopping:
+            respawn_at_exit_ = false;
+            // Why it ends stays the fault that started the ladder, if one did.
+            if (!is_fault(stop_reason_)) stop_reason_ = reason;
+            break;
     }
 }
 
@@ -93,16 +138,29 @@ void Supervisor::request_restart(StopReason reason) {
     wanted_up_ = true;
     forget_failures();
     switch (state_) {
-        case ServerState::backoff: env_.cancel_timer(TimerKind::backoff); [[fallthrough]];
+        case ServerState::backoff:
+            env_.cancel_timer(TimerKind::backoff);
+            [[fallthrough]];
         case ServerState::stopped:
-        case ServerState::failed: spawn_now(); break;
+        case ServerState::failed:
+            spawn_now();
+            break;
         case ServerState::starting:
-        case ServerState::running: begin_stop(reason); break;
-        case ServerState::stopping: stop_reason_ = reason; break;
+        case ServerState::running:
+            begin_stop(reason);
+            break;
+        case ServerState::stopping:
+            respawn_at_exit_ = true;
+            break;
     }
 }
 
 void Supervisor::force_kill() {
+    const bool has_process = state_ == ServerState::starting || state_ == ServerState::running ||
+                             state_ == ServerState::stopping;
+    if (!has_process) return;
+    wanted_up_ = false;  // killed for good: no respawn when it exits
+    respawn_at_exit_ = false;
     if (state_ == ServerState::starting || state_ == ServerState::running) {
         begin_stop(StopReason::shutdown);
     }
@@ -130,7 +188,9 @@ void Supervisor::on_handshake_failed(std::string why) {
     begin_stop(StopReason::handshake_failed);
 }
 
-void Supervisor::on_health_reply() { ping_outstanding_ = false; }
+void Supervisor::on_health_reply() {
+    ping_outstanding_ = false;
+}
 
 void Supervisor::on_stdout_closed() {
     if (state_ != ServerState::starting && state_ != ServerState::running) return;
@@ -142,6 +202,7 @@ void Supervisor::on_exit(int status) {
     const ServerState was = state_;
     const bool was_stopping = was == ServerState::stopping;
     pid_ = -1;
+    if (!was_stopping && was != ServerState::starting && was != ServerState::running) return;
     has_last_exit_ = true;
     last_exit_ = LastExit{status, was_stopping ? stop_step_ : ExitStep::exit,
                           was_stopping ? stop_reason_ : StopReason::crashed, env_.now()};
@@ -149,28 +210,26 @@ void Supervisor::on_exit(int status) {
     cancel_run_timers();
 
     if (was_stopping) {
-        switch (stop_reason_) {
-            case StopReason::unresponsive:
-            case StopReason::start_timeout:
-            case StopReason::handshake_failed:
-            case StopReason::stdout_closed:
-                if (wanted_up_) {
-                    schedule_restart();
-                } else {
-                    set_state(ServerState::stopped);
-                }
-                return;
-            default:
-                if (wanted_up_) {
-                    spawn_now();
-                } else {
-                    set_state(ServerState::stopped);
-                }
-                return;
+        if (is_fault(stop_reason_)) {
+            if (!wanted_up_) {
+                set_state(ServerState::stopped);
+            } else if (respawn_at_exit_) {
+                spawn_now();  // someone asked for a start while it was being ended
+            } else if (config_.restart == config::RestartPolicy::never) {
+                give_up(error_ + "; restart = \"never\", so run 'mcpctl start " + config_.name +
+                        "' to start it again");
+            } else {
+                schedule_restart();
+            }
+            return;
         }
+        if (wanted_up_) {
+            spawn_now();
+        } else {
+            set_state(ServerState::stopped);
+        }
+        return;
     }
-    if (was != ServerState::starting && was != ServerState::running) return;  // not ours
-
     const bool clean = clean_exit(status);
     switch (config_.restart) {
         case config::RestartPolicy::never:
@@ -191,7 +250,9 @@ void Supervisor::on_exit(int status) {
             }
             schedule_restart();
             return;
-        case config::RestartPolicy::always: schedule_restart(); return;
+        case config::RestartPolicy::always:
+            schedule_restart();
+            return;
     }
 }
 
@@ -214,8 +275,8 @@ void Supervisor::on_timer(TimerKind kind) {
         case TimerKind::health:
             if (state_ != ServerState::running) return;
             if (ping_outstanding_) {
-                error_ = "no answer to a health ping within " +
-                         format_duration(config_.health_interval);
+                error_ =
+                    "no answer to a health ping within " + format_duration(config_.health_interval);
                 begin_stop(StopReason::unresponsive);
                 return;
             }
@@ -247,6 +308,7 @@ void Supervisor::set_state(ServerState next) {
 }
 
 void Supervisor::spawn_now() {
+    respawn_at_exit_ = false;
     ping_outstanding_ = false;
     stop_reason_ = StopReason::none;
     stop_step_ = ExitStep::exit;
@@ -296,7 +358,9 @@ void Supervisor::give_up(std::string why) {
     set_state(ServerState::failed);
 }
 
-bool Supervisor::clean_exit(int status) const { return status == 0; }
+bool Supervisor::clean_exit(int status) const {
+    return status == 0;
+}
 
 bool Supervisor::within_start_limit() {
     const TimePoint now = env_.now();

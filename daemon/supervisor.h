@@ -39,6 +39,9 @@ enum class StopReason {
 
 enum class TimerKind { backoff, start_timeout, stable, health, stop_step };
 
+// A reason that means the process misbehaved (as opposed to being asked to stop).
+bool is_fault(StopReason reason);
+
 std::string_view to_string(ServerState state);
 std::string_view to_string(ExitStep step);
 std::string_view to_string(StopReason reason);
@@ -133,6 +136,7 @@ private:
     TimePoint spawned_at_{};
     TimePoint next_start_{};
     bool ping_outstanding_ = false;
+    bool respawn_at_exit_ = false;  // a start or restart arrived while the ladder ran
 
     StopReason stop_reason_ = StopReason::none;  // why the running process is being ended
     ExitStep stop_step_ = ExitStep::exit;        // ladder step reached

@@ -26,7 +26,8 @@ std::vector<TestEnv*>& live_envs() {
 }
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    for (std::size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size()))
         text.replace(at, from.size(), to);
     return text;
 }
@@ -50,28 +51,37 @@ std::string location(const std::source_location& where) {
     return std::string(where.file_name()) + ":" + std::to_string(where.line());
 }
 
-// Prints the daemon log of every live TestEnv when an assertion fails.
+}  // namespace
+
+// Print the daemon log of every live TestEnv (once each).
+void report_live_daemon_logs() {
+    for (TestEnv* env : live_envs()) env->report_failure();
+}
+
+}  // namespace integration
+
+namespace {
+
+// Prints the daemon logs when an assertion fails, before the TestEnv destructors run.
 class DaemonLogOnFailure : public Catch::TestEventListenerBase {
 public:
     using TestEventListenerBase::TestEventListenerBase;
 
     bool assertionEnded(const Catch::AssertionStats& stats) override {
-        if (!stats.assertionResult.isOk()) {
-            for (TestEnv* env : live_envs()) env->report_failure();
-        }
+        if (!stats.assertionResult.isOk()) integration::report_live_daemon_logs();
         return true;
     }
 };
 
 }  // namespace
 
-}  // namespace integration
-
-CATCH_REGISTER_LISTENER(integration::DaemonLogOnFailure)
+CATCH_REGISTER_LISTENER(DaemonLogOnFailure)
 
 namespace integration {
 
-std::string bin(const std::string& name) { return std::string(MCPD_BIN_DIR) + "/" + name; }
+std::string bin(const std::string& name) {
+    return std::string(MCPD_BIN_DIR) + "/" + name;
+}
 
 std::string toml_string(const std::string& text) {
     std::string out = "\"";
@@ -93,7 +103,8 @@ std::string server_toml(const std::string& name, const std::vector<std::string>&
     };
     for (const auto& [key, value] : settings) values[key] = value;
     std::string args_text;
-    for (const std::string& arg : args) args_text += (args_text.empty() ? "" : ", ") + toml_string(arg);
+    for (const std::string& arg : args)
+        args_text += (args_text.empty() ? "" : ", ") + toml_string(arg);
     std::string text = "[servers." + name + "]\n";
     text += "command = " + toml_string(command) + "\n";
     text += "args = [" + args_text + "]\n";
@@ -164,8 +175,12 @@ TestEnv::TestEnv(const std::string& name) {
 }
 
 TestEnv::~TestEnv() {
-    if (daemon_) daemon_->terminate();
-    daemon_.reset();
+    try {
+        if (daemon_) daemon_->terminate();
+    } catch (...) {
+        std::cerr << "cleanup: could not stop the mcpd of test " << marker_ << "\n";
+    }
+    daemon_.reset();  // its destructor kills and reaps it if it still runs
     // Whatever still carries our marker escaped its mcpd (the daemon was killed, or leaked
     // it): these are descendants of the mcpd this test started, so end them here.
     for (pid_t pid : processes_with_marker(marker_)) {
@@ -193,7 +208,8 @@ void TestEnv::write_registry(const std::string& text) const {
 DaemonProcess& TestEnv::start_daemon(Duration timeout) {
     if (daemon_) throw std::logic_error("the test's mcpd is already running");
     const std::string log = path("mcpd.log");
-    log_files_.push_back(log);
+    if (std::find(log_files_.begin(), log_files_.end(), log) == log_files_.end())
+        log_files_.push_back(log);
     daemon_ = std::make_unique<DaemonProcess>(
         std::vector<std::string>{"--config", registry_, "--socket", socket_}, log);
     const bool up = poll_until(timeout, [&] {
@@ -282,8 +298,7 @@ std::string TestEnv::daemon_log() const {
 void TestEnv::report_failure() {
     if (reported_) return;
     reported_ = true;
-    std::cerr << "\n---- mcpd log of " << marker_ << " (last " << kLogTailLines
-              << " lines) ----\n"
+    std::cerr << "\n---- mcpd log of " << marker_ << " (last " << kLogTailLines << " lines) ----\n"
               << last_lines(daemon_log(), kLogTailLines) << "\n---- end of mcpd log ----\n"
               << std::flush;
 }

@@ -5,11 +5,10 @@
 // (see the listener in harness.cpp).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <source_location>
 #include <string>

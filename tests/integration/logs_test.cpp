@@ -22,7 +22,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 std::size_t count_of(const std::string& text, const std::string& needle) {
     std::size_t count = 0;
-    for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    for (std::size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + 1))
         ++count;
     return count;
 }
@@ -72,8 +73,9 @@ TEST_CASE("logs -f receives lines written after it connected", "[logs]") {
         "sh"));
     env.start_daemon();
     env.wait_state("talker", "running");
-    wait_until("both lines are in the ring", 10s,
-               [&] { return env.ctl({"logs", "talker"}).out.find("second") != std::string::npos; });
+    wait_until("both lines are in the ring", 10s, [&] {
+        return env.ctl({"logs", "talker"}).out.find("second") != std::string::npos;
+    });
 
     BackgroundProcess follower({bin("mcpctl"), "--socket", env.socket(), "logs", "-f", "talker"});
     // The recent lines come first: once they are printed, the follower is registered.

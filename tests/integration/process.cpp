@@ -91,7 +91,8 @@ std::optional<int> wait_for_exit(pid_t pid, Duration timeout) {
         int status = 0;
         const pid_t r = ::waitpid(pid, &status, WNOHANG);
         if (r == pid) return decode_wait_status(status);
-        if (r < 0 && errno != EINTR) throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
+        if (r < 0 && errno != EINTR)
+            throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
         if (Clock::now() >= deadline) return std::nullopt;
         std::this_thread::sleep_for(5ms);
     }
@@ -196,7 +197,11 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv) {
 }
 
 BackgroundProcess::~BackgroundProcess() {
-    if (!status_) stop(SIGINT, 5s);
+    try {
+        if (!status_) stop(SIGINT, 5s);
+    } catch (...) {
+        if (!status_) kill_and_reap(pid_);
+    }
     close_fd(out_fd_);
 }
 
@@ -249,7 +254,8 @@ int BackgroundProcess::stop(int signo, Duration timeout) {
 DaemonProcess::DaemonProcess(const std::vector<std::string>& args, std::string log_path)
     : log_path_(std::move(log_path)) {
     int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) throw std::runtime_error("cannot open " + log_path_ + ": " + std::strerror(errno));
+    if (log_fd < 0)
+        throw std::runtime_error("cannot open " + log_path_ + ": " + std::strerror(errno));
     int null_fd = open_dev_null();
     std::vector<std::string> argv{std::string(MCPD_BIN_DIR) + "/mcpd"};
     argv.insert(argv.end(), args.begin(), args.end());

@@ -1,7 +1,6 @@
 // Reloading the registry with `mcpctl reload` and SIGHUP: added, removed, changed and
 // unchanged servers, and a broken registry that changes nothing.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 
 #include "harness.h"
@@ -14,7 +13,8 @@ namespace {
 // name -> pid of every listed server.
 std::map<std::string, pid_t> pids_of(const TestEnv& env) {
     std::map<std::string, pid_t> pids;
-    for (const json& s : env.status_json()["servers"]) {
+    const json status = env.status_json();
+    for (const json& s : status["servers"]) {
         if (s["pid"].is_number_integer()) pids[s["name"]] = s["pid"].get<pid_t>();
     }
     return pids;
@@ -22,7 +22,8 @@ std::map<std::string, pid_t> pids_of(const TestEnv& env) {
 
 std::vector<std::string> names_of(const TestEnv& env) {
     std::vector<std::string> names;
-    for (const json& s : env.status_json()["servers"]) names.push_back(s["name"]);
+    const json status = env.status_json();
+    for (const json& s : status["servers"]) names.push_back(s["name"]);
     return names;
 }
 

@@ -1,7 +1,6 @@
 // The stop ladder (close stdin, wait stop_grace, SIGTERM, wait stop_timeout, SIGKILL) for
 // single servers and for the whole daemon on SIGTERM or `mcpctl shutdown`.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 
 #include "harness.h"
@@ -39,9 +38,9 @@ json stop_and_measure(TestEnv& env, const std::string& name) {
 
 TEST_CASE("the stop ladder ends at the step the server gives in", "[stop]") {
     TestEnv env("stop-ladder");
-    env.write_registry(server_toml("polite", {}, kLadder) +
-                       server_toml("deaf", {"--stdin-eof=ignore"}, kLadder) +
-                       server_toml("stubborn", {"--stdin-eof=ignore", "--ignore-sigterm"}, kLadder));
+    env.write_registry(
+        server_toml("polite", {}, kLadder) + server_toml("deaf", {"--stdin-eof=ignore"}, kLadder) +
+        server_toml("stubborn", {"--stdin-eof=ignore", "--ignore-sigterm"}, kLadder));
     env.start_daemon();
     for (const char* name : {"polite", "deaf", "stubborn"}) env.wait_state(name, "running");
 
@@ -69,9 +68,9 @@ TEST_CASE("the stop ladder ends at the step the server gives in", "[stop]") {
 
 TEST_CASE("SIGTERM stops every server through the ladder and mcpd exits 0", "[stop]") {
     TestEnv env("sigterm");
-    env.write_registry(server_toml("polite", {}, kLadder) +
-                       server_toml("deaf", {"--stdin-eof=ignore"}, kLadder) +
-                       server_toml("stubborn", {"--stdin-eof=ignore", "--ignore-sigterm"}, kLadder));
+    env.write_registry(
+        server_toml("polite", {}, kLadder) + server_toml("deaf", {"--stdin-eof=ignore"}, kLadder) +
+        server_toml("stubborn", {"--stdin-eof=ignore", "--ignore-sigterm"}, kLadder));
     DaemonProcess& daemon = env.start_daemon();
     for (const char* name : {"polite", "deaf", "stubborn"}) env.wait_state(name, "running");
     REQUIRE(env.marked_processes().size() == 3);
@@ -119,9 +118,8 @@ TEST_CASE("a second SIGTERM during a slow stop ladder kills at once", "[stop]") 
     const auto started = Clock::now();
     daemon.signal(SIGTERM);
     // The ladder has begun once the server says its stdin closed.
-    wait_until("the server reports its stdin closed", 10s, [&] {
-        return daemon.log().find("stdin closed") != std::string::npos;
-    });
+    wait_until("the server reports its stdin closed", 10s,
+               [&] { return daemon.log().find("stdin closed") != std::string::npos; });
     CHECK_FALSE(daemon.poll_exit().has_value());
     daemon.signal(SIGTERM);
     // Without the second signal this would take stop_grace + stop_timeout = 40 s.

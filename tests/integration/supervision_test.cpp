@@ -1,8 +1,7 @@
 // Supervision: crash loops and the start limit, exec failures, process groups and
 // grandchildren, PR_SET_PDEATHSIG, and reaping.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "harness.h"
@@ -14,7 +13,8 @@ namespace {
 
 std::size_t count_of(const std::string& text, const std::string& needle) {
     std::size_t count = 0;
-    for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    for (std::size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + 1))
         ++count;
     return count;
 }
@@ -70,9 +70,9 @@ TEST_CASE("a crashing server backs off, then fails at the start limit", "[superv
 
 TEST_CASE("a missing command fails at once without restarts", "[supervision]") {
     TestEnv env("missing-command");
-    env.write_registry(server_toml("ghost", {}, {{"restart", "\"always\""}},
-                                   "mcpd-test-no-such-command") +
-                       server_toml("demo"));
+    env.write_registry(
+        server_toml("ghost", {}, {{"restart", "\"always\""}}, "mcpd-test-no-such-command") +
+        server_toml("demo"));
     env.start_daemon();
     env.wait_state("ghost", "failed");
 
@@ -89,7 +89,8 @@ TEST_CASE("a missing command fails at once without restarts", "[supervision]") {
         REQUIRE(ghost["state"] == "failed");
         REQUIRE(ghost["pid"].is_null());
         REQUIRE(ghost["restarts"] == 0);
-        REQUIRE(ghost["error"].get<std::string>().find("No such file or directory") != std::string::npos);
+        REQUIRE(ghost["error"].get<std::string>().find("No such file or directory") !=
+                std::string::npos);
         std::this_thread::sleep_for(60ms);
     }
     CHECK(count_of(env.daemon().log(), "[ghost] cannot start") == 1);
@@ -103,8 +104,8 @@ TEST_CASE("a missing command fails at once without restarts", "[supervision]") {
 
 TEST_CASE("stopping a server ends its whole process group", "[supervision]") {
     TestEnv env("grandchildren");
-    env.write_registry(server_toml("family", {"-c", "sleep 300 & sleep 300 & exec mcpd-demo-server"},
-                                   {}, "sh"));
+    env.write_registry(
+        server_toml("family", {"-c", "sleep 300 & sleep 300 & exec mcpd-demo-server"}, {}, "sh"));
     DaemonProcess& daemon = env.start_daemon();
     env.wait_state("family", "running");
 
@@ -158,8 +159,9 @@ TEST_CASE("kill -9 of mcpd takes its children down (PR_SET_PDEATHSIG)", "[superv
 TEST_CASE("no child of mcpd stays a zombie through restarts and stops", "[supervision]") {
     TestEnv env("zombies");
     env.write_registry(
-        server_toml("flappy", {"--exit-after-ms=150", "--exit-code=1"},
-                    {{"restart", "\"always\""}, {"start_limit", "{ burst = 1000, interval = \"1s\" }"}}) +
+        server_toml(
+            "flappy", {"--exit-after-ms=150", "--exit-code=1"},
+            {{"restart", "\"always\""}, {"start_limit", "{ burst = 1000, interval = \"1s\" }"}}) +
         server_toml("plain") +
         server_toml("family", {"-c", "sleep 300 & exec mcpd-demo-server"}, {}, "sh"));
     DaemonProcess& daemon = env.start_daemon();

@@ -74,7 +74,10 @@ public:
         deadlines_[kind] = now_ + after;
     }
 
-    void cancel_timer(TimerKind kind) override { deadlines_.erase(kind); }
+    void cancel_timer(TimerKind kind) override {
+        cancels.push_back(kind);
+        deadlines_.erase(kind);
+    }
 
     void state_changed(ServerState from, ServerState to) override {
         transitions.emplace_back(from, to);
@@ -129,6 +132,7 @@ public:
         stdin_closes = 0;
         signals.clear();
         arms.clear();
+        cancels.clear();
         transitions.clear();
     }
 
@@ -137,6 +141,7 @@ public:
     int stdin_closes = 0;
     std::vector<int> signals;
     std::vector<std::pair<TimerKind, Duration>> arms;
+    std::vector<TimerKind> cancels;  // including timers that were not armed
     std::vector<std::pair<ServerState, ServerState>> transitions;
 
 private:
