@@ -176,10 +176,17 @@ void ManagedServer::cancel_timer(TimerKind kind) {
 }
 
 void ManagedServer::state_changed(ServerState from, ServerState to) {
-    log::info(config_.name, std::string(to_string(from)) + " -> " + std::string(to_string(to)) +
-                                (supervisor_.error().empty() || to != ServerState::failed
-                                     ? ""
-                                     : ": " + supervisor_.error()));
+    std::string why;
+    if (to == ServerState::stopping) {
+        why = " (" + std::string(to_string(supervisor_.stop_reason())) +
+              (is_fault(supervisor_.stop_reason()) && !supervisor_.error().empty()
+                   ? ": " + supervisor_.error()
+                   : "") +
+              ")";
+    } else if (to == ServerState::failed && !supervisor_.error().empty()) {
+        why = ": " + supervisor_.error();
+    }
+    log::info(config_.name, std::string(to_string(from)) + " -> " + std::string(to_string(to)) + why);
     host_.server_state_changed(*this, from, to);
 }
 

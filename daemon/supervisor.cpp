@@ -340,9 +340,15 @@ void Supervisor::begin_stop(StopReason reason) {
 void Supervisor::schedule_restart() {
     ++consecutive_failures_;
     if (!within_start_limit()) {
+        // Say what kept going wrong, not only that it did.
+        std::string last = error_;
+        if (last.empty() && has_last_exit_) {
+            last = "exited with status " + std::to_string(last_exit_.status);
+        }
         give_up("failed " + std::to_string(failure_times_.size()) + " times within " +
                 format_duration(config_.start_limit.interval) + " (start_limit burst " +
-                std::to_string(config_.start_limit.burst) + "); fix it, then run 'mcpctl start " +
+                std::to_string(config_.start_limit.burst) + ")" +
+                (last.empty() ? "" : "; last: " + last) + "; fix it, then run 'mcpctl start " +
                 config_.name + "'");
         return;
     }

@@ -112,6 +112,7 @@ public:
     TimePoint spawned_at() const { return spawned_at_; }
     TimePoint next_start() const { return next_start_; }
     ExitStep stop_step() const { return stop_step_; }
+    StopReason stop_reason() const { return stop_reason_; }
     const config::ServerConfig& config() const { return config_; }
 
 private:
