@@ -20,6 +20,7 @@ inline constexpr std::string_view failed = "failed";        // a server failed t
 inline constexpr std::string_view timeout = "timeout";      // --wait ran out
 inline constexpr std::string_view config = "config";        // reload found errors
 inline constexpr std::string_view shutting_down = "shutting_down";
+inline constexpr std::string_view limit = "limit";  // max_sessions reached
 }  // namespace code
 
 // Where the socket lives when nothing says otherwise:
