@@ -19,7 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kTopLevelKeys[] = {"daemon", "servers"};
-constexpr std::string_view kDaemonKeys[] = {"socket", "log_level", "max_message_bytes"};
+constexpr std::string_view kDaemonKeys[] = {"socket", "log_level", "max_message_bytes",
+                                            "max_session_queue_bytes"};
 constexpr std::int64_t kMinMessageBytes = 1024;
 
 template <typename E>
@@ -65,6 +66,10 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
         } else if (name == "max_message_bytes") {
             if (auto bytes = read_integer(*value, name, kMinMessageBytes, INT64_MAX, diag)) {
                 daemon.max_message_bytes = static_cast<std::size_t>(*bytes);
+            }
+        } else if (name == "max_session_queue_bytes") {
+            if (auto bytes = read_integer(*value, name, kMinMessageBytes, INT64_MAX, diag)) {
+                daemon.max_session_queue_bytes = static_cast<std::size_t>(*bytes);
             }
         } else {
             const std::string hint = did_you_mean(name, kDaemonKeys);

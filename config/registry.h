@@ -69,6 +69,8 @@ struct DaemonConfig {
     std::string socket;  // empty: the caller picks the default path
     LogLevel log_level = LogLevel::info;
     std::size_t max_message_bytes = 16 * 1024 * 1024;
+    // Output queued for a session that does not read; past it the session is cut off.
+    std::size_t max_session_queue_bytes = 4 * 1024 * 1024;
     bool operator==(const DaemonConfig&) const = default;
 };
 

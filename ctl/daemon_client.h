@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/duration.h"
 #include "common/unique_fd.h"
@@ -40,6 +41,11 @@ public:
 
     // send, then read the one reply; a close before it is a failure.
     bool call(const nlohmann::json& request, nlohmann::json& reply, mcpd::Duration timeout);
+
+    // For a connection that stops carrying lines (attach): its descriptor (-1 once closed), and
+    // the bytes read past the last line returned, which are then no longer buffered here.
+    int fd() const { return fd_.get(); }
+    std::string take_buffered() { return std::exchange(buffer_, {}); }
 
     const ClientError& error() const { return error_; }
     const std::string& socket_path() const { return path_; }

@@ -32,7 +32,8 @@ ChildProcess::ChildProcess(event_base* base, SpawnedProcess process,
     stdin_ = pipe_event(base, process.stdin_fd);
     stdout_ = pipe_event(base, process.stdout_fd);
     stderr_ = pipe_event(base, process.stderr_fd);
-    bufferevent_setcb(stdin_, nullptr, nullptr, &ChildProcess::on_stdin_event, this);
+    bufferevent_setcb(stdin_, nullptr, &ChildProcess::on_stdin_written, &ChildProcess::on_stdin_event,
+                      this);
     bufferevent_setcb(stdout_, &ChildProcess::on_stdout_read, nullptr,
                       &ChildProcess::on_stdout_event, this);
     bufferevent_setcb(stderr_, &ChildProcess::on_stderr_read, nullptr,
@@ -60,6 +61,15 @@ std::size_t ChildProcess::queued_input_bytes() const {
 }
 
 void ChildProcess::close_stdin() { free_event(stdin_); }
+
+void ChildProcess::set_input_watermark(std::size_t low) {
+    if (stdin_ != nullptr) bufferevent_setwatermark(stdin_, EV_WRITE, low, 0);
+}
+
+void ChildProcess::on_stdin_written(bufferevent*, void* self) {
+    auto* child = static_cast<ChildProcess*>(self);
+    if (child->callbacks_.on_input_drained) child->callbacks_.on_input_drained(*child);
+}
 
 void ChildProcess::signal_group(int signo) const {
     if (!exited_) ::kill(-pid_, signo);

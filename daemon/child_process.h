@@ -25,6 +25,8 @@ public:
         std::function<void(ChildProcess&, std::string_view line)> on_log;  // a stderr line
         std::function<void(ChildProcess&)> on_stdout_closed;  // stdout EOF or error
         std::function<void(ChildProcess&)> on_finished;       // pipes closed and exit reaped
+        // Queued stdin fell to the low watermark (set_input_watermark).
+        std::function<void(ChildProcess&)> on_input_drained;
     };
 
     ChildProcess(event_base* base, SpawnedProcess process, std::size_t max_message_bytes,
@@ -38,6 +40,8 @@ public:
     // Queue one message (a newline is appended). False once stdin is closed.
     bool send(std::string_view line);
     std::size_t queued_input_bytes() const;
+    // Call on_input_drained once queued stdin falls to `low` bytes.
+    void set_input_watermark(std::size_t low);
     // Close stdin now, dropping anything still queued: the first step of the stop ladder.
     void close_stdin();
     void signal_group(int signo) const;
@@ -56,6 +60,7 @@ private:
     static void on_stderr_read(bufferevent* bev, void* self);
     static void on_stderr_event(bufferevent* bev, short what, void* self);
     static void on_stdin_event(bufferevent* bev, short what, void* self);
+    static void on_stdin_written(bufferevent* bev, void* self);
 
     void drain_stdout(bool at_eof);
     void drain_stderr(bool at_eof);

@@ -1,5 +1,7 @@
 #include "daemon/control_commands.h"
 
+#include <event2/bufferevent.h>
+#include <event2/util.h>
 #include <unistd.h>
 
 #include "common/control_protocol.h"
@@ -29,6 +31,7 @@ const std::map<std::string, ControlCommands::Handler>& ControlCommands::table() 
         {"start", &ControlCommands::start},     {"stop", &ControlCommands::stop},
         {"restart", &ControlCommands::restart}, {"reload", &ControlCommands::reload},
         {"logs", &ControlCommands::logs},       {"shutdown", &ControlCommands::shutdown},
+        {"attach", &ControlCommands::attach},   {"sessions", &ControlCommands::sessions},
     };
     return commands;
 }
@@ -241,6 +244,71 @@ void ControlCommands::shutdown(ControlConnection& c, const json&) {
     log::info("shutdown requested by pid " + std::to_string(c.peer().pid));
     c.reply_ok(json::object());
     daemon_.shutdown();
+}
+
+}  // namespace mcpd
+
+namespace mcpd {
+
+void ControlCommands::attach(ControlConnection& c, const json& request) {
+    const auto name = request.find("server");
+    if (name == request.end() || !name->is_string()) {
+        c.reply_error(control::code::bad_request, "name the server to attach to");
+        return;
+    }
+    std::vector<ManagedServer*> found;
+    if (!resolve(c, json::array({*name}), found, false)) return;
+    ManagedServer& server = *found.front();
+    const Supervisor& supervisor = server.supervisor();
+    if (supervisor.state() == ServerState::failed) {
+        c.reply_error(control::code::failed,
+                      "server '" + server.name() + "' is failed: " + supervisor.error() +
+                          "; fix it, then run 'mcpctl start " + server.name() + "'");
+        return;
+    }
+    const unsigned limit = server.config().max_sessions;
+    if (limit > 0 && server.router().session_count() >= limit) {
+        c.reply_error(control::code::limit, "server '" + server.name() + "' already has " +
+                                                std::to_string(limit) +
+                                                " sessions (max_sessions); try again later");
+        return;
+    }
+    const SessionId id = daemon_.next_session_id();
+    const std::string server_name = server.name();
+    const PeerCredentials peer = c.peer();
+    if (!request.value("pass_fds", false)) {
+        c.reply_ok({{"server", server_name}, {"session", id}});
+        bufferevent* bev = c.hand_over();
+        daemon_.open_session(server, id, peer, bev, bev, nullptr);
+        return;
+    }
+    c.reply_ok({{"server", server_name}, {"session", id}, {"send_fds", true}});
+    ControlConnection* link = &c;
+    c.receive_fds(
+        [this, server_name, id, peer, link](std::vector<UniqueFd> fds) {
+            ManagedServer* target = daemon_.find(server_name);
+            if (target == nullptr) {
+                link->send({{"ended", {{"reason", "the server was removed"}, {"status", 1}}}});
+                link->close_after_flush();
+                return;
+            }
+            event_base* base = daemon_.loop().base();
+            for (UniqueFd& fd : fds) evutil_make_socket_nonblocking(fd.get());
+            bufferevent* input = bufferevent_socket_new(base, fds[0].release(), BEV_OPT_CLOSE_ON_FREE);
+            bufferevent* output = bufferevent_socket_new(base, fds[1].release(), BEV_OPT_CLOSE_ON_FREE);
+            daemon_.open_session(*target, id, peer, input, output, link);
+        },
+        [this, id] { daemon_.end_session(id, "mcpctl connect went away", true); });
+}
+
+void ControlCommands::sessions(ControlConnection& c, const json& request) {
+    std::string filter;
+    if (const auto name = request.find("server"); name != request.end() && name->is_string()) {
+        std::vector<ManagedServer*> found;
+        if (!resolve(c, json::array({*name}), found, false)) return;
+        filter = found.front()->name();
+    }
+    c.reply_ok({{"sessions", daemon_.sessions_json(filter, c)}});
 }
 
 }  // namespace mcpd

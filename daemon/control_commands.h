@@ -31,6 +31,8 @@ private:
     void reload(ControlConnection& c, const nlohmann::json& request);
     void logs(ControlConnection& c, const nlohmann::json& request);
     void shutdown(ControlConnection& c, const nlohmann::json& request);
+    void attach(ControlConnection& c, const nlohmann::json& request);
+    void sessions(ControlConnection& c, const nlohmann::json& request);
 
     enum class Action { start, stop, restart };
     void act(ControlConnection& c, const nlohmann::json& request, Action action);

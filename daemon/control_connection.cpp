@@ -2,6 +2,10 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cstring>
 
 #include "common/control_protocol.h"
 #include "common/log.h"
@@ -32,6 +36,7 @@ ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredenti
 }
 
 ControlConnection::~ControlConnection() {
+    if (fd_event_ != nullptr) event_free(fd_event_);
     if (bev_ != nullptr) {
         bufferevent_setcb(bev_, nullptr, nullptr, nullptr, nullptr);
         bufferevent_free(bev_);
@@ -80,7 +85,72 @@ void ControlConnection::close_after_flush() {
 }
 
 void ControlConnection::on_read(bufferevent*, void* self) {
-    static_cast<ControlConnection*>(self)->process_input();
+    auto* connection = static_cast<ControlConnection*>(self);
+    if (connection->mode_ == Mode::linked) {
+        // Nothing more is expected from a linked client; only its hang-up matters.
+        evbuffer* in = bufferevent_get_input(connection->bev_);
+        evbuffer_drain(in, evbuffer_get_length(in));
+        return;
+    }
+    connection->process_input();
+}
+
+bufferevent* ControlConnection::hand_over() {
+    mode_ = Mode::handed_over;
+    bufferevent* bev = bev_;
+    bev_ = nullptr;
+    bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
+    closed_ = true;
+    cleanups_.clear();
+    on_closed_(*this);
+    return bev;
+}
+
+void ControlConnection::receive_fds(std::function<void(std::vector<UniqueFd>)> on_fds,
+                                    std::function<void()> on_hangup) {
+    mode_ = Mode::awaiting_fds;
+    on_fds_ = std::move(on_fds);
+    on_hangup_ = std::move(on_hangup);
+    bufferevent_disable(bev_, EV_READ);
+    fd_event_ = event_new(bufferevent_get_base(bev_), bufferevent_getfd(bev_), EV_READ,
+                          &ControlConnection::on_fds_ready, this);
+    event_add(fd_event_, nullptr);
+}
+
+void ControlConnection::on_fds_ready(evutil_socket_t fd, short, void* self) {
+    auto* connection = static_cast<ControlConnection*>(self);
+    char byte = 0;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 2)> control{};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    const ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    std::vector<UniqueFd> fds;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < count; ++i) {
+            int received = -1;
+            std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            fds.emplace_back(received);
+        }
+    }
+    if (n <= 0 || fds.size() != 2 || (msg.msg_flags & MSG_CTRUNC) != 0) {
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            event_add(connection->fd_event_, nullptr);  // spurious wake-up: wait again
+            return;
+        }
+        log::warning("control client pid " + std::to_string(connection->peer_.pid) +
+                     " did not pass the two descriptors it announced; closing");
+        connection->close();
+        return;
+    }
+    connection->mode_ = Mode::linked;
+    bufferevent_enable(connection->bev_, EV_READ);
+    connection->on_fds_(std::move(fds));
 }
 
 void ControlConnection::on_write(bufferevent*, void* self) {
@@ -90,6 +160,11 @@ void ControlConnection::on_write(bufferevent*, void* self) {
 
 void ControlConnection::on_event(bufferevent*, short what, void* self) {
     auto* connection = static_cast<ControlConnection*>(self);
+    if (connection->mode_ == Mode::linked || connection->mode_ == Mode::awaiting_fds) {
+        if (connection->on_hangup_) connection->on_hangup_();
+        connection->close();
+        return;
+    }
     if ((what & BEV_EVENT_EOF) != 0 && !connection->closing_) {
         // The client is done sending; answer what it asked, then hang up.
         connection->process_input();
@@ -107,7 +182,7 @@ void ControlConnection::process_input() {
 }
 
 void ControlConnection::process_lines() {
-    while (!closed_ && !reply_pending_ && bev_ != nullptr) {
+    while (!closed_ && !reply_pending_ && bev_ != nullptr && mode_ == Mode::requests) {
         const LineReader::Result r = reader_.next(bufferevent_get_input(bev_), line_);
         if (r == LineReader::Result::need_more) {
             if (closing_) close_after_flush();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include <nlohmann/json.hpp>
 
@@ -51,10 +52,19 @@ public:
     void on_close(std::function<void()> cleanup) { cleanups_.push_back(std::move(cleanup)); }
     bool closed() const { return closed_; }
 
+    // attach on the socket: give the bufferevent, with whatever it has buffered past the
+    // request, to a session. The connection object then goes away without closing the socket.
+    bufferevent* hand_over();
+    // attach with pass_fds: receive the client's two descriptors (SCM_RIGHTS), then keep the
+    // connection only to notice when the client hangs up.
+    void receive_fds(std::function<void(std::vector<UniqueFd>)> on_fds,
+                     std::function<void()> on_hangup);
+
 private:
     static void on_read(bufferevent* bev, void* self);
     static void on_write(bufferevent* bev, void* self);
     static void on_event(bufferevent* bev, short what, void* self);
+    static void on_fds_ready(evutil_socket_t fd, short what, void* self);
 
     void process_input();
     void process_lines();
@@ -69,6 +79,11 @@ private:
     LineReader reader_;
     std::string line_;
     std::vector<std::function<void()>> cleanups_;
+    enum class Mode { requests, awaiting_fds, linked, handed_over };
+    Mode mode_ = Mode::requests;
+    event* fd_event_ = nullptr;
+    std::function<void(std::vector<UniqueFd>)> on_fds_;
+    std::function<void()> on_hangup_;
     bool reply_pending_ = false;
     bool processing_ = false;
     bool closing_ = false;

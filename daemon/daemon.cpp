@@ -60,6 +60,7 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
 
 Daemon::~Daemon() {
     waiters_.clear();
+    sessions_.clear();
     connections_.clear();
     servers_.clear();
     retired_.clear();
@@ -175,6 +176,7 @@ ReloadReport Daemon::reload() {
     registry_ = std::move(next);
     order_ = next_order;
     for (const std::string& name : report.removed) {
+        close_sessions_of(name, "the server was removed from the registry");
         auto node = servers_.extract(name);
         ManagedServer* server = node.mapped().get();
         retired_.push_back(std::move(node.mapped()));
@@ -208,6 +210,7 @@ void Daemon::shutdown() {
     log::info("shutting down: stopping every server");
     notifier_.stopping();
     if (control_) control_->stop_accepting();
+    for (auto& [name, server] : servers_) close_sessions_of(name, "mcpd is shutting down");
     for (auto& [name, server] : servers_) server->supervisor().request_stop(StopReason::shutdown);
     for (auto& server : retired_) server->supervisor().request_stop(StopReason::shutdown);
     maybe_finish_shutdown();
@@ -253,6 +256,124 @@ void Daemon::accept_connection(UniqueFd fd) {
         });
     ControlConnection* key = connection.get();
     connections_[key] = Connection{std::move(connection), std::move(denied)};
+}
+
+ManagedServer* Daemon::find_any(const std::string& name) {
+    if (ManagedServer* server = find(name)) return server;
+    for (auto& server : retired_) {
+        if (server->name() == name) return server.get();
+    }
+    return nullptr;
+}
+
+void Daemon::open_session(ManagedServer& server, SessionId id, const PeerCredentials& peer,
+                          bufferevent* input, bufferevent* output, ControlConnection* link) {
+    Session::Callbacks callbacks;
+    const std::string name = server.name();
+    callbacks.on_line = [this, name](Session& session, std::string& line) {
+        if (ManagedServer* target = find(name)) target->router().on_session_line(session.id(), line);
+    };
+    callbacks.on_closed = [this](Session& session, const std::string& reason, bool by_client) {
+        on_session_closed(session, reason, by_client);
+    };
+    auto session = std::make_unique<Session>(id, name, peer, input, output,
+                                             registry_.daemon.max_message_bytes,
+                                             registry_.daemon.max_session_queue_bytes,
+                                             std::move(callbacks));
+    Session* raw = session.get();
+    sessions_[id] = SessionEntry{std::move(session), link};
+    if (link != nullptr) {
+        link->on_close([this, id] {
+            const auto it = sessions_.find(id);
+            if (it != sessions_.end()) it->second.link = nullptr;
+        });
+    }
+    log::info(name, "session " + std::to_string(id) + " attached (pid " + std::to_string(peer.pid) +
+                        ", uid " + std::to_string(peer.uid) +
+                        (link != nullptr ? ", passed descriptors)" : ", on the socket)"));
+    server.router().attach(id);
+    server.sessions_changed();
+    raw->start();
+}
+
+void Daemon::end_session(SessionId id, const std::string& reason, bool by_client) {
+    const auto it = sessions_.find(id);
+    if (it != sessions_.end()) it->second.session->close(reason, by_client);
+}
+
+void Daemon::on_session_closed(Session& session, const std::string& reason, bool by_client) {
+    const SessionId id = session.id();
+    log::info(session.server(), "session " + std::to_string(id) + " ended: " + reason);
+    // Detach on the next turn: this may run from inside the router's own loops.
+    loop_.defer([this, id, reason, by_client] {
+        const auto it = sessions_.find(id);
+        if (it == sessions_.end()) return;
+        const std::string server_name = it->second.session->server();
+        if (ControlConnection* link = it->second.link) {
+            link->send({{"ended", {{"reason", reason}, {"status", by_client ? 0 : 1}}}});
+            link->close_after_flush();
+        }
+        sessions_.erase(it);
+        if (ManagedServer* server = find_any(server_name)) {
+            server->router().detach(id);
+            server->sessions_changed();
+        }
+    });
+}
+
+void Daemon::close_sessions_of(const std::string& server, const std::string& reason) {
+    for (auto& [id, entry] : sessions_) {
+        if (entry.session->server() == server) entry.session->close(reason, false);
+    }
+}
+
+void Daemon::session_send(SessionId session, std::string_view line) {
+    const auto it = sessions_.find(session);
+    if (it != sessions_.end()) it->second.session->send(line);
+}
+
+void Daemon::session_close(SessionId session, const std::string& reason) {
+    end_session(session, reason, false);
+}
+
+void Daemon::pause_sessions(ManagedServer& server, bool paused) {
+    for (auto& [id, entry] : sessions_) {
+        if (entry.session->server() != server.name()) continue;
+        if (paused) {
+            entry.session->pause_input();
+        } else {
+            entry.session->resume_input();
+        }
+    }
+}
+
+json Daemon::sessions_json(const std::string& server_filter, const ControlConnection& asking) {
+    json list = json::array();
+    const auto now = Clock::now();
+    for (auto& [id, entry] : sessions_) {
+        const Session& session = *entry.session;
+        if (!server_filter.empty() && session.server() != server_filter) continue;
+        ManagedServer* server = find(session.server());
+        if (server == nullptr) continue;
+        if (!is_privileged_peer(asking.peer(), owner_) && !peer_allowed_for(asking.peer(), server->config())) {
+            continue;
+        }
+        json entry_json = {{"id", id},
+                           {"server", session.server()},
+                           {"pid", session.peer().pid},
+                           {"uid", session.peer().uid},
+                           {"transport", session.passed_fds() ? "fds" : "socket"}};
+        for (const SessionSummary& summary : server->router().summaries()) {
+            if (summary.id != id) continue;
+            entry_json["client"] = {{"name", summary.client_name}, {"version", summary.client_version}};
+            entry_json["protocol"] = summary.protocol;
+            entry_json["in_flight"] = summary.in_flight;
+            entry_json["age_ms"] =
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - summary.attached_at).count();
+        }
+        list.push_back(std::move(entry_json));
+    }
+    return list;
 }
 
 void Daemon::server_state_changed(ManagedServer&, ServerState, ServerState) {

@@ -18,6 +18,7 @@
 #include "daemon/managed_server.h"
 #include "daemon/notifier.h"
 #include "daemon/reaper.h"
+#include "daemon/session.h"
 
 namespace mcpd {
 
@@ -58,6 +59,17 @@ public:
                            std::function<void(bool timed_out)> done);
     void cancel_wait(std::uint64_t id);
 
+    // Sessions. `input`/`output` become the session's (the same bufferevent for a socket
+    // session); `link` is the control connection of an fd-passing `mcpctl connect`, told when
+    // the session ends.
+    SessionId next_session_id() { return next_session_++; }
+    void open_session(ManagedServer& server, SessionId id, const PeerCredentials& peer,
+                      bufferevent* input, bufferevent* output, ControlConnection* link);
+    // End a session (its client went away, or mcpd cuts it off).
+    void end_session(SessionId id, const std::string& reason, bool by_client);
+    nlohmann::json sessions_json(const std::string& server_filter,
+                                 const ControlConnection& asking);
+
     // ServerHost
     EventLoop& loop() override { return loop_; }
     Reaper& reaper() override { return reaper_; }
@@ -65,6 +77,9 @@ public:
     const std::string& registry_dir() const override { return registry_dir_; }
     void server_state_changed(ManagedServer& server, ServerState from, ServerState to) override;
     void server_drained(ManagedServer& server) override;
+    void session_send(SessionId session, std::string_view line) override;
+    void session_close(SessionId session, const std::string& reason) override;
+    void pause_sessions(ManagedServer& server, bool paused) override;
 
 private:
     struct Waiter {
@@ -75,6 +90,9 @@ private:
     };
 
     void accept_connection(UniqueFd fd);
+    void on_session_closed(Session& session, const std::string& reason, bool by_client);
+    void close_sessions_of(const std::string& server, const std::string& reason);
+    ManagedServer* find_any(const std::string& name);  // retired servers included
     void add_server(const config::ServerConfig& config);
     void check_waiters();
     bool settled(const std::string& name, bool up);
@@ -102,6 +120,13 @@ private:
     std::map<std::string, std::unique_ptr<ManagedServer>> servers_;
     std::vector<std::string> order_;  // registry order
     std::vector<std::unique_ptr<ManagedServer>> retired_;  // removed, still stopping
+
+    struct SessionEntry {
+        std::unique_ptr<Session> session;
+        ControlConnection* link = nullptr;
+    };
+    std::map<SessionId, SessionEntry> sessions_;
+    SessionId next_session_ = 1;
 
     std::map<std::uint64_t, Waiter> waiters_;
     std::uint64_t next_waiter_ = 1;

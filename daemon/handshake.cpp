@@ -24,7 +24,10 @@ bool speaks(const std::string& version) {
 Handshake::Handshake(ChildIds& ids, Callbacks callbacks)
     : ids_(ids), callbacks_(std::move(callbacks)) {}
 
-void Handshake::begin() { send_initialize(legacy_protocol_versions().front()); }
+void Handshake::begin(const json& capabilities) {
+    capabilities_ = capabilities;
+    send_initialize(legacy_protocol_versions().front());
+}
 
 void Handshake::send_initialize(const std::string& version) {
     initialize_id_ = ids_.next();
@@ -34,7 +37,7 @@ void Handshake::send_initialize(const std::string& version) {
         {"method", "initialize"},
         {"params",
          {{"protocolVersion", version},
-          {"capabilities", json::object()},
+          {"capabilities", capabilities_},
           {"clientInfo", {{"name", "mcpd"}, {"version", MCPD_VERSION}}}}},
     };
     callbacks_.send(request.dump());

@@ -38,12 +38,17 @@ public:
 
     Handshake(ChildIds& ids, Callbacks callbacks);
 
-    void begin();  // send initialize
+    // Send initialize, declaring `capabilities` as mcpd's client capabilities.
+    void begin(const nlohmann::json& capabilities = nlohmann::json::object());
     void send_ping();
 
     // A message from the child. Returns true when it was an answer to mcpd's own request (or
     // a ping mcpd answered); false when it belongs to the sessions.
     bool handle(const nlohmann::json& message);
+    // Whether a response with this id answers one of mcpd's own requests.
+    bool owns(std::uint64_t id) const {
+        return (id == initialize_id_ && !ready_) || pending_pings_.contains(id);
+    }
 
     bool ready() const { return ready_; }
     const nlohmann::json& initialize_result() const { return initialize_result_; }
@@ -51,6 +56,7 @@ public:
 
 private:
     void send_initialize(const std::string& version);
+    nlohmann::json capabilities_ = nlohmann::json::object();
     void on_initialize_reply(const nlohmann::json& message);
 
     ChildIds& ids_;

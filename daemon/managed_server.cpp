@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstring>
 
 #include "common/log.h"
+#include "daemon/jsonrpc.h"
 #include "daemon/reaper.h"
 #include "daemon/spawn.h"
 
@@ -23,6 +25,16 @@ constexpr std::size_t kLogRingBytes = 256 * 1024;
 constexpr Duration kAbandonPipesAfter = std::chrono::seconds(2);
 constexpr unsigned kNoiseLinesLogged = 20;
 constexpr Duration kExitAfterStdoutClose = std::chrono::milliseconds(250);
+// Sessions stop being read while this much waits for the server's stdin, and resume below
+// the low mark: the pipe itself holds only 64 KiB.
+constexpr std::size_t kStdinHighWater = 1024 * 1024;
+constexpr std::size_t kStdinLowWater = 64 * 1024;
+
+// What mcpd tells a server it can do as a client: it routes sampling, elicitation and roots
+// requests to the session they belong to (or answers roots from the registry).
+const json kClientCapabilities = {{"roots", json::object()},
+                                  {"sampling", json::object()},
+                                  {"elicitation", json::object()}};
 
 std::string signal_name(int signo) {
     const char* abbrev = sigabbrev_np(signo);
@@ -46,9 +58,21 @@ ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& confi
                              if (child->exited()) child->abandon_pipes();
                          }
                      }),
-      stdout_closed_timer_(host.loop().base(), [this] {
-          if (child_ && !child_->exited()) supervisor_.on_stdout_closed();
-      }) {}
+      stdout_closed_timer_(host.loop().base(),
+                           [this] {
+                               if (child_ && !child_->exited()) supervisor_.on_stdout_closed();
+                           }),
+      router_(config, *this),
+      router_timer_(host.loop().base(), [this] { router_.on_timer(); }),
+      idle_timer_(host.loop().base(),
+                  [this] {
+                      if (router_.session_count() > 0 || !supervisor_.wanted_up()) return;
+                      log::info(config_.name, "no session for idle_timeout (" +
+                                                  format_duration(config_.idle_timeout) +
+                                                  "): stopping");
+                      supervisor_.request_stop(StopReason::idle);
+                  }),
+      scanner_(host.max_message_bytes()) {}
 
 ManagedServer::~ManagedServer() {
     if (child_) host_.reaper().forget(child_->pid());
@@ -59,6 +83,7 @@ void ManagedServer::apply_config(const config::ServerConfig& config) {
     if (config == config_) return;
     config_ = config;
     supervisor_.set_config(config);
+    router_.set_config(config);
     if (supervisor_.wanted_up()) {
         supervisor_.request_restart(StopReason::reload);
     } else if (config.autostart) {
@@ -108,11 +133,13 @@ SpawnResult ManagedServer::spawn() {
         if (&c == child_.get() && !c.exited()) stdout_closed_timer_.arm(kExitAfterStdoutClose);
     };
     callbacks.on_finished = [this](ChildProcess& c) { on_child_finished(&c); };
+    callbacks.on_input_drained = [this](ChildProcess& c) { on_child_input_drained(&c); };
 
     const int pid = outcome.process.pid;
     child_ = std::make_unique<ChildProcess>(host_.loop().base(), std::move(outcome.process),
                                             host_.max_message_bytes(), std::move(callbacks));
     ChildProcess* child = child_.get();
+    child->set_input_watermark(kStdinLowWater);
     host_.reaper().watch(pid, [this, child](int status) { on_child_exit(child, status); });
 
     ids_ = std::make_unique<ChildIds>();
@@ -127,6 +154,7 @@ SpawnResult ManagedServer::spawn() {
                   "ready: protocol " + handshake_->protocol_version() +
                       (info != result_object.end() ? ", server " + info->dump() : ""));
         supervisor_.on_ready();
+        router_.on_child_ready(result_object, handshake_->protocol_version());
     };
     hs.on_failed = [this](std::string why) {
         log::error(config_.name, "handshake failed: " + why);
@@ -136,7 +164,7 @@ SpawnResult ManagedServer::spawn() {
     handshake_ = std::make_unique<Handshake>(*ids_, std::move(hs));
 
     log::info(config_.name, "started pid " + std::to_string(pid) + ": " + command.path);
-    handshake_->begin();
+    handshake_->begin(kClientCapabilities);
     result.ok = true;
     result.pid = pid;
     return result;
@@ -187,6 +215,8 @@ void ManagedServer::state_changed(ServerState from, ServerState to) {
         why = ": " + supervisor_.error();
     }
     log::info(config_.name, std::string(to_string(from)) + " -> " + std::string(to_string(to)) + why);
+    if (to == ServerState::failed) router_.fail_waiting("it failed: " + supervisor_.error());
+    if (to == ServerState::stopped) router_.fail_waiting("it was stopped");
     host_.server_state_changed(*this, from, to);
 }
 
@@ -199,6 +229,11 @@ void ManagedServer::on_child_exit(ChildProcess* child, int status) {
         draining_.push_back(std::move(child_));
         handshake_.reset();
         ids_.reset();
+        router_.on_child_gone("the server exited with status " + std::to_string(status));
+        if (sessions_paused_) {
+            sessions_paused_ = false;
+            host_.pause_sessions(*this, false);
+        }
     }
     if (!child->finished()) abandon_timer_.arm(kAbandonPipesAfter);
     if (!current) return;
@@ -222,8 +257,7 @@ void ManagedServer::on_child_finished(ChildProcess* child) {
 
 void ManagedServer::on_child_message(ChildProcess* child, std::string& line) {
     if (child != child_.get()) return;  // a dead child's last words
-    json message = json::parse(line, nullptr, false);
-    if (message.is_discarded() || !message.is_object()) {
+    if (scanner_.scan(line, envelope_) != wire::ScanStatus::ok || !envelope_.jsonrpc_ok) {
         if (++noise_lines_ <= kNoiseLinesLogged) {
             log::warning(config_.name, "dropped a line on stdout that is not a JSON-RPC message" +
                                            std::string(noise_lines_ == kNoiseLinesLogged
@@ -232,20 +266,80 @@ void ManagedServer::on_child_message(ChildProcess* child, std::string& line) {
         }
         return;
     }
-    if (handshake_ && handshake_->handle(message)) return;
-    if (message.contains("method") && message.contains("id")) {
-        reply_no_session(message);
+    const wire::Envelope& e = envelope_;
+    if (e.is_request() && e.method == "ping") {
+        // The child pings us: answer at once, whoever is attached.
+        child->send(jsonrpc::result(e.id.in(line), "{}"));
         return;
     }
-    log::debug(config_.name, "no session attached; dropped " + line.substr(0, 200));
+    if (handshake_ && e.is_response() && e.id_kind == wire::IdKind::integer) {
+        std::uint64_t id = 0;
+        const std::string_view raw = e.id.in(line);
+        const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), id);
+        if (ec == std::errc() && end == raw.data() + raw.size() && handshake_->owns(id)) {
+            handshake_->handle(json::parse(line, nullptr, false));
+            return;
+        }
+    }
+    if (!handshake_ || !handshake_->ready()) {
+        log::debug(config_.name, "dropped a message sent before the handshake completed");
+        return;
+    }
+    router_.on_child_message(line, e);
 }
 
-void ManagedServer::reply_no_session(const json& request) {
-    const json reply = {
-        {"jsonrpc", "2.0"},
-        {"id", request["id"]},
-        {"error", {{"code", -32603}, {"message", "no client session is attached to mcpd"}}}};
-    if (child_) child_->send(reply.dump());
+void ManagedServer::on_child_input_drained(ChildProcess* child) {
+    if (child != child_.get() || !sessions_paused_) return;
+    sessions_paused_ = false;
+    host_.pause_sessions(*this, false);
+}
+
+bool ManagedServer::child_send(std::string_view line) {
+    if (!child_ || !handshake_ || !handshake_->ready()) return false;
+    if (!child_->send(line)) return false;
+    if (!sessions_paused_ && child_->queued_input_bytes() > kStdinHighWater) {
+        sessions_paused_ = true;
+        host_.pause_sessions(*this, true);
+    }
+    return true;
+}
+
+std::uint64_t ManagedServer::child_next_id() { return ids_ ? ids_->next() : 0; }
+
+void ManagedServer::session_send(SessionId session, std::string_view line) {
+    host_.session_send(session, line);
+}
+
+void ManagedServer::session_close(SessionId session, const std::string& reason) {
+    host_.session_close(session, reason);
+}
+
+void ManagedServer::want_child() {
+    if (supervisor_.state() == ServerState::stopped) {
+        log::info(config_.name, "starting for a client session");
+        supervisor_.request_start();
+    }
+}
+
+void ManagedServer::deadlines_changed() {
+    const std::optional<TimePoint> next = router_.next_deadline();
+    if (!next) {
+        router_timer_.cancel();
+        return;
+    }
+    const auto wait = std::chrono::duration_cast<Duration>(*next - now());
+    router_timer_.arm(wait.count() > 0 ? wait : Duration(0));
+}
+
+void ManagedServer::note(std::string_view message) { log::info(config_.name, message); }
+
+void ManagedServer::sessions_changed() {
+    if (router_.session_count() == 0 && config_.idle_timeout.count() > 0 &&
+        supervisor_.wanted_up()) {
+        idle_timer_.arm(config_.idle_timeout);
+    } else {
+        idle_timer_.cancel();
+    }
 }
 
 void ManagedServer::on_child_log(std::string_view line) {
@@ -264,7 +358,7 @@ json ManagedServer::status_json() const {
         {"state_ms", ms_between(s.state_since(), t)},
         {"uptime_ms", s.pid() > 0 ? json(ms_between(s.spawned_at(), t)) : json(nullptr)},
         {"restarts", s.restarts()},
-        {"sessions", 0},
+        {"sessions", router_.session_count()},
         {"error", s.error().empty() ? json(nullptr) : json(s.error())},
         {"next_start_ms", s.state() == ServerState::backoff
                               ? json(std::max<std::int64_t>(0, ms_between(t, s.next_start())))

@@ -16,6 +16,7 @@
 #include "daemon/event_loop.h"
 #include "daemon/handshake.h"
 #include "daemon/log_ring.h"
+#include "daemon/router.h"
 #include "daemon/supervisor.h"
 
 namespace mcpd {
@@ -35,9 +36,14 @@ public:
     virtual void server_state_changed(ManagedServer& server, ServerState from, ServerState to) = 0;
     // The server has no process left, not even one whose pipes are still draining.
     virtual void server_drained(ManagedServer& server) = 0;
+    // Sessions attached to a server (see Router).
+    virtual void session_send(SessionId session, std::string_view line) = 0;
+    virtual void session_close(SessionId session, const std::string& reason) = 0;
+    // Stop or resume reading every session of `server` (its stdin is backed up / drained).
+    virtual void pause_sessions(ManagedServer& server, bool paused) = 0;
 };
 
-class ManagedServer final : public SupervisorEnvironment {
+class ManagedServer final : public SupervisorEnvironment, public RouterEnvironment {
 public:
     ManagedServer(ServerHost& host, const config::ServerConfig& config);
     ~ManagedServer() override;
@@ -47,6 +53,8 @@ public:
     Supervisor& supervisor() { return supervisor_; }
     const Supervisor& supervisor() const { return supervisor_; }
     LogRing& logs() { return logs_; }
+    Router& router() { return router_; }
+    const Router& router() const { return router_; }
     const nlohmann::json& initialize_result() const { return initialize_result_; }
 
     // Apply a changed registry entry: restart if it should be up, start if it now autostarts.
@@ -67,12 +75,24 @@ public:
     void cancel_timer(TimerKind kind) override;
     void state_changed(ServerState from, ServerState to) override;
 
+    // RouterEnvironment (now() is shared with SupervisorEnvironment)
+    bool child_send(std::string_view line) override;
+    std::uint64_t child_next_id() override;
+    void session_send(SessionId session, std::string_view line) override;
+    void session_close(SessionId session, const std::string& reason) override;
+    void want_child() override;
+    void deadlines_changed() override;
+    void note(std::string_view message) override;
+
+    // A session attached or left: manage the idle timer.
+    void sessions_changed();
+
 private:
     void on_child_exit(ChildProcess* child, int status);
     void on_child_finished(ChildProcess* child);
     void on_child_message(ChildProcess* child, std::string& line);
+    void on_child_input_drained(ChildProcess* child);
     void on_child_log(std::string_view line);
-    void reply_no_session(const nlohmann::json& request);
     Timer& timer(TimerKind kind);
 
     ServerHost& host_;
@@ -88,6 +108,13 @@ private:
     std::unique_ptr<ChildIds> ids_;
     std::unique_ptr<Handshake> handshake_;
     nlohmann::json initialize_result_;
+
+    Router router_;
+    Timer router_timer_;
+    Timer idle_timer_;
+    wire::EnvelopeScanner scanner_;
+    wire::Envelope envelope_;
+    bool sessions_paused_ = false;
 
     unsigned noise_lines_ = 0;  // non-JSON stdout lines, logged sparingly
 };

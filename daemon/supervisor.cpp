@@ -48,6 +48,8 @@ std::string_view to_string(StopReason reason) {
             return "reload";
         case StopReason::shutdown:
             return "shutdown";
+        case StopReason::idle:
+            return "idle";
         case StopReason::crashed:
             return "crashed";
         case StopReason::unresponsive:

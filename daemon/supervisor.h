@@ -30,6 +30,7 @@ enum class StopReason {
     restart,           // an admin restart
     reload,            // its registry entry changed
     shutdown,          // the daemon is exiting
+    idle,              // no session for idle_timeout
     crashed,           // it exited on its own
     unresponsive,      // a health ping went unanswered
     start_timeout,     // no handshake within start_timeout

@@ -1,0 +1,394 @@
+#include "common/json_envelope.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+
+namespace mcpd::wire {
+
+namespace od = simdjson::ondemand;
+using simdjson::error_code;
+using simdjson::SUCCESS;
+
+struct EnvelopeScanner::Parser {
+    explicit Parser(std::size_t max) : parser(max) {}
+    od::parser parser;
+};
+
+namespace {
+
+constexpr std::string_view kSubscriptionId = "io.modelcontextprotocol/subscriptionId";
+constexpr std::string_view kRelatedTask = "io.modelcontextprotocol/related-task";
+constexpr int kMaxDepth = 256;
+
+std::string_view trim_right(std::string_view token) {
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t' ||
+                              token.back() == '\n' || token.back() == '\r')) {
+        token.remove_suffix(1);
+    }
+    return token;
+}
+
+bool is_integer_token(std::string_view token) {
+    if (!token.empty() && token.front() == '-') token.remove_prefix(1);
+    return !token.empty() && std::all_of(token.begin(), token.end(),
+                                         [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Walks one message, validating every value and noting the envelope fields.
+class Walker {
+public:
+    Walker(const char* base, Envelope& out) : base_(base), out_(out) {}
+
+    error_code top(od::document& doc) {
+        od::object object;
+        if (auto e = doc.get_object().get(object); e != SUCCESS) return e;
+        for (auto field_result : object) {
+            od::field field;
+            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+            od::value value = field.value();
+            error_code e = SUCCESS;
+            if (key == "jsonrpc") {
+                e = read_jsonrpc(value);
+            } else if (key == "id") {
+                e = read_id(value);
+            } else if (key == "method") {
+                e = read_string(value, out_.method);
+                out_.has_method = e == SUCCESS;
+            } else if (key == "params") {
+                out_.has_params = true;
+                e = read_params(value);
+            } else if (key == "result") {
+                out_.has_result = true;
+                e = read_result(value);
+            } else if (key == "error") {
+                out_.has_error = true;
+                e = walk(value, 1);
+            } else {
+                e = walk(value, 1);
+            }
+            if (e != SUCCESS) return e;
+        }
+        return SUCCESS;
+    }
+
+private:
+    Span span_of(std::string_view token) const {
+        token = trim_right(token);
+        return Span{static_cast<std::uint32_t>(token.data() - base_),
+                    static_cast<std::uint32_t>(token.size())};
+    }
+
+    error_code token(od::value& value, Span& span) {
+        span = span_of(value.raw_json_token());
+        return SUCCESS;
+    }
+
+    error_code read_jsonrpc(od::value& value) {
+        std::string text;
+        if (value.type() != od::json_type::string) return walk(value, 1);
+        if (auto e = read_string(value, text); e != SUCCESS) return e;
+        out_.jsonrpc_ok = text == "2.0";
+        return SUCCESS;
+    }
+
+    error_code read_string(od::value& value, std::string& into) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::string) return walk(value, 1);
+        std::string_view text;
+        if (auto e = value.get_string().get(text); e != SUCCESS) return e;
+        into.assign(text);
+        return SUCCESS;
+    }
+
+    // An id is kept as its exact bytes: 1, "1" and 1.0 stay distinct.
+    error_code read_id(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (auto e = token(value, out_.id); e != SUCCESS) return e;
+        switch (type) {
+            case od::json_type::string: out_.id_kind = IdKind::string; break;
+            case od::json_type::null: out_.id_kind = IdKind::null; break;
+            case od::json_type::number:
+                out_.id_kind = is_integer_token(out_.id.in(std::string_view(base_, out_.id.offset +
+                                                                                   out_.id.length)))
+                                   ? IdKind::integer
+                                   : IdKind::invalid;
+                // Any size of integer is a valid id here; simdjson need not fit it in 64 bits.
+                if (out_.id_kind == IdKind::integer) return SUCCESS;
+                break;
+            default: out_.id_kind = IdKind::invalid; break;
+        }
+        return walk(value, 1);
+    }
+
+    error_code read_params(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::object) return walk(value, 1);
+        od::object object;
+        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
+        for (auto field_result : object) {
+            od::field field;
+            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+            od::value v = field.value();
+            error_code e = SUCCESS;
+            if (key == "_meta") {
+                e = read_meta(v);
+            } else if (key == "progressToken") {
+                // notifications/progress carries the token in params itself.
+                if ((e = token(v, out_.progress_token)) == SUCCESS) e = walk(v, 2);
+            } else if (key == "requestId") {
+                if ((e = token(v, out_.request_id)) == SUCCESS) e = walk(v, 2);
+            } else if (key == "uri") {
+                e = read_string(v, out_.uri);
+            } else if (key == "level") {
+                e = read_string(v, out_.level);
+            } else if (key == "taskId") {
+                e = read_string(v, out_.task_id);
+            } else {
+                e = walk(v, 2);
+            }
+            if (e != SUCCESS) return e;
+        }
+        return SUCCESS;
+    }
+
+    error_code read_meta(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::object) return walk(value, 2);
+        od::object object;
+        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
+        for (auto field_result : object) {
+            od::field field;
+            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+            od::value v = field.value();
+            error_code e = SUCCESS;
+            if (key == "progressToken") {
+                od::json_type t;
+                if ((e = v.type().get(t)) != SUCCESS) return e;
+                if ((e = token(v, out_.progress_token)) != SUCCESS) return e;
+                out_.progress_token_valid =
+                    t == od::json_type::string ||
+                    (t == od::json_type::number &&
+                     is_integer_token(out_.progress_token.in(std::string_view(
+                         base_, out_.progress_token.offset + out_.progress_token.length))));
+                if (t == od::json_type::number && out_.progress_token_valid) continue;
+                e = walk(v, 3);
+            } else if (key == kSubscriptionId) {
+                if ((e = token(v, out_.subscription_id)) == SUCCESS) e = walk(v, 3);
+            } else if (key == kRelatedTask) {
+                e = read_related_task(v);
+            } else {
+                e = walk(v, 3);
+            }
+            if (e != SUCCESS) return e;
+        }
+        return SUCCESS;
+    }
+
+    error_code read_related_task(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::object) return walk(value, 3);
+        od::object object;
+        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
+        for (auto field_result : object) {
+            od::field field;
+            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+            od::value v = field.value();
+            error_code e = SUCCESS;
+            if (key == "taskId") {
+                if ((e = token(v, out_.related_task_id)) == SUCCESS) e = walk(v, 4);
+            } else {
+                e = walk(v, 4);
+            }
+            if (e != SUCCESS) return e;
+        }
+        return SUCCESS;
+    }
+
+    error_code read_result(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::object) return walk(value, 1);
+        od::object object;
+        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
+        std::string flat_task_id;
+        for (auto field_result : object) {
+            od::field field;
+            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+            od::value v = field.value();
+            error_code e = SUCCESS;
+            if (key == "_meta") {
+                e = read_meta(v);
+            } else if (key == "resultType") {
+                e = read_string(v, out_.result_type);
+            } else if (key == "taskId") {
+                e = read_string(v, flat_task_id);
+            } else if (key == "task") {
+                e = read_task_object(v);
+            } else {
+                e = walk(v, 2);
+            }
+            if (e != SUCCESS) return e;
+        }
+        if (out_.result_type == "task" && !flat_task_id.empty()) out_.created_task_id = flat_task_id;
+        return SUCCESS;
+    }
+
+    error_code read_task_object(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::object) return walk(value, 2);
+        od::object object;
+        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
+        for (auto field_result : object) {
+            od::field field;
+            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+            od::value v = field.value();
+            error_code e =
+                key == "taskId" ? read_string(v, out_.created_task_id) : walk(v, 3);
+            if (e != SUCCESS) return e;
+        }
+        return SUCCESS;
+    }
+
+    // Validate a value and everything in it.
+    error_code walk(od::value& value, int depth) {
+        if (depth > kMaxDepth) return simdjson::DEPTH_ERROR;
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        switch (type) {
+            case od::json_type::object: {
+                od::object object;
+                if (auto e = value.get_object().get(object); e != SUCCESS) return e;
+                for (auto field_result : object) {
+                    od::field field;
+                    if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
+                    std::string_view key;
+                    if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+                    od::value v = field.value();
+                    if (auto e = walk(v, depth + 1); e != SUCCESS) return e;
+                }
+                return SUCCESS;
+            }
+            case od::json_type::array: {
+                od::array array;
+                if (auto e = value.get_array().get(array); e != SUCCESS) return e;
+                for (auto element_result : array) {
+                    od::value element;
+                    if (auto e = std::move(element_result).get(element); e != SUCCESS) return e;
+                    if (auto e = walk(element, depth + 1); e != SUCCESS) return e;
+                }
+                return SUCCESS;
+            }
+            case od::json_type::string: {
+                std::string_view text;
+                return value.get_string().get(text);
+            }
+            case od::json_type::number: {
+                const std::string_view raw = value.raw_json_token();
+                // Integers of any size are valid JSON even where 64 bits cannot hold them.
+                if (is_integer_token(trim_right(raw))) return SUCCESS;
+                double number;
+                return value.get_double().get(number);
+            }
+            case od::json_type::boolean: {
+                bool flag;
+                return value.get_bool().get(flag);
+            }
+            case od::json_type::null: {
+                bool is_null;
+                if (auto e = value.is_null().get(is_null); e != SUCCESS) return e;
+                return is_null ? SUCCESS : simdjson::N_ATOM_ERROR;
+            }
+        }
+        return simdjson::TAPE_ERROR;
+    }
+
+    const char* base_;
+    Envelope& out_;
+};
+
+}  // namespace
+
+EnvelopeScanner::EnvelopeScanner(std::size_t max_message_bytes)
+    : parser_(std::make_unique<Parser>(max_message_bytes + simdjson::SIMDJSON_PADDING)) {}
+
+EnvelopeScanner::~EnvelopeScanner() = default;
+
+ScanStatus EnvelopeScanner::scan(std::string& text, Envelope& out) {
+    out = Envelope{};
+    error_.clear();
+    const std::size_t size = text.size();
+    if (text.capacity() < size + simdjson::SIMDJSON_PADDING) {
+        text.reserve(size + simdjson::SIMDJSON_PADDING);
+    }
+    od::document doc;
+    const simdjson::padded_string_view input(text.data(), size, text.capacity());
+    if (auto e = parser_->parser.iterate(input).get(doc); e != SUCCESS) {
+        error_ = simdjson::error_message(e);
+        return ScanStatus::not_json;
+    }
+    od::json_type type;
+    if (auto e = doc.type().get(type); e != SUCCESS) {
+        error_ = simdjson::error_message(e);
+        return ScanStatus::not_json;
+    }
+    Walker walker(text.data(), out);
+    if (type != od::json_type::object) {
+        // Still tell apart valid JSON of the wrong shape from garbage.
+        error_ = type == od::json_type::array ? "a batch (JSON array)" : "not a JSON object";
+        return ScanStatus::not_object;
+    }
+    if (auto e = walker.top(doc); e != SUCCESS) {
+        error_ = simdjson::error_message(e);
+        return ScanStatus::not_json;
+    }
+    const char* location = nullptr;
+    if (doc.current_location().get(location) == SUCCESS) {
+        error_ = "trailing content after the JSON object";
+        return ScanStatus::not_json;
+    }
+    return ScanStatus::ok;
+}
+
+void splice(std::string_view text, std::vector<Replacement> replacements, std::string& out) {
+    std::sort(replacements.begin(), replacements.end(),
+              [](const Replacement& a, const Replacement& b) { return a.span.offset < b.span.offset; });
+    out.clear();
+    std::size_t grow = 0;
+    for (const Replacement& r : replacements) grow += r.text.size();
+    out.reserve(text.size() + grow);
+    std::size_t at = 0;
+    for (const Replacement& r : replacements) {
+        out.append(text.substr(at, r.span.offset - at));
+        out.append(r.text);
+        at = r.span.offset + r.span.length;
+    }
+    out.append(text.substr(at));
+}
+
+std::string_view unquoted(std::string_view token) {
+    if (token.size() >= 2 && token.front() == '"' && token.back() == '"') {
+        return token.substr(1, token.size() - 2);
+    }
+    return token;
+}
+
+}  // namespace mcpd::wire

@@ -1,0 +1,90 @@
+// The envelope of a JSON-RPC message: the few fields a multiplexer reads or rewrites.
+//
+// The scanner validates a whole message (UTF-8, syntax, string escapes, numbers) in one pass
+// with simdjson's on-demand parser, building no tree, and records where the envelope fields
+// sit in the original bytes so that new ids can be spliced in without re-serialising anything:
+// a 16 MiB tool result is checked and forwarded, never copied into a DOM.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mcpd::wire {
+
+// A byte range of the message text; empty when the field is absent.
+struct Span {
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+    bool empty() const { return length == 0; }
+    std::string_view in(std::string_view text) const { return text.substr(offset, length); }
+};
+
+enum class IdKind : std::uint8_t { absent, string, integer, null, invalid };
+
+struct Envelope {
+    bool jsonrpc_ok = false;  // "jsonrpc": "2.0"
+    IdKind id_kind = IdKind::absent;
+    Span id;  // the raw token, quotes included for strings
+    bool has_method = false;
+    std::string method;
+    bool has_params = false;
+    bool has_result = false;
+    bool has_error = false;
+
+    Span progress_token;  // params._meta.progressToken (string or integer token)
+    bool progress_token_valid = true;
+    Span request_id;  // params.requestId (notifications/cancelled)
+    Span subscription_id;  // params._meta or result._meta "io.modelcontextprotocol/subscriptionId"
+    Span related_task_id;  // params._meta "io.modelcontextprotocol/related-task".taskId
+    std::string uri;       // params.uri, when a string
+    std::string level;     // params.level, when a string
+    std::string task_id;   // params.taskId, when a string
+    std::string created_task_id;  // result.task.taskId (2025-11-25) or result.taskId (2026 ext)
+    std::string result_type;      // result.resultType
+
+    bool is_request() const { return has_method && id_kind != IdKind::absent; }
+    bool is_notification() const { return has_method && id_kind == IdKind::absent; }
+    bool is_response() const { return !has_method && (has_result || has_error); }
+};
+
+enum class ScanStatus {
+    ok,
+    not_json,    // not valid JSON or not UTF-8: JSON-RPC -32700
+    not_object,  // valid JSON but not an object (a batch array, a scalar): -32600
+};
+
+class EnvelopeScanner {
+public:
+    explicit EnvelopeScanner(std::size_t max_message_bytes);
+    ~EnvelopeScanner();
+    EnvelopeScanner(const EnvelopeScanner&) = delete;
+    EnvelopeScanner& operator=(const EnvelopeScanner&) = delete;
+
+    // Validate `text` completely and fill `out`. The string's capacity may grow by the few
+    // bytes of padding simdjson reads past the end; its contents are unchanged.
+    ScanStatus scan(std::string& text, Envelope& out);
+    // What was wrong with the last message that was not ok, for error replies and logs.
+    const std::string& error() const { return error_; }
+
+private:
+    struct Parser;
+    std::unique_ptr<Parser> parser_;
+    std::string error_;
+};
+
+// One change to make: replace the bytes of `span` with `text`.
+struct Replacement {
+    Span span;
+    std::string_view text;
+};
+
+// `text` with each replacement applied (they must not overlap; any order), into `out`.
+void splice(std::string_view text, std::vector<Replacement> replacements, std::string& out);
+
+// The value of a raw JSON string token without its quotes, when it has no escapes.
+std::string_view unquoted(std::string_view token);
+
+}  // namespace mcpd::wire

@@ -1,0 +1,140 @@
+#include "ctl/session_bridge.h"
+
+#include "common/control_protocol.h"
+#include "ctl/byte_relay.h"
+#include "ctl/command.h"
+#include "ctl/daemon_client.h"
+#include "ctl/fd_passing.h"
+#include "ctl/output.h"
+
+namespace mcpctl {
+
+namespace {
+
+// The byte that carries the descriptors, as docs/CONTROL.md names it.
+constexpr char kFdsByte = 'F';
+
+// Report a failure on our side of the socket and return its exit code.
+int client_failure(Output& output, const DaemonClient& client) {
+    output.client_error(client.error());
+    return client.error().exit_code;
+}
+
+// Send the attach request and read its reply. No timeout: mcpd may be starting the server
+// (bounded by the server's own start_timeout), and the agent has its own patience.
+bool attach(DaemonClient& client, const nlohmann::json& request, Output& output,
+            nlohmann::json& result, int& exit_code) {
+    nlohmann::json reply;
+    if (!client.connect() || !client.send(request)) {
+        exit_code = client_failure(output, client);
+        return false;
+    }
+    switch (client.read(reply, std::nullopt)) {
+        case DaemonClient::Read::message:
+            break;
+        case DaemonClient::Read::closed:
+            output.error("mcpd closed the connection without answering (" + client.socket_path() +
+                         ")");
+            exit_code = kExitError;
+            return false;
+        case DaemonClient::Read::interrupted:
+        case DaemonClient::Read::failed:
+            exit_code = client_failure(output, client);
+            return false;
+    }
+    std::string why;
+    if (!valid_reply(reply, why)) {
+        output.error("mcpd sent a malformed reply: " + why);
+        exit_code = kExitError;
+        return false;
+    }
+    if (!reply["ok"].get<bool>()) {
+        output.daemon_error(reply["error"]);
+        exit_code = kExitError;
+        return false;
+    }
+    result = reply.value("result", nlohmann::json::object());
+    return true;
+}
+
+// Hand the agent's pipes to mcpd, then wait for the line that says how the session ended.
+int carry_passed(DaemonClient& client, AgentEnds ends, Output& output) {
+    const int fds[] = {ends.input, ends.output};
+    std::string error;
+    if (!send_fds(client.fd(), fds, kFdsByte, error)) {
+        output.error(error);
+        return kExitError;
+    }
+    // Let go of the pipes now that mcpd holds its own references. The session's end is then
+    // mcpd's alone to show: the agent reads EOF the moment mcpd closes its copy of the output
+    // and gets EPIPE once mcpd closes the input, even while this process still waits here; and
+    // nothing this process might print by mistake can reach the agent. /dev/null rather than
+    // close() keeps the numbers taken, so no later descriptor lands on 0 or 1.
+    detach_fd(ends.input);
+    detach_fd(ends.output);
+
+    for (;;) {
+        nlohmann::json message;
+        switch (client.read(message, std::nullopt)) {
+            case DaemonClient::Read::message:
+                break;
+            case DaemonClient::Read::closed:
+                output.error("mcpd closed the connection without saying why the session ended (" +
+                             client.socket_path() + ")");
+                return kExitError;
+            case DaemonClient::Read::interrupted:
+            case DaemonClient::Read::failed:
+                output.client_error(client.error());
+                return kExitError;
+        }
+        const auto ended = message.find("ended");
+        if (ended == message.end() || !ended->is_object()) continue;  // nothing else is defined
+        const int code = ended_exit_code(message);
+        if (code != kExitOk) output.error("the session ended: " + field_text(*ended, "reason"));
+        return code;
+    }
+}
+
+// Copy bytes both ways, starting with whatever mcpd sent right after its reply line.
+int carry_copied(DaemonClient& client, AgentEnds ends, Output& output) {
+    const std::string already_read = client.take_buffered();
+    const RelayResult relayed = relay_bytes({ends.input, ends.output, client.fd()}, already_read);
+    if (relayed.end == RelayEnd::socket_closed) return kExitOk;
+    output.error(relayed.error);
+    return kExitError;
+}
+
+}  // namespace
+
+nlohmann::json attach_request(const std::string& server, bool pass_fds) {
+    nlohmann::json request = make_request("attach");
+    request["server"] = server;
+    if (pass_fds) request["pass_fds"] = true;
+    return request;
+}
+
+int ended_exit_code(const nlohmann::json& message) {
+    const auto ended = message.find("ended");
+    if (ended == message.end() || !ended->is_object()) return kExitError;
+    const auto status = ended->find("status");
+    const bool clean = status != ended->end() && status->is_number_integer() && *status == 0;
+    return clean ? kExitOk : kExitError;
+}
+
+int bridge_session(const std::string& socket_path, const std::string& server, Transport transport,
+                   AgentEnds ends, std::ostream& err) {
+    // Errors only, and only on stderr: the agent owns stdout, even in --json mode.
+    Output output(err, err, /*json=*/false);
+    DaemonClient client(socket_path);
+    const bool pass = transport == Transport::pass_fds;
+    nlohmann::json result;
+    int exit_code = kExitOk;
+    if (!attach(client, attach_request(server, pass), output, result, exit_code)) return exit_code;
+
+    const auto send_fds = result.find("send_fds");
+    if (pass && send_fds != result.end() && *send_fds == true)
+        return carry_passed(client, ends, output);
+    return carry_copied(client, ends, output);
+}
+
+}  // namespace mcpctl

@@ -1,0 +1,37 @@
+// `mcpctl connect`: attach to a server and carry one MCP session for an agent, either by
+// handing the agent's pipes to mcpd or by copying bytes between them and the socket.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+namespace mcpctl {
+
+enum class Transport {
+    pass_fds,  // send the agent's pipes to mcpd (SCM_RIGHTS) and only wait for the end
+    copy,      // copy bytes between the agent's pipes and the socket
+};
+
+// The agent's side of the session: mcpctl's stdin and stdout in the real program.
+struct AgentEnds {
+    int input;   // the agent's MCP messages come from here
+    int output;  // the server's go there; nothing else is ever written to it
+};
+
+// {"protocol": 1, "command": "attach", "server": NAME} with "pass_fds": true when asked.
+nlohmann::json attach_request(const std::string& server, bool pass_fds);
+
+// The exit status for an {"ended": {"reason", "status"}} message: 0 when the agent ended the
+// session (status 0), 1 for anything else.
+int ended_exit_code(const nlohmann::json& message);
+
+// Attach to `server` through the socket at `socket_path` and carry the session until it ends;
+// returns mcpctl's exit status (see `mcpctl connect --help`). Errors are "mcpctl: ..." lines on
+// `err`. With pass_fds, once mcpd has the descriptors, `ends.input` and `ends.output` are
+// pointed at /dev/null: this process keeps no reference to the agent's pipes. Falls back to
+// copying when mcpd does not ask for the descriptors (no "send_fds": true in its reply).
+int bridge_session(const std::string& socket_path, const std::string& server, Transport transport,
+                   AgentEnds ends, std::ostream& err);
+
+}  // namespace mcpctl

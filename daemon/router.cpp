@@ -1,0 +1,294 @@
+// Router: sessions arriving and leaving, the child coming and going, deadlines.
+#include "daemon/router.h"
+
+#include <algorithm>
+#include <array>
+
+#include "daemon/jsonrpc.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 8> kLevels = {
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+constexpr std::size_t kMaxTombstones = 4096;
+constexpr std::size_t kMaxQueued = 10000;
+
+}  // namespace
+
+int log_severity(std::string_view level) {
+    for (std::size_t i = 0; i < kLevels.size(); ++i) {
+        if (kLevels[i] == level) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+std::string_view log_level_name(int severity) {
+    if (severity < 0 || severity >= static_cast<int>(kLevels.size())) return "debug";
+    return kLevels[static_cast<std::size_t>(severity)];
+}
+
+Router::Router(const config::ServerConfig& config, RouterEnvironment& env)
+    : config_(config), env_(env), scanner_(16 * 1024 * 1024) {}
+
+Router::Session* Router::find(SessionId id) {
+    const auto it = sessions_.find(id);
+    return it == sessions_.end() ? nullptr : &it->second;
+}
+
+void Router::attach(SessionId session) {
+    Session& s = sessions_[session];
+    s.id = session;
+    s.attached_at = env_.now();
+    if (!child_ready_) env_.want_child();
+}
+
+void Router::detach(SessionId session) {
+    const auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    Session& s = it->second;
+
+    // Its requests at the child: tell the child to stop working on them.
+    for (const auto& [raw, child_id] : s.in_flight) {
+        if (child_ready_) {
+            env_.child_send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+                            std::to_string(child_id) +
+                            R"(,"reason":"the client session disconnected"}})");
+        }
+        release(child_id, true);
+    }
+    // The child's requests waiting on it: answer them so the child is not left waiting.
+    for (auto cr = child_requests_.begin(); cr != child_requests_.end();) {
+        if (cr->second.session == session) {
+            env_.child_send(jsonrpc::error(cr->second.child_id, jsonrpc::kInternalError,
+                                           "the client session this request went to has disconnected"));
+            cr = child_requests_.erase(cr);
+        } else {
+            ++cr;
+        }
+    }
+    // Progress routes of its requests were released with them; stragglers go too.
+    std::erase_if(progress_, [session](const auto& p) { return p.second.session == session; });
+    std::erase_if(queue_, [session](const Queued& q) { return q.session == session; });
+    std::erase_if(task_owners_, [session](const auto& t) { return t.second == session; });
+
+    std::vector<std::string> uris(s.subscriptions.begin(), s.subscriptions.end());
+    const bool had_level = s.log_level.has_value();
+    sessions_.erase(it);
+    for (const std::string& uri : uris) {
+        auto sub = subscribers_.find(uri);
+        if (sub == subscribers_.end()) continue;
+        sub->second.erase(session);
+        if (sub->second.empty()) {
+            subscribers_.erase(sub);
+            if (child_ready_) {
+                send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
+            }
+        }
+    }
+    if (had_level) update_child_level();
+    env_.deadlines_changed();
+}
+
+std::vector<SessionSummary> Router::summaries() const {
+    std::vector<SessionSummary> out;
+    for (const auto& [id, s] : sessions_) {
+        out.push_back(SessionSummary{id, s.client_name, s.client_version, s.protocol,
+                                     s.in_flight.size(), s.attached_at});
+    }
+    return out;
+}
+
+void Router::on_child_ready(const json& initialize_result, const std::string& version) {
+    initialize_result_ = initialize_result;
+    child_version_ = version;
+    if (!served_version_.empty() && version != served_version_) {
+        // Sessions negotiated with the old child; they cannot silently switch revisions.
+        std::vector<SessionId> initialized;
+        for (const auto& [id, s] : sessions_) {
+            if (s.initialized) initialized.push_back(id);
+        }
+        env_.note("the restarted server speaks protocol " + version + " instead of " +
+                 served_version_ + "; closing " + std::to_string(initialized.size()) +
+                 " sessions so their clients reconnect");
+        for (SessionId id : initialized) env_.session_close(id, "the server changed protocol version");
+        served_version_.clear();
+    }
+    child_ready_ = true;
+    restore_child_state();
+    flush_queue();
+}
+
+void Router::restore_child_state() {
+    // A new child knows nothing of the sessions: resubscribe, reset the level, and tell the
+    // sessions the lists may have changed.
+    child_level_.reset();
+    for (const auto& [uri, who] : subscribers_) {
+        if (!who.empty()) send_internal("resources/subscribe", {{"uri", uri}}, PendingKind::internal);
+    }
+    update_child_level();
+    bool any_initialized = false;
+    for (const auto& [id, s] : sessions_) any_initialized = any_initialized || s.ready;
+    if (!any_initialized || served_version_.empty()) return;
+    for (std::string_view list : {"tools", "prompts", "resources"}) {
+        broadcast(R"({"jsonrpc":"2.0","method":"notifications/)" + std::string(list) +
+                  R"(/list_changed"})");
+    }
+}
+
+void Router::on_child_gone(const std::string& reason) {
+    child_ready_ = false;
+    for (auto& [child_id, p] : pending_) {
+        if (p.session == 0 || p.kind == PendingKind::internal) continue;
+        if (Session* s = find(p.session)) {
+            s->in_flight.erase(p.original_id);
+            // A subscribe or setLevel that never got its answer is not counted as held.
+            if (p.kind == PendingKind::subscribe) {
+                s->subscriptions.erase(p.uri);
+                auto sub = subscribers_.find(p.uri);
+                if (sub != subscribers_.end()) {
+                    sub->second.erase(p.session);
+                    if (sub->second.empty()) subscribers_.erase(sub);
+                }
+            }
+            reply_error(p.session, p.original_id, jsonrpc::kInternalError,
+                        "the server stopped before answering", reason);
+        }
+    }
+    pending_.clear();
+    progress_.clear();
+    tombstones_.clear();
+    tombstone_order_.clear();
+    // The child's own requests to sessions died with it; late answers are dropped.
+    child_requests_.clear();
+    child_level_.reset();
+    env_.deadlines_changed();
+}
+
+void Router::fail_waiting(const std::string& reason) {
+    std::deque<Queued> queued;
+    queued.swap(queue_);
+    for (Queued& q : queued) {
+        wire::Envelope e;
+        if (scanner_.scan(q.line, e) == wire::ScanStatus::ok && e.is_request()) {
+            reply_error(q.session, e.id.in(q.line), jsonrpc::kInternalError,
+                        "the server is not available: " + reason, "server unavailable");
+        }
+    }
+    env_.deadlines_changed();
+}
+
+void Router::send_internal(std::string_view method, const json& params, PendingKind kind,
+                           std::string uri) {
+    const std::uint64_t id = env_.child_next_id();
+    Pending p;
+    p.kind = kind;
+    p.uri = std::move(uri);
+    pending_[id] = std::move(p);
+    json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+    env_.child_send(request.dump());
+}
+
+void Router::update_child_level() {
+    std::optional<int> most_verbose;
+    for (const auto& [id, s] : sessions_) {
+        if (s.log_level && (!most_verbose || *s.log_level < *most_verbose)) {
+            most_verbose = s.log_level;
+        }
+    }
+    if (!most_verbose || most_verbose == child_level_ || !child_ready_) return;
+    child_level_ = most_verbose;
+    send_internal("logging/setLevel", {{"level", log_level_name(*most_verbose)}},
+                  PendingKind::internal);
+}
+
+void Router::release(std::uint64_t child_id, bool tombstoned) {
+    const auto it = pending_.find(child_id);
+    if (it == pending_.end()) return;
+    if (!it->second.own_token.empty()) progress_.erase(it->second.own_token);
+    if (Session* s = find(it->second.session)) s->in_flight.erase(it->second.original_id);
+    pending_.erase(it);
+    if (tombstoned) tombstone(child_id);
+}
+
+void Router::tombstone(std::uint64_t child_id) {
+    tombstones_.insert(child_id);
+    tombstone_order_.push_back(child_id);
+    if (tombstone_order_.size() > kMaxTombstones) {
+        tombstones_.erase(tombstone_order_.front());
+        tombstone_order_.pop_front();
+    }
+}
+
+void Router::flush_queue() {
+    std::deque<Queued> queued;
+    queued.swap(queue_);
+    for (Queued& q : queued) {
+        if (find(q.session) == nullptr) continue;
+        on_session_line(q.session, q.line);
+    }
+    env_.deadlines_changed();
+}
+
+std::optional<RouterTime> Router::next_deadline() const {
+    std::optional<RouterTime> next;
+    auto consider = [&next](RouterTime t) {
+        if (!next || t < *next) next = t;
+    };
+    if (!queue_.empty()) consider(queue_.front().deadline);
+    for (const auto& [id, p] : pending_) {
+        if (p.deadline) consider(*p.deadline);
+    }
+    return next;
+}
+
+void Router::on_timer() {
+    const RouterTime now = env_.now();
+    while (!queue_.empty() && queue_.front().deadline <= now) {
+        Queued q = std::move(queue_.front());
+        queue_.pop_front();
+        std::string line = std::move(q.line);
+        wire::Envelope e;
+        if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {
+            reply_error(q.session, e.id.in(line), jsonrpc::kInternalError,
+                        "the server did not become ready within start_timeout (" +
+                            format_duration(config_.start_timeout) + ")",
+                        "server not ready");
+        }
+    }
+    std::vector<std::uint64_t> expired;
+    for (const auto& [id, p] : pending_) {
+        if (p.deadline && *p.deadline <= now) expired.push_back(id);
+    }
+    for (std::uint64_t id : expired) {
+        const Pending p = pending_.at(id);
+        env_.child_send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+                        std::to_string(id) + R"(,"reason":"request_timeout"}})");
+        release(id, true);
+        reply_error(p.session, p.original_id, jsonrpc::kInternalError,
+                    "no answer within request_timeout (" + format_duration(config_.request_timeout) +
+                        "); the request was cancelled",
+                    "request timeout");
+    }
+    env_.deadlines_changed();
+}
+
+void Router::broadcast(std::string_view line) {
+    for (const auto& [id, s] : sessions_) {
+        if (s.ready) env_.session_send(id, line);
+    }
+}
+
+void Router::reply(Session& s, std::string_view raw_id, std::string_view result_json) {
+    env_.session_send(s.id, jsonrpc::result(raw_id, result_json));
+}
+
+void Router::reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
+                         std::string_view reason) {
+    env_.session_send(s, jsonrpc::error(raw_id, code, message, reason));
+}
+
+}  // namespace mcpd

@@ -1,0 +1,191 @@
+// The session router: many MCP client sessions on one server's single stdin/stdout channel.
+//
+// Pure logic, like the Supervisor: it sees lines and envelopes and answers through a
+// RouterEnvironment, so unit tests drive it with in-memory sessions and child. Every request
+// id a session sends is replaced by one mcpd allocates for the child and restored byte for
+// byte on the reply; progress tokens, cancellation targets and child→session request ids are
+// mapped the same way, so every session sees exactly its own traffic (docs/ROUTING.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/json_envelope.h"
+#include "config/registry.h"
+
+namespace mcpd {
+
+using SessionId = std::uint64_t;
+using RouterClock = std::chrono::steady_clock;
+using RouterTime = RouterClock::time_point;
+
+class RouterEnvironment {
+public:
+    virtual ~RouterEnvironment() = default;
+    virtual RouterTime now() const = 0;
+    // Write one line to the current child; false when there is none.
+    virtual bool child_send(std::string_view line) = 0;
+    // The next id of the current child's counter (shared with mcpd's own requests).
+    virtual std::uint64_t child_next_id() = 0;
+    virtual void session_send(SessionId session, std::string_view line) = 0;
+    virtual void session_close(SessionId session, const std::string& reason) = 0;
+    // A session wants the server: start it if it is not running.
+    virtual void want_child() = 0;
+    // The earliest deadline may have changed: call on_timer() at next_deadline().
+    virtual void deadlines_changed() = 0;
+    virtual void note(std::string_view message) = 0;
+};
+
+struct SessionSummary {
+    SessionId id = 0;
+    std::string client_name;
+    std::string client_version;
+    std::string protocol;
+    std::size_t in_flight = 0;
+    RouterTime attached_at{};
+};
+
+class Router {
+public:
+    Router(const config::ServerConfig& config, RouterEnvironment& env);
+
+    void set_config(const config::ServerConfig& config) { config_ = config; }
+
+    void attach(SessionId session);
+    // The session has gone: cancel its requests at the child, release what it held.
+    void detach(SessionId session);
+    bool has_session(SessionId session) const { return sessions_.contains(session); }
+    std::size_t session_count() const { return sessions_.size(); }
+    std::vector<SessionSummary> summaries() const;
+
+    // A line from a session. `line` may gain capacity (padding for the scanner).
+    void on_session_line(SessionId session, std::string& line);
+
+    // The child completed the handshake; `initialize_result` is what sessions will be served.
+    void on_child_ready(const nlohmann::json& initialize_result, const std::string& version);
+    // A message from the child that is not an answer to mcpd's own requests.
+    void on_child_message(std::string_view line, const wire::Envelope& envelope);
+    // The child is gone (crash, restart, stop): fail what was in flight.
+    void on_child_gone(const std::string& reason);
+    bool child_ready() const { return child_ready_; }
+    // The server will not come up by itself (failed, or stopped): answer what is waiting now.
+    void fail_waiting(const std::string& reason);
+
+    std::optional<RouterTime> next_deadline() const;
+    void on_timer();
+
+    // Requests at the child on behalf of sessions (for tests and status).
+    std::size_t in_flight() const { return pending_.size(); }
+
+private:
+    struct Session {
+        SessionId id = 0;
+        RouterTime attached_at{};
+        bool initialized = false;  // answered its initialize
+        bool ready = false;        // sent notifications/initialized
+        std::string protocol;
+        nlohmann::json capabilities = nlohmann::json::object();
+        std::string client_name, client_version;
+        std::optional<int> log_level;  // RFC 5424 severity index; none = unfiltered
+        std::set<std::string> subscriptions;
+        std::unordered_map<std::string, std::uint64_t> in_flight;  // raw id → child id
+        std::set<std::string> tasks;
+    };
+    enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal };
+    struct Pending {
+        SessionId session = 0;  // 0: mcpd's own
+        PendingKind kind = PendingKind::forward;
+        std::string original_id;  // raw token
+        std::string own_token;    // raw token given to the child for progress, or empty
+        std::string uri;          // subscribe/unsubscribe
+        std::optional<RouterTime> deadline;
+    };
+    struct ProgressRoute {
+        SessionId session = 0;
+        std::string original_token;
+    };
+    struct ChildRequest {  // a child→session request in flight
+        SessionId session = 0;
+        std::string child_id;  // raw token
+        std::string method;
+    };
+    struct Queued {  // a session line waiting for the child to be ready
+        SessionId session = 0;
+        std::string line;
+        RouterTime deadline;
+    };
+
+    // Session side (router_session.cpp).
+    void handle_session_message(Session& s, std::string& line, const wire::Envelope& e);
+    void handle_session_request(Session& s, std::string& line, const wire::Envelope& e);
+    void handle_session_notification(Session& s, std::string& line, const wire::Envelope& e);
+    void handle_session_response(Session& s, std::string& line, const wire::Envelope& e);
+    void answer_initialize(Session& s, std::string_view line, const wire::Envelope& e);
+    void set_level(Session& s, std::string& line, const wire::Envelope& e);
+    void subscribe(Session& s, std::string& line, const wire::Envelope& e, bool on);
+    void forward_request(Session& s, std::string& line, const wire::Envelope& e,
+                         PendingKind kind = PendingKind::forward, std::string uri = {});
+    void reply(Session& s, std::string_view raw_id, std::string_view result_json);
+    void reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
+                     std::string_view reason = {});
+
+    // Child side (router_child.cpp).
+    void handle_child_response(std::string_view line, const wire::Envelope& e);
+    void handle_child_notification(std::string_view line, const wire::Envelope& e);
+    void handle_child_request(std::string_view line, const wire::Envelope& e);
+    void decline_child_request(std::string_view line, const wire::Envelope& e,
+                               const std::string& why);
+    std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
+    void broadcast(std::string_view line);
+
+    // Shared state changes (router.cpp).
+    void send_internal(std::string_view method, const nlohmann::json& params, PendingKind kind,
+                       std::string uri = {});
+    void update_child_level();
+    void restore_child_state();
+    void release(std::uint64_t child_id, bool tombstone);
+    void tombstone(std::uint64_t child_id);
+    void flush_queue();
+    Session* find(SessionId id);
+
+    config::ServerConfig config_;
+    RouterEnvironment& env_;
+    wire::EnvelopeScanner scanner_;
+    wire::Envelope envelope_;  // reused for every session line
+    std::string scratch_;      // reused splice output
+
+    std::map<SessionId, Session> sessions_;
+    bool child_ready_ = false;
+    nlohmann::json initialize_result_;
+    std::string child_version_;
+    std::string served_version_;  // what sessions were told; a restart must keep it
+
+    std::unordered_map<std::uint64_t, Pending> pending_;
+    std::unordered_map<std::string, ProgressRoute> progress_;  // own raw token → owner
+    std::unordered_map<std::string, ChildRequest> child_requests_;  // session-side raw id
+    std::deque<std::uint64_t> tombstone_order_;
+    std::unordered_set<std::uint64_t> tombstones_;
+    std::map<std::string, std::set<SessionId>> subscribers_;  // uri → sessions
+    std::optional<int> child_level_;
+    std::unordered_map<std::string, SessionId> task_owners_;
+    std::deque<Queued> queue_;
+    std::uint64_t next_token_ = 1;
+    std::uint64_t next_child_request_ = 1;
+};
+
+// RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.
+int log_severity(std::string_view level);
+std::string_view log_level_name(int severity);
+
+}  // namespace mcpd

@@ -1,0 +1,189 @@
+// Router: what the child sends.
+#include <charconv>
+
+#include "daemon/jsonrpc.h"
+#include "daemon/router.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<std::uint64_t> parse_child_id(std::string_view raw) {
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
+    if (ec != std::errc() || end != raw.data() + raw.size()) return std::nullopt;
+    return value;
+}
+
+// Whether `uri` is `subscribed` or below it (the spec lets an update name a sub-resource).
+bool covers(const std::string& subscribed, const std::string& uri) {
+    if (uri == subscribed) return true;
+    if (uri.size() <= subscribed.size() || uri.compare(0, subscribed.size(), subscribed) != 0) {
+        return false;
+    }
+    return subscribed.back() == '/' || uri[subscribed.size()] == '/' || uri[subscribed.size()] == '?' ||
+           uri[subscribed.size()] == '#';
+}
+
+}  // namespace
+
+void Router::on_child_message(std::string_view line, const wire::Envelope& e) {
+    if (e.is_response()) {
+        handle_child_response(line, e);
+    } else if (e.is_notification()) {
+        handle_child_notification(line, e);
+    } else if (e.is_request()) {
+        handle_child_request(line, e);
+    }
+}
+
+void Router::handle_child_response(std::string_view line, const wire::Envelope& e) {
+    const std::optional<std::uint64_t> child_id =
+        e.id_kind == wire::IdKind::integer ? parse_child_id(e.id.in(line)) : std::nullopt;
+    const auto it = child_id ? pending_.find(*child_id) : pending_.end();
+    if (it == pending_.end()) {
+        if (child_id && tombstones_.contains(*child_id)) return;  // answered after a cancel
+        env_.note("dropped a response with an id mcpd never sent: " +
+                 std::string(e.id.empty() ? std::string_view("(none)") : e.id.in(line)));
+        return;
+    }
+    Pending p = std::move(it->second);
+    pending_.erase(it);
+    if (!p.own_token.empty()) progress_.erase(p.own_token);
+    Session* s = find(p.session);
+    if (s != nullptr) s->in_flight.erase(p.original_id);
+    if (p.deadline) env_.deadlines_changed();
+
+    if (p.kind == PendingKind::subscribe && e.has_error && s != nullptr) {
+        // Not subscribed after all.
+        s->subscriptions.erase(p.uri);
+        auto sub = subscribers_.find(p.uri);
+        if (sub != subscribers_.end()) {
+            sub->second.erase(p.session);
+            if (sub->second.empty()) subscribers_.erase(sub);
+        }
+    }
+    if (p.kind == PendingKind::set_level && e.has_error) child_level_.reset();
+    if (p.session == 0 || p.kind == PendingKind::internal || s == nullptr) return;
+    if (!e.created_task_id.empty()) {
+        task_owners_[e.created_task_id] = p.session;
+        s->tasks.insert(e.created_task_id);
+    }
+    wire::splice(line, {{e.id, p.original_id}}, scratch_);
+    env_.session_send(p.session, scratch_);
+}
+
+void Router::handle_child_notification(std::string_view line, const wire::Envelope& e) {
+    const std::string& method = e.method;
+    if (method == "notifications/progress") {
+        const auto route = progress_.find(std::string(e.progress_token.empty()
+                                                          ? std::string_view()
+                                                          : e.progress_token.in(line)));
+        // progressToken sits in params, not params._meta, on the notification itself.
+        if (route != progress_.end()) {
+            wire::splice(line, {{e.progress_token, route->second.original_token}}, scratch_);
+            env_.session_send(route->second.session, scratch_);
+        }
+        return;
+    }
+    if (method == "notifications/message") {
+        const int severity = log_severity(e.level);
+        for (const auto& [id, s] : sessions_) {
+            if (!s.ready) continue;
+            if (!s.log_level || severity < 0 || severity >= *s.log_level) env_.session_send(id, line);
+        }
+        return;
+    }
+    if (method == "notifications/resources/updated") {
+        for (const auto& [uri, who] : subscribers_) {
+            if (!covers(uri, e.uri)) continue;
+            for (SessionId id : who) env_.session_send(id, line);
+        }
+        return;
+    }
+    if (method == "notifications/cancelled") {
+        // The child gives up on a request it sent a session.
+        for (auto cr = child_requests_.begin(); cr != child_requests_.end(); ++cr) {
+            if (cr->second.child_id != e.request_id.in(line)) continue;
+            wire::splice(line, {{e.request_id, cr->first}}, scratch_);
+            env_.session_send(cr->second.session, scratch_);
+            child_requests_.erase(cr);
+            return;
+        }
+        return;
+    }
+    if (method == "notifications/tasks/status") {
+        const auto owner = task_owners_.find(e.task_id);
+        if (owner != task_owners_.end()) env_.session_send(owner->second, line);
+        return;
+    }
+    // list_changed and anything else connection-wide: every session hears it.
+    broadcast(line);
+}
+
+std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, std::string_view line) {
+    if (!e.related_task_id.empty()) {
+        const auto owner = task_owners_.find(std::string(wire::unquoted(e.related_task_id.in(line))));
+        if (owner != task_owners_.end()) return owner->second;
+    }
+    // Nothing on the wire says which session caused it: only when exactly one session has
+    // requests at the child is the answer certain.
+    std::optional<SessionId> only;
+    for (const auto& [id, s] : sessions_) {
+        if (s.in_flight.empty()) continue;
+        if (only) return std::nullopt;
+        only = id;
+    }
+    return only;
+}
+
+void Router::handle_child_request(std::string_view line, const wire::Envelope& e) {
+    const std::string& method = e.method;
+    if (method == "roots/list" && !config_.roots.empty()) {
+        json roots = json::array();
+        for (const std::string& root : config_.roots) {
+            roots.push_back({{"uri", root.starts_with("file://") ? root : "file://" + root}});
+        }
+        env_.child_send(jsonrpc::result(e.id.in(line), json{{"roots", roots}}.dump()));
+        return;
+    }
+    const std::optional<SessionId> target = route_child_request(e, line);
+    Session* s = target ? find(*target) : nullptr;
+    if (s == nullptr || !s->ready) {
+        decline_child_request(line, e,
+                              sessions_.empty() ? "no client session is attached"
+                                                : "mcpd cannot tell which client session this request is for");
+        return;
+    }
+    const json& caps = s->capabilities;
+    const bool has_capability =
+        method == "sampling/createMessage"   ? caps.contains("sampling")
+        : method == "elicitation/create"     ? caps.contains("elicitation") && s->protocol >= "2025-06-18"
+        : method == "roots/list"             ? caps.contains("roots")
+                                             : true;
+    if (!has_capability) {
+        decline_child_request(line, e, "the client did not declare the capability for " + method);
+        return;
+    }
+    const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
+    child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), method};
+    wire::splice(line, {{e.id, session_id}}, scratch_);
+    env_.session_send(s->id, scratch_);
+}
+
+void Router::decline_child_request(std::string_view line, const wire::Envelope& e,
+                                   const std::string& why) {
+    const std::string_view raw_id = e.id.in(line);
+    if (e.method == "elicitation/create") {
+        env_.child_send(jsonrpc::result(raw_id, R"({"action":"cancel"})"));
+    } else if (e.method == "sampling/createMessage") {
+        env_.child_send(jsonrpc::error(raw_id, -1, "sampling declined by mcpd: " + why));
+    } else {
+        env_.child_send(jsonrpc::error(raw_id, jsonrpc::kMethodNotFound, e.method + " is not available: " + why));
+    }
+    env_.note("declined " + e.method + " from the server: " + why);
+}
+
+}  // namespace mcpd

@@ -1,0 +1,284 @@
+// Router: what sessions send.
+#include <algorithm>
+
+#include "daemon/handshake.h"
+#include "daemon/jsonrpc.h"
+#include "daemon/router.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kMaxQueuedLines = 10000;
+
+// The version to tell a session: its own when mcpd knows it and the child's is not older,
+// otherwise the child's (the session may then disconnect, as the spec lets it).
+std::string negotiate(const std::string& requested, const std::string& child) {
+    const auto& known = legacy_protocol_versions();
+    if (std::find(known.begin(), known.end(), requested) != known.end() && requested <= child) {
+        return requested;
+    }
+    return child;
+}
+
+}  // namespace
+
+void Router::on_session_line(SessionId id, std::string& line) {
+    Session* s = find(id);
+    if (s == nullptr) return;
+    const wire::ScanStatus status = scanner_.scan(line, envelope_);
+    if (status == wire::ScanStatus::not_json) {
+        reply_error(id, {}, jsonrpc::kParseError, "parse error: " + scanner_.error());
+        return;
+    }
+    if (status == wire::ScanStatus::not_object) {
+        reply_error(id, {}, jsonrpc::kInvalidRequest,
+                    "invalid request: " + scanner_.error() + " is not supported; send one JSON-RPC object per line");
+        return;
+    }
+    const wire::Envelope& e = envelope_;
+    const std::string_view raw_id = e.id.in(line);
+    const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
+    if (!e.jsonrpc_ok) {
+        reply_error(id, id_usable ? raw_id : std::string_view(), jsonrpc::kInvalidRequest,
+                    "invalid request: \"jsonrpc\" must be \"2.0\"");
+        return;
+    }
+    if (e.id_kind == wire::IdKind::null || e.id_kind == wire::IdKind::invalid) {
+        reply_error(id, {}, jsonrpc::kInvalidRequest,
+                    "invalid request: an id must be a string or an integer");
+        return;
+    }
+    if (!e.has_method && !e.is_response()) {
+        reply_error(id, id_usable ? raw_id : std::string_view(), jsonrpc::kInvalidRequest,
+                    "invalid request: neither a request, a notification nor a response");
+        return;
+    }
+
+    // Until the child is ready, everything but ping waits (bounded by start_timeout).
+    if (!child_ready_ && !(e.is_request() && e.method == "ping")) {
+        if (queue_.size() >= kMaxQueuedLines) {
+            if (e.is_request()) {
+                reply_error(id, raw_id, jsonrpc::kInternalError, "too many requests waiting for the server to start");
+            }
+            return;
+        }
+        queue_.push_back(Queued{id, line, env_.now() + config_.start_timeout});
+        env_.want_child();
+        env_.deadlines_changed();
+        return;
+    }
+    handle_session_message(*s, line, e);
+}
+
+void Router::handle_session_message(Session& s, std::string& line, const wire::Envelope& e) {
+    if (e.is_request()) {
+        handle_session_request(s, line, e);
+    } else if (e.is_notification()) {
+        handle_session_notification(s, line, e);
+    } else {
+        handle_session_response(s, line, e);
+    }
+}
+
+void Router::handle_session_request(Session& s, std::string& line, const wire::Envelope& e) {
+    const std::string_view raw_id = e.id.in(line);
+    const std::string& method = e.method;
+    if (method == "ping") {
+        reply(s, raw_id, "{}");
+        return;
+    }
+    if (method == "initialize") {
+        if (s.initialized) {
+            reply_error(s.id, raw_id, jsonrpc::kInvalidRequest, "this session is already initialized");
+            return;
+        }
+        answer_initialize(s, line, e);
+        return;
+    }
+    if (!s.initialized) {
+        if (method == "server/discover") {
+            // A dual-era client probes first; "method not found" makes it fall back to initialize.
+            reply_error(s.id, raw_id, jsonrpc::kMethodNotFound,
+                        "server/discover is not supported: this server speaks the initialize handshake");
+            return;
+        }
+        reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
+                    "send initialize first: this session has not been initialized");
+        return;
+    }
+    if (s.in_flight.contains(std::string(raw_id))) {
+        reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
+                    "duplicate request id: a request with this id is still in flight");
+        return;
+    }
+    if (!e.progress_token.empty() && !e.progress_token_valid) {
+        reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "a progressToken must be a string or an integer");
+        return;
+    }
+    if (method == "logging/setLevel") {
+        set_level(s, line, e);
+        return;
+    }
+    if (method == "resources/subscribe" || method == "resources/unsubscribe") {
+        subscribe(s, line, e, method == "resources/subscribe");
+        return;
+    }
+    if (method == "tasks/get" || method == "tasks/result" || method == "tasks/cancel" ||
+        method == "tasks/update") {
+        const auto owner = task_owners_.find(e.task_id);
+        if (owner == task_owners_.end() || owner->second != s.id) {
+            reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "unknown task: no task with this id belongs to this session");
+            return;
+        }
+    }
+    if (method == "tasks/list") {
+        // Other sessions' tasks live on the same child; mcpd does not list them.
+        reply(s, raw_id, R"({"tasks":[]})");
+        return;
+    }
+    forward_request(s, line, e);
+}
+
+void Router::answer_initialize(Session& s, std::string_view line, const wire::Envelope& e) {
+    const json request = json::parse(line, nullptr, false);
+    const json& params = request.contains("params") && request["params"].is_object()
+                             ? request["params"]
+                             : json::object();
+    const std::string requested = params.value("protocolVersion", std::string());
+    if (params.contains("capabilities") && params["capabilities"].is_object()) {
+        s.capabilities = params["capabilities"];
+    }
+    if (params.contains("clientInfo") && params["clientInfo"].is_object()) {
+        s.client_name = params["clientInfo"].value("name", std::string());
+        s.client_version = params["clientInfo"].value("version", std::string());
+    }
+    s.protocol = negotiate(requested, child_version_);
+    s.initialized = true;
+    if (served_version_.empty()) served_version_ = child_version_;
+
+    json result = initialize_result_;
+    result["protocolVersion"] = s.protocol;
+    // Every session's tasks share one child: listing them would show other sessions' tasks.
+    if (result.contains("capabilities") && result["capabilities"].is_object()) {
+        json& caps = result["capabilities"];
+        if (caps.contains("tasks") && caps["tasks"].is_object()) caps["tasks"].erase("list");
+    }
+    reply(s, e.id.in(line), result.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void Router::set_level(Session& s, std::string& line, const wire::Envelope& e) {
+    const int severity = log_severity(e.level);
+    if (severity < 0) {
+        reply_error(s.id, e.id.in(line), jsonrpc::kInvalidParams,
+                    "unknown log level; use debug, info, notice, warning, error, critical, alert or emergency");
+        return;
+    }
+    s.log_level = severity;
+    if (child_level_ && *child_level_ <= severity) {
+        reply(s, e.id.in(line), "{}");  // the child already sends at least this much
+        update_child_level();           // this session may have been the most verbose
+        return;
+    }
+    // This session is now the most verbose: its own request sets the child's level.
+    child_level_ = severity;
+    forward_request(s, line, e, PendingKind::set_level);
+}
+
+void Router::subscribe(Session& s, std::string& line, const wire::Envelope& e, bool on) {
+    const std::string_view raw_id = e.id.in(line);
+    if (e.uri.empty()) {
+        reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "params.uri is required");
+        return;
+    }
+    auto& who = subscribers_[e.uri];
+    if (on) {
+        const bool first = who.empty();
+        who.insert(s.id);
+        s.subscriptions.insert(e.uri);
+        if (first) {
+            forward_request(s, line, e, PendingKind::subscribe, e.uri);
+        } else {
+            reply(s, raw_id, "{}");
+        }
+        return;
+    }
+    const bool held = who.erase(s.id) > 0;
+    s.subscriptions.erase(e.uri);
+    if (held && who.empty()) {
+        subscribers_.erase(e.uri);
+        forward_request(s, line, e, PendingKind::unsubscribe, e.uri);
+        return;
+    }
+    if (who.empty()) subscribers_.erase(e.uri);
+    reply(s, raw_id, "{}");
+}
+
+void Router::forward_request(Session& s, std::string& line, const wire::Envelope& e,
+                             PendingKind kind, std::string uri) {
+    const std::uint64_t child_id = env_.child_next_id();
+    const std::string id_text = std::to_string(child_id);
+    Pending p;
+    p.session = s.id;
+    p.kind = kind;
+    p.original_id = std::string(e.id.in(line));
+    p.uri = std::move(uri);
+    if (config_.request_timeout.count() > 0) p.deadline = env_.now() + config_.request_timeout;
+
+    std::vector<wire::Replacement> changes{{e.id, id_text}};
+    std::string token_text;
+    if (!e.progress_token.empty()) {
+        token_text = "\"mcpd-p" + std::to_string(next_token_++) + "\"";
+        progress_[token_text] = ProgressRoute{s.id, std::string(e.progress_token.in(line))};
+        p.own_token = token_text;
+        changes.push_back({e.progress_token, token_text});
+    }
+    s.in_flight[p.original_id] = child_id;
+    const bool timed = p.deadline.has_value();
+    pending_[child_id] = std::move(p);
+    wire::splice(line, std::move(changes), scratch_);
+    env_.child_send(scratch_);
+    if (timed) env_.deadlines_changed();
+}
+
+void Router::handle_session_notification(Session& s, std::string& line, const wire::Envelope& e) {
+    const std::string& method = e.method;
+    if (method == "notifications/initialized") {
+        if (s.initialized) s.ready = true;
+        return;
+    }
+    if (method == "notifications/cancelled") {
+        const auto it = s.in_flight.find(std::string(e.request_id.in(line)));
+        if (e.request_id.empty() || it == s.in_flight.end()) return;  // unknown or finished
+        const std::uint64_t child_id = it->second;
+        wire::splice(line, {{e.request_id, std::to_string(child_id)}}, scratch_);
+        env_.child_send(scratch_);
+        // The child should not answer now; if it does, the tombstone drops the reply.
+        release(child_id, true);
+        env_.deadlines_changed();
+        return;
+    }
+    if (method == "notifications/progress") {
+        // A session reporting progress on something the child asked it: only its own.
+        const bool asked = std::any_of(child_requests_.begin(), child_requests_.end(),
+                                       [&s](const auto& cr) { return cr.second.session == s.id; });
+        if (asked) env_.child_send(line);
+        return;
+    }
+    if (method == "notifications/roots/list_changed" && !config_.roots.empty()) {
+        return;  // mcpd answers roots/list from the registry; the sessions' roots do not apply
+    }
+    env_.child_send(line);
+}
+
+void Router::handle_session_response(Session& s, std::string& line, const wire::Envelope& e) {
+    const auto it = child_requests_.find(std::string(e.id.in(line)));
+    if (it == child_requests_.end() || it->second.session != s.id) return;  // not asked, or late
+    wire::splice(line, {{e.id, it->second.child_id}}, scratch_);
+    child_requests_.erase(it);
+    env_.child_send(scratch_);
+}
+
+}  // namespace mcpd

@@ -1,0 +1,70 @@
+// One MCP client session's transport: lines in from the client, lines out to it.
+//
+// A session reads either the control connection it was attached on, or descriptors an
+// `mcpctl connect` passed over (the agent's own pipes). Output to a client that stops reading
+// is capped: past the cap the session is cut off, so one slow client never holds up the
+// server or anyone else. Input can be paused while the server's stdin is backed up.
+#pragma once
+
+#include <event2/bufferevent.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "common/line_reader.h"
+#include "daemon/peer_auth.h"
+#include "daemon/router.h"
+
+namespace mcpd {
+
+class Session {
+public:
+    struct Callbacks {
+        std::function<void(Session&, std::string& line)> on_line;
+        // `by_client`: the client closed its side (not mcpd cutting it off).
+        std::function<void(Session&, const std::string& reason, bool by_client)> on_closed;
+    };
+
+    // Takes ownership of `input` and `output` (the same bufferevent for a socket session).
+    Session(SessionId id, std::string server, PeerCredentials peer, bufferevent* input,
+            bufferevent* output, std::size_t max_message_bytes, std::size_t max_queue_bytes,
+            Callbacks callbacks);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    SessionId id() const { return id_; }
+    const std::string& server() const { return server_; }
+    const PeerCredentials& peer() const { return peer_; }
+    bool passed_fds() const { return input_ != output_; }
+    bool closed() const { return closed_; }
+
+    // Queue one message for the client (a newline is appended).
+    void send(std::string_view line);
+    void pause_input();
+    void resume_input();
+    // Start reading (after the owner has registered the session everywhere).
+    void start();
+    void close(const std::string& reason, bool by_client);
+
+private:
+    static void on_read(bufferevent* bev, void* self);
+    static void on_input_event(bufferevent* bev, short what, void* self);
+    static void on_output_event(bufferevent* bev, short what, void* self);
+    void read_lines(bool at_eof);
+
+    SessionId id_;
+    std::string server_;
+    PeerCredentials peer_;
+    bufferevent* input_;
+    bufferevent* output_;
+    std::size_t max_queue_;
+    Callbacks callbacks_;
+    LineReader reader_;
+    std::string line_;  // reused for every message
+    bool paused_ = false;
+    bool closed_ = false;
+};
+
+}  // namespace mcpd

@@ -1,0 +1,335 @@
+// Runner for the interop scenarios: a private mcpd on a temporary registry and socket, real MCP
+// clients (the official TypeScript SDK) reaching its pooled servers through `mcpctl connect`.
+//
+//   node SCENARIO.mjs [--bin-dir DIR] [--direct]
+//
+// --bin-dir (or $MCPD_BIN_DIR): where mcpd and mcpctl are; default ../../build/bin from here.
+// --direct: no mcpd; every client spawns its own copy of the server. Only for telling whether a
+// failure is mcpd's or the scenario's: ctest never passes it.
+//
+// A scenario exits 0 when it passes, 1 with "FAIL: ..." (plus mcpd's and the clients' stderr)
+// when it fails or runs out of time. mcpd is always stopped and the temporary directory removed.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const STARTED = Date.now();
+
+export class ScenarioError extends Error {}
+
+export function log(message) {
+  const t = ((Date.now() - STARTED) / 1000).toFixed(2).padStart(6);
+  process.stdout.write(`[${t}s] ${message}\n`);
+}
+
+export function fail(message) {
+  throw new ScenarioError(message);
+}
+
+export function check(condition, message) {
+  if (!condition) fail(message);
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Polls `predicate` every 50 ms; fails with `what` if it is still false after `timeoutMs`.
+export async function waitFor(predicate, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await predicate()) return;
+    if (Date.now() >= deadline) fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+// The text of a tools/call result's content blocks, joined.
+export function resultText(result) {
+  return (result?.content ?? [])
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+function parseArgs(argv) {
+  const options = { binDir: process.env.MCPD_BIN_DIR, direct: process.env.INTEROP_DIRECT === '1' };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--bin-dir' && i + 1 < argv.length) options.binDir = argv[++i];
+    else if (argv[i] === '--direct') options.direct = true;
+    else {
+      process.stderr.write(`usage: node ${path.basename(process.argv[1])} [--bin-dir DIR] [--direct]\n`);
+      process.exit(2);
+    }
+  }
+  options.binDir = path.resolve(options.binDir ?? path.join(HERE, '..', '..', 'build', 'bin'));
+  return options;
+}
+
+// The installed package's stdio entry point (its `bin`), run with this very node.
+function packageBin(pkg) {
+  const dir = path.join(HERE, 'node_modules', ...pkg.split('/'));
+  const manifestPath = path.join(dir, 'package.json');
+  if (!fs.existsSync(manifestPath)) {
+    fail(`${pkg} is not installed in ${path.join(HERE, 'node_modules')}: run 'npm ci' in ${HERE}`);
+  }
+  const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+  const bin = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
+  if (!bin) fail(`${pkg} has no bin entry in its package.json`);
+  return { script: path.join(dir, bin), version: manifest.version };
+}
+
+// The reference servers the scenarios use, as registry entries.
+function serverDefinition(name, tmp) {
+  switch (name) {
+    case 'everything': {
+      const { script, version } = packageBin('@modelcontextprotocol/server-everything');
+      return { command: process.execPath, args: [script, 'stdio'], env: {}, script, version };
+    }
+    case 'memory': {
+      const { script, version } = packageBin('@modelcontextprotocol/server-memory');
+      const env = { MEMORY_FILE_PATH: path.join(tmp, 'memory.jsonl') };
+      return { command: process.execPath, args: [script], env, script, version };
+    }
+    default:
+      fail(`no definition for server '${name}'`);
+  }
+}
+
+// TOML basic strings accept JSON's escapes for the strings written here.
+const tomlString = (s) => JSON.stringify(s);
+
+function registryToml(definitions) {
+  const lines = ['[daemon]', 'log_level = "debug"', ''];
+  for (const [name, def] of Object.entries(definitions)) {
+    lines.push(`[servers.${name}]`);
+    lines.push(`command = ${tomlString(def.command)}`);
+    lines.push(`args = [${def.args.map(tomlString).join(', ')}]`);
+    const env = Object.entries(def.env);
+    if (env.length > 0) {
+      lines.push(`env = { ${env.map(([k, v]) => `${k} = ${tomlString(v)}`).join(', ')} }`);
+    }
+    lines.push('autostart = true');
+    lines.push('restart = "never"');
+    lines.push('start_timeout = "30s"');
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+function tail(text, lines) {
+  const all = text.split('\n');
+  return (all.length > lines ? [`... (${all.length - lines} earlier lines)`] : [])
+    .concat(all.slice(-lines))
+    .join('\n');
+}
+
+function readIfExists(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+// Every descendant pid of `pid`, from /proc.
+function descendants(pid) {
+  const children = new Map();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readIfExists(`/proc/${entry}/stat`);
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!children.has(ppid)) children.set(ppid, []);
+    children.get(ppid).push(Number(entry));
+  }
+  const result = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()) ?? []) {
+      result.push(child);
+      queue.push(child);
+    }
+  }
+  return result;
+}
+
+class Context {
+  constructor(name, options, servers) {
+    this.name = name;
+    this.options = options;
+    this.direct = options.direct;
+    this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpd-interop-'));
+    this.socket = path.join(this.tmp, 'mcpd.sock');
+    this.mcpd = path.join(options.binDir, 'mcpd');
+    this.mcpctl = path.join(options.binDir, 'mcpctl');
+    this.definitions = {};
+    for (const server of servers) this.definitions[server] = serverDefinition(server, this.tmp);
+    this.clients = [];
+    this.clientErrors = [];
+    this.closing = false;
+    this.daemon = null;
+  }
+
+  async startDaemon() {
+    for (const bin of [this.mcpd, this.mcpctl]) {
+      check(fs.existsSync(bin), `${bin} does not exist: build mcpd first or pass --bin-dir`);
+    }
+    const registry = path.join(this.tmp, 'registry.toml');
+    fs.writeFileSync(registry, registryToml(this.definitions));
+    this.daemonLog = path.join(this.tmp, 'mcpd.log');
+    const out = fs.openSync(this.daemonLog, 'w');
+    const argv = [this.mcpd, '--config', registry, '--socket', this.socket];
+    // setpriv --pdeathsig: mcpd gets SIGTERM should this process be killed without cleaning up.
+    const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
+    const [command, ...args] = setpriv ? [setpriv, '--pdeathsig', 'TERM', '--', ...argv] : argv;
+    this.daemon = spawn(command, args, { stdio: ['ignore', out, out], env: process.env });
+    fs.closeSync(out);
+    this.daemonExit = new Promise((resolve) => {
+      this.daemon.on('exit', (code, signal) => resolve({ code, signal }));
+      this.daemon.on('error', (error) => resolve({ code: null, signal: null, error }));
+    });
+    let exited = null;
+    this.daemonExit.then((status) => (exited = status));
+    const names = Object.entries(this.definitions).map(([n, d]) => `${n} ${d.version}`).join(', ');
+    log(`mcpd started (pid ${this.daemon.pid}) with ${names} on ${this.socket}`);
+
+    const deadline = Date.now() + 15000;
+    for (;;) {
+      if (exited) fail(`mcpd exited before answering (${JSON.stringify(exited)})`);
+      const probe = spawnSync(this.mcpctl, ['--socket', this.socket, 'version'], { encoding: 'utf8', timeout: 5000 });
+      if (probe.status === 0) break;
+      if (Date.now() > deadline) {
+        fail(`mcpd did not answer 'mcpctl version' within 15 s: ${probe.stderr || probe.stdout}`);
+      }
+      await sleep(100);
+    }
+    log('mcpd answers');
+  }
+
+  async stopDaemon() {
+    if (!this.daemon || this.daemon.exitCode !== null || this.daemon.signalCode !== null) return null;
+    this.daemon.kill('SIGTERM');
+    const timeout = sleep(10000).then(() => 'timeout');
+    const result = await Promise.race([this.daemonExit, timeout]);
+    if (result !== 'timeout') return null;
+    this.daemon.kill('SIGKILL');
+    await Promise.race([this.daemonExit, sleep(2000)]);
+    return 'mcpd did not exit within 10 s of SIGTERM (killed)';
+  }
+
+  // An SDK client connected to `server`: through `mcpctl connect SERVER`, or to its own copy of
+  // the server with --direct. `setup(client)` runs before the MCP handshake (request handlers).
+  async connect(server, clientName, { capabilities = {}, setup } = {}) {
+    const def = this.definitions[server];
+    check(def, `scenario did not declare server '${server}'`);
+    const params = this.direct
+      ? { command: def.command, args: def.args, env: { ...getDefaultEnvironment(), ...def.env }, stderr: 'pipe' }
+      : { command: this.mcpctl, args: ['--socket', this.socket, 'connect', server], stderr: 'pipe' };
+    const transport = new StdioClientTransport(params);
+    const record = { name: clientName, stderr: '' };
+    transport.stderr?.on('data', (chunk) => (record.stderr += chunk.toString()));
+    const client = new Client({ name: clientName, version: '1.0.0' }, { capabilities });
+    client.onerror = (error) => {
+      if (!this.closing) this.clientErrors.push({ client: clientName, error: String(error?.message ?? error) });
+    };
+    if (setup) setup(client);
+    record.client = client;
+    this.clients.push(record);
+    try {
+      await client.connect(transport, { timeout: 20000 });
+    } catch (error) {
+      fail(`${clientName}: MCP initialize through ${this.direct ? 'the server' : 'mcpctl connect'} failed: ${error?.message ?? error}`);
+    }
+    return client;
+  }
+
+  // Client-side protocol errors the SDK reported (unknown response ids, unknown progress
+  // tokens, unparseable lines); `allow(e)` returns true for the ones a scenario expects.
+  takeClientErrors(allow = () => false) {
+    const unexpected = this.clientErrors.filter((e) => !allow(e));
+    this.clientErrors = [];
+    return unexpected;
+  }
+
+  // Pids of the processes running `server` below this mcpd (empty with --direct).
+  serverPids(server) {
+    if (this.direct || !this.daemon) return [];
+    const script = this.definitions[server].script;
+    return descendants(this.daemon.pid).filter((pid) => readIfExists(`/proc/${pid}/cmdline`).split('\0').includes(script));
+  }
+
+  async closeClients() {
+    this.closing = true;
+    await Promise.all(
+      this.clients.map(({ client }) => Promise.race([client.close().catch(() => {}), sleep(5000)])),
+    );
+  }
+
+  diagnostics() {
+    const parts = [];
+    if (this.daemonLog) parts.push(`--- mcpd output (${this.daemonLog}) ---\n${tail(readIfExists(this.daemonLog), 80)}`);
+    for (const { name, stderr } of this.clients) {
+      if (stderr.trim()) parts.push(`--- ${name}: stderr of ${this.direct ? 'the server' : 'mcpctl connect'} ---\n${tail(stderr, 20)}`);
+    }
+    return parts.join('\n');
+  }
+
+  removeTmp() {
+    fs.rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+// Runs one scenario: `body(ctx)` with mcpd up, within `timeoutSeconds`. Never returns.
+export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60 }, body) {
+  const options = parseArgs(process.argv.slice(2));
+  let ctx = null;
+  let finished = false;
+
+  const finish = async (failure) => {
+    if (finished) return;
+    finished = true;
+    let problems = failure ? [failure] : [];
+    let diagnostics = '';
+    if (ctx) {
+      await ctx.closeClients();
+      if (!failure) {
+        const errors = ctx.takeClientErrors();
+        if (errors.length > 0) {
+          problems.push(`unexpected client-side protocol errors:\n${errors.map((e) => `  ${e.client}: ${e.error}`).join('\n')}`);
+        }
+      }
+      const stopProblem = await ctx.stopDaemon();
+      if (stopProblem) problems.push(stopProblem);
+      if (problems.length > 0) diagnostics = ctx.diagnostics();
+      ctx.removeTmp();
+    }
+    if (problems.length === 0) {
+      log(`PASS: ${name}${options.direct ? ' (--direct, without mcpd)' : ''}`);
+      process.exit(0);
+    }
+    for (const problem of problems) process.stdout.write(`FAIL: ${name}: ${problem}\n`);
+    if (diagnostics) process.stdout.write(`${diagnostics}\n`);
+    process.exit(1);
+  };
+
+  const timer = setTimeout(() => finish(`did not finish within ${timeoutSeconds} s`), timeoutSeconds * 1000);
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => finish(`interrupted by ${signal}`));
+  process.on('unhandledRejection', (error) => finish(`unhandled rejection: ${error?.stack ?? error}`));
+
+  try {
+    ctx = new Context(name, options, servers);
+    log(`scenario: ${name}${options.direct ? ' (--direct: no mcpd, one server per client)' : ''}`);
+    if (!options.direct) await ctx.startDaemon();
+    await body(ctx);
+    clearTimeout(timer);
+    await finish(null);
+  } catch (error) {
+    clearTimeout(timer);
+    await finish(error instanceof ScenarioError ? error.message : (error?.stack ?? String(error)));
+  }
+}
