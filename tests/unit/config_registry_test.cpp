@@ -98,6 +98,7 @@ TEST_CASE("a registry with every key sets every field", "[registry]") {
     CHECK(registry.daemon.socket == "/tmp/mcpd-test/mcpd.sock");
     CHECK(registry.daemon.log_level == LogLevel::debug);
     CHECK(registry.daemon.max_message_bytes == 65536);
+    CHECK(registry.daemon.max_session_queue_bytes == 131072);
 
     REQUIRE(registry.servers.size() == 2);
     const ServerConfig& s = registry.servers[0];
@@ -172,6 +173,7 @@ TEST_CASE("absent keys take their defaults", "[registry]") {
     CHECK(daemon.socket.empty());
     CHECK(daemon.log_level == LogLevel::info);
     CHECK(daemon.max_message_bytes == 16u * 1024 * 1024);
+    CHECK(daemon.max_session_queue_bytes == 4u * 1024 * 1024);
     CHECK(result.registry->path == "/virtual/mcpd.toml");
 }
 
@@ -286,8 +288,8 @@ start_limit = { qq = 1 }
           "unknown top-level key 'color'; expected [daemon] or [servers.<name>] tables");
     CHECK(result.errors[1].line == 3);
     CHECK(result.errors[1].message ==
-          "unknown key 'pidfile' in [daemon]; expected 'socket', 'log_level' or "
-          "'max_message_bytes'");
+          "unknown key 'pidfile' in [daemon]; expected 'socket', 'log_level', "
+          "'max_message_bytes' or 'max_session_queue_bytes'");
     CHECK(result.errors[2].line == 6);
     CHECK(contains(result.errors[2].message,
                    "unknown key 'zzz' in server 'demo'; a server takes "
