@@ -129,7 +129,14 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
         }
     }
     json list = json::array();
-    for (ManagedServer* s : named) list.push_back(s->status_json());
+    for (ManagedServer* s : named) {
+        json entry = s->status_json();
+        if (s->config().sharing == config::Sharing::exclusive) {
+            // Each session has its own process; the entry itself only holds the settings.
+            entry["sessions"] = daemon_.exclusive_count(s->name());
+        }
+        list.push_back(std::move(entry));
+    }
     c.reply_ok({{"daemon", daemon_.daemon_status()}, {"servers", list}});
 }
 
@@ -267,7 +274,10 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
         return;
     }
     const unsigned limit = server.config().max_sessions;
-    if (limit > 0 && server.router().session_count() >= limit) {
+    const std::size_t attached = server.config().sharing == config::Sharing::exclusive
+                                     ? daemon_.exclusive_count(server.name())
+                                     : server.router().session_count();
+    if (limit > 0 && attached >= limit) {
         c.reply_error(control::code::limit, "server '" + server.name() + "' already has " +
                                                 std::to_string(limit) +
                                                 " sessions (max_sessions); try again later");
@@ -276,18 +286,20 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
     const SessionId id = daemon_.next_session_id();
     const std::string server_name = server.name();
     const PeerCredentials peer = c.peer();
+    const bool exclusive = server.config().sharing == config::Sharing::exclusive;
     if (!request.value("pass_fds", false)) {
         c.reply_ok({{"server", server_name}, {"session", id}});
         bufferevent* bev = c.hand_over();
-        daemon_.open_session(server, id, peer, bev, bev, nullptr);
+        ManagedServer& target = exclusive ? daemon_.exclusive_instance(server, id) : server;
+        daemon_.open_session(target, id, peer, bev, bev, nullptr);
         return;
     }
     c.reply_ok({{"server", server_name}, {"session", id}, {"send_fds", true}});
     ControlConnection* link = &c;
     c.receive_fds(
         [this, server_name, id, peer, link](std::vector<UniqueFd> fds) {
-            ManagedServer* target = daemon_.find(server_name);
-            if (target == nullptr) {
+            ManagedServer* shared = daemon_.find(server_name);
+            if (shared == nullptr) {
                 link->send({{"ended", {{"reason", "the server was removed"}, {"status", 1}}}});
                 link->close_after_flush();
                 return;
@@ -296,7 +308,10 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
             for (UniqueFd& fd : fds) evutil_make_socket_nonblocking(fd.get());
             bufferevent* input = bufferevent_socket_new(base, fds[0].release(), BEV_OPT_CLOSE_ON_FREE);
             bufferevent* output = bufferevent_socket_new(base, fds[1].release(), BEV_OPT_CLOSE_ON_FREE);
-            daemon_.open_session(*target, id, peer, input, output, link);
+            ManagedServer& target = shared->config().sharing == config::Sharing::exclusive
+                                        ? daemon_.exclusive_instance(*shared, id)
+                                        : *shared;
+            daemon_.open_session(target, id, peer, input, output, link);
         },
         [this, id] { daemon_.end_session(id, "mcpctl connect went away", true); });
 }

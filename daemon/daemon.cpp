@@ -61,6 +61,7 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
 Daemon::~Daemon() {
     waiters_.clear();
     sessions_.clear();
+    exclusive_.clear();
     connections_.clear();
     servers_.clear();
     retired_.clear();
@@ -92,7 +93,9 @@ int Daemon::run() {
     for (const config::ServerConfig& server : registry_.servers) add_server(server);
     for (const std::string& name : order_) {
         ManagedServer& server = *servers_[name];
-        if (server.config().autostart) server.supervisor().request_start();
+        if (server.config().autostart && server.config().sharing != config::Sharing::exclusive) {
+            server.supervisor().request_start();
+        }
     }
     ready_ = true;
     notifier_.ready(status_text());
@@ -188,7 +191,10 @@ ReloadReport Daemon::reload() {
     }
     for (const std::string& name : report.added) {
         servers_[name] = std::make_unique<ManagedServer>(*this, *registry_.find(name));
-        if (registry_.find(name)->autostart) servers_[name]->supervisor().request_start();
+        const config::ServerConfig& added = *registry_.find(name);
+        if (added.autostart && added.sharing != config::Sharing::exclusive) {
+            servers_[name]->supervisor().request_start();
+        }
     }
     log::info("reload applied: " + std::to_string(report.added.size()) + " added, " +
               std::to_string(report.removed.size()) + " removed, " +
@@ -204,6 +210,7 @@ void Daemon::shutdown() {
         log::warning("second stop signal: killing every server now");
         for (auto& [name, server] : servers_) server->supervisor().force_kill();
         for (auto& server : retired_) server->supervisor().force_kill();
+        for (auto& [id, server] : exclusive_) server->supervisor().force_kill();
         return;
     }
     shutting_down_ = true;
@@ -213,6 +220,7 @@ void Daemon::shutdown() {
     for (auto& [name, server] : servers_) close_sessions_of(name, "mcpd is shutting down");
     for (auto& [name, server] : servers_) server->supervisor().request_stop(StopReason::shutdown);
     for (auto& server : retired_) server->supervisor().request_stop(StopReason::shutdown);
+    for (auto& [id, server] : exclusive_) server->supervisor().request_stop(StopReason::shutdown);
     maybe_finish_shutdown();
 }
 
@@ -225,6 +233,9 @@ void Daemon::maybe_finish_shutdown() {
         if (!done(*server)) return;
     }
     for (const auto& server : retired_) {
+        if (!done(*server)) return;
+    }
+    for (const auto& [id, server] : exclusive_) {
         if (!done(*server)) return;
     }
     // Leave the loop shortly, so replies still queued (to `mcpctl shutdown`) are written.
@@ -271,7 +282,9 @@ void Daemon::open_session(ManagedServer& server, SessionId id, const PeerCredent
     Session::Callbacks callbacks;
     const std::string name = server.name();
     callbacks.on_line = [this, name](Session& session, std::string& line) {
-        if (ManagedServer* target = find(name)) target->router().on_session_line(session.id(), line);
+        if (ManagedServer* target = server_of(session.id(), name)) {
+            target->router().on_session_line(session.id(), line);
+        }
     };
     callbacks.on_closed = [this](Session& session, const std::string& reason, bool by_client) {
         on_session_closed(session, reason, by_client);
@@ -314,6 +327,15 @@ void Daemon::on_session_closed(Session& session, const std::string& reason, bool
             link->close_after_flush();
         }
         sessions_.erase(it);
+        if (auto instance = exclusive_.extract(id); !instance.empty()) {
+            // Its private process goes with it, through the stop ladder.
+            ManagedServer* server = instance.mapped().get();
+            server->router().detach(id);
+            retired_.push_back(std::move(instance.mapped()));
+            server->supervisor().request_stop(StopReason::stopped);
+            if (server->drained()) server_drained(*server);
+            return;
+        }
         if (ManagedServer* server = find_any(server_name)) {
             server->router().detach(id);
             server->sessions_changed();
@@ -336,9 +358,31 @@ void Daemon::session_close(SessionId session, const std::string& reason) {
     end_session(session, reason, false);
 }
 
+ManagedServer* Daemon::server_of(SessionId id, const std::string& name) {
+    const auto it = exclusive_.find(id);
+    if (it != exclusive_.end()) return it->second.get();
+    return find_any(name);
+}
+
+ManagedServer& Daemon::exclusive_instance(ManagedServer& server, SessionId id) {
+    auto instance = std::make_unique<ManagedServer>(*this, server.config());
+    ManagedServer& ref = *instance;
+    exclusive_[id] = std::move(instance);
+    log::info(server.name(), "starting a private process for session " + std::to_string(id) +
+                                 " (sharing = \"exclusive\")");
+    ref.supervisor().request_start();
+    return ref;
+}
+
+std::size_t Daemon::exclusive_count(const std::string& name) const {
+    std::size_t n = 0;
+    for (const auto& [id, server] : exclusive_) n += server->name() == name ? 1 : 0;
+    return n;
+}
+
 void Daemon::pause_sessions(ManagedServer& server, bool paused) {
     for (auto& [id, entry] : sessions_) {
-        if (entry.session->server() != server.name()) continue;
+        if (server_of(id, entry.session->server()) != &server) continue;
         if (paused) {
             entry.session->pause_input();
         } else {
@@ -353,7 +397,7 @@ json Daemon::sessions_json(const std::string& server_filter, const ControlConnec
     for (auto& [id, entry] : sessions_) {
         const Session& session = *entry.session;
         if (!server_filter.empty() && session.server() != server_filter) continue;
-        ManagedServer* server = find(session.server());
+        ManagedServer* server = server_of(id, session.server());
         if (server == nullptr) continue;
         if (!is_privileged_peer(asking.peer(), owner_) && !peer_allowed_for(asking.peer(), server->config())) {
             continue;

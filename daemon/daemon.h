@@ -63,6 +63,11 @@ public:
     // session); `link` is the control connection of an fd-passing `mcpctl connect`, told when
     // the session ends.
     SessionId next_session_id() { return next_session_++; }
+    // sharing = "exclusive": a private process of `server` for one session, started now and
+    // stopped when the session ends.
+    ManagedServer& exclusive_instance(ManagedServer& server, SessionId id);
+    // How many exclusive processes of `name` serve sessions now.
+    std::size_t exclusive_count(const std::string& name) const;
     void open_session(ManagedServer& server, SessionId id, const PeerCredentials& peer,
                       bufferevent* input, bufferevent* output, ControlConnection* link);
     // End a session (its client went away, or mcpd cuts it off).
@@ -93,6 +98,8 @@ private:
     void on_session_closed(Session& session, const std::string& reason, bool by_client);
     void close_sessions_of(const std::string& server, const std::string& reason);
     ManagedServer* find_any(const std::string& name);  // retired servers included
+    // The ManagedServer a session talks to: its exclusive instance, or the shared one.
+    ManagedServer* server_of(SessionId id, const std::string& name);
     void add_server(const config::ServerConfig& config);
     void check_waiters();
     bool settled(const std::string& name, bool up);
@@ -126,6 +133,7 @@ private:
         ControlConnection* link = nullptr;
     };
     std::map<SessionId, SessionEntry> sessions_;
+    std::map<SessionId, std::unique_ptr<ManagedServer>> exclusive_;  // by the session they serve
     SessionId next_session_ = 1;
 
     std::map<std::uint64_t, Waiter> waiters_;

@@ -51,8 +51,11 @@ void Router::detach(SessionId session) {
     if (it == sessions_.end()) return;
     Session& s = it->second;
 
+    std::erase_if(serial_queue_, [session](const auto& q) { return q.first == session; });
     // Its requests at the child: tell the child to stop working on them.
-    for (const auto& [raw, child_id] : s.in_flight) {
+    std::vector<std::uint64_t> in_flight;
+    for (const auto& [raw, child_id] : s.in_flight) in_flight.push_back(child_id);
+    for (std::uint64_t child_id : in_flight) {
         if (child_ready_) {
             env_.child_send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
                             std::to_string(child_id) +
@@ -159,6 +162,14 @@ void Router::on_child_gone(const std::string& reason) {
         }
     }
     pending_.clear();
+    for (auto& [session, line] : serial_queue_) {
+        wire::Envelope e;
+        if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {
+            reply_error(session, e.id.in(line), jsonrpc::kInternalError,
+                        "the server stopped before answering", reason);
+        }
+    }
+    serial_queue_.clear();
     progress_.clear();
     tombstones_.clear();
     tombstone_order_.clear();
@@ -212,6 +223,7 @@ void Router::release(std::uint64_t child_id, bool tombstoned) {
     if (Session* s = find(it->second.session)) s->in_flight.erase(it->second.original_id);
     pending_.erase(it);
     if (tombstoned) tombstone(child_id);
+    pump_serialized();
 }
 
 void Router::tombstone(std::uint64_t child_id) {
@@ -220,6 +232,23 @@ void Router::tombstone(std::uint64_t child_id) {
     if (tombstone_order_.size() > kMaxTombstones) {
         tombstones_.erase(tombstone_order_.front());
         tombstone_order_.pop_front();
+    }
+}
+
+bool Router::serialized_busy() const {
+    return std::any_of(pending_.begin(), pending_.end(),
+                       [](const auto& p) { return p.second.session != 0; });
+}
+
+void Router::pump_serialized() {
+    while (!serial_queue_.empty() && child_ready_ && !serialized_busy()) {
+        auto [session, line] = std::move(serial_queue_.front());
+        serial_queue_.pop_front();
+        Session* s = find(session);
+        if (s == nullptr) continue;
+        wire::Envelope e;
+        if (scanner_.scan(line, e) != wire::ScanStatus::ok) continue;
+        forward_request(*s, line, e);
     }
 }
 

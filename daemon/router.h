@@ -157,6 +157,9 @@ private:
     void release(std::uint64_t child_id, bool tombstone);
     void tombstone(std::uint64_t child_id);
     void flush_queue();
+    // sharing = "serialized": one session request at the child at a time.
+    bool serialized_busy() const;
+    void pump_serialized();
     Session* find(SessionId id);
 
     config::ServerConfig config_;
@@ -180,6 +183,7 @@ private:
     std::optional<int> child_level_;
     std::unordered_map<std::string, SessionId> task_owners_;
     std::deque<Queued> queue_;
+    std::deque<std::pair<SessionId, std::string>> serial_queue_;  // waiting their turn
     std::uint64_t next_token_ = 1;
     std::uint64_t next_child_request_ = 1;
 };

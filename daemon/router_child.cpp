@@ -51,6 +51,7 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     }
     Pending p = std::move(it->second);
     pending_.erase(it);
+    pump_serialized();
     if (!p.own_token.empty()) progress_.erase(p.own_token);
     Session* s = find(p.session);
     if (s != nullptr) s->in_flight.erase(p.original_id);

@@ -139,6 +139,12 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
         reply(s, raw_id, R"({"tasks":[]})");
         return;
     }
+    if (config_.sharing == config::Sharing::serialized && serialized_busy()) {
+        // Its turn comes when the request in flight is answered; then a server→client
+        // request can only belong to the one session that is waiting.
+        serial_queue_.emplace_back(s.id, line);
+        return;
+    }
     forward_request(s, line, e);
 }
 
