@@ -43,9 +43,69 @@ void Handshake::send_initialize(const std::string& version) {
     callbacks_.send(request.dump());
 }
 
+void Handshake::begin_probe(const json& capabilities) {
+    capabilities_ = capabilities;
+    probe_id_ = ids_.next();
+    callbacks_.send(discover_request(probe_id_));
+}
+
+std::string Handshake::discover_request(std::uint64_t id) const {
+    const json request = {
+        {"jsonrpc", "2.0"},
+        {"id", id},
+        {"method", "server/discover"},
+        {"params",
+         {{"_meta",
+           {{"io.modelcontextprotocol/protocolVersion", kModernProtocolVersion},
+            {"io.modelcontextprotocol/clientCapabilities", json::object()},
+            {"io.modelcontextprotocol/clientInfo", {{"name", "mcpd"}, {"version", MCPD_VERSION}}}}}}},
+    };
+    return request.dump();
+}
+
+void Handshake::probe_timed_out() {
+    if (probe_id_ == 0 || ready_) return;
+    probe_id_ = 0;  // a late answer is ignored
+    begin(capabilities_);
+}
+
+void Handshake::on_probe_reply(const json& message) {
+    probe_id_ = 0;
+    const auto result = message.find("result");
+    if (result != message.end() && result->is_object()) {
+        const auto versions = result->find("supportedVersions");
+        const bool speaks_ours = versions != result->end() && versions->is_array() &&
+                                 std::find(versions->begin(), versions->end(),
+                                           json(std::string(kModernProtocolVersion))) != versions->end();
+        if (!speaks_ours) {
+            callbacks_.on_failed("the server answered server/discover without supporting " +
+                                 std::string(kModernProtocolVersion) + ", the modern revision mcpd speaks");
+            return;
+        }
+        ready_ = true;
+        modern_ = true;
+        protocol_version_ = std::string(kModernProtocolVersion);
+        initialize_result_ = *result;
+        callbacks_.on_ready(initialize_result_);
+        return;
+    }
+    const auto error = message.find("error");
+    if (error != message.end() && error->is_object() && error->value("code", 0) == -32022) {
+        // Modern, but none of the revisions it lists is ours: falling back would be wrong.
+        callbacks_.on_failed("the server is modern but does not speak " +
+                             std::string(kModernProtocolVersion) + ": " + error->dump());
+        return;
+    }
+    begin(capabilities_);  // any other answer: a legacy server
+}
+
 void Handshake::send_ping() {
     const std::uint64_t id = ids_.next();
     pending_pings_[id] = true;
+    if (modern_) {
+        callbacks_.send(discover_request(id));
+        return;
+    }
     const json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", "ping"}};
     callbacks_.send(request.dump());
 }
@@ -64,6 +124,10 @@ bool Handshake::handle(const json& message) {
     }
     if (id == message.end() || !id->is_number_unsigned()) return false;
     const std::uint64_t value = id->get<std::uint64_t>();
+    if (probe_id_ != 0 && value == probe_id_) {
+        on_probe_reply(message);
+        return true;
+    }
     if (value == initialize_id_ && !ready_) {
         on_initialize_reply(message);
         return true;

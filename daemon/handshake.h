@@ -17,6 +17,8 @@ namespace mcpd {
 
 // The legacy protocol revisions mcpd speaks, newest first.
 const std::vector<std::string>& legacy_protocol_versions();
+// The modern (stateless) revision mcpd speaks.
+inline constexpr std::string_view kModernProtocolVersion = "2026-07-28";
 
 class ChildIds {
 public:
@@ -40,6 +42,12 @@ public:
 
     // Send initialize, declaring `capabilities` as mcpd's client capabilities.
     void begin(const nlohmann::json& capabilities = nlohmann::json::object());
+    // Find the child's era first: ask server/discover; a DiscoverResult means modern (ready at
+    // once), anything else falls back to initialize (legacy). `probe_timed_out` falls back too.
+    void begin_probe(const nlohmann::json& capabilities);
+    void probe_timed_out();
+    bool probing() const { return probe_id_ != 0; }
+    // Legacy: ping. Modern (no ping exists): server/discover.
     void send_ping();
 
     // A message from the child. Returns true when it was an answer to mcpd's own request (or
@@ -47,10 +55,11 @@ public:
     bool handle(const nlohmann::json& message);
     // Whether a response with this id answers one of mcpd's own requests.
     bool owns(std::uint64_t id) const {
-        return (id == initialize_id_ && !ready_) || pending_pings_.contains(id);
+        return (id == initialize_id_ && !ready_) || id == probe_id_ || pending_pings_.contains(id);
     }
 
     bool ready() const { return ready_; }
+    bool modern() const { return modern_; }
     const nlohmann::json& initialize_result() const { return initialize_result_; }
     const std::string& protocol_version() const { return protocol_version_; }
 
@@ -58,6 +67,10 @@ private:
     void send_initialize(const std::string& version);
     nlohmann::json capabilities_ = nlohmann::json::object();
     void on_initialize_reply(const nlohmann::json& message);
+    void on_probe_reply(const nlohmann::json& message);
+    std::string discover_request(std::uint64_t id) const;
+    std::uint64_t probe_id_ = 0;
+    bool modern_ = false;
 
     ChildIds& ids_;
     Callbacks callbacks_;

@@ -25,6 +25,7 @@ constexpr std::size_t kLogRingBytes = 256 * 1024;
 constexpr Duration kAbandonPipesAfter = std::chrono::seconds(2);
 constexpr unsigned kNoiseLinesLogged = 20;
 constexpr Duration kExitAfterStdoutClose = std::chrono::milliseconds(250);
+constexpr Duration kProbeTimeout = std::chrono::seconds(2);
 // Sessions stop being read while this much waits for the server's stdin, and resume below
 // the low mark: the pipe itself holds only 64 KiB.
 constexpr std::size_t kStdinHighWater = 1024 * 1024;
@@ -72,7 +73,13 @@ ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& confi
                                                   "): stopping");
                       supervisor_.request_stop(StopReason::idle);
                   }),
-      scanner_(host.max_message_bytes()) {}
+      scanner_(host.max_message_bytes()),
+      probe_timer_(host.loop().base(), [this] {
+          if (handshake_ && handshake_->probing()) {
+              log::info(config_.name, "no answer to server/discover: treating it as a legacy server");
+              handshake_->probe_timed_out();
+          }
+      }) {}
 
 ManagedServer::~ManagedServer() {
     if (child_) host_.reaper().forget(child_->pid());
@@ -84,6 +91,7 @@ void ManagedServer::apply_config(const config::ServerConfig& config) {
     config_ = config;
     supervisor_.set_config(config);
     router_.set_config(config);
+    modern_verdict_.reset();
     if (supervisor_.wanted_up()) {
         supervisor_.request_restart(StopReason::reload);
     } else if (config.autostart) {
@@ -148,13 +156,15 @@ SpawnResult ManagedServer::spawn() {
         if (child == child_.get()) child->send(line);
     };
     hs.on_ready = [this](const json& result_object) {
+        probe_timer_.cancel();
+        modern_verdict_ = handshake_->modern();
         initialize_result_ = result_object;
         const auto info = result_object.find("serverInfo");
         log::info(config_.name,
                   "ready: protocol " + handshake_->protocol_version() +
                       (info != result_object.end() ? ", server " + info->dump() : ""));
         supervisor_.on_ready();
-        router_.on_child_ready(result_object, handshake_->protocol_version());
+        router_.on_child_ready(result_object, handshake_->protocol_version(), handshake_->modern());
     };
     hs.on_failed = [this](std::string why) {
         log::error(config_.name, "handshake failed: " + why);
@@ -164,10 +174,23 @@ SpawnResult ManagedServer::spawn() {
     handshake_ = std::make_unique<Handshake>(*ids_, std::move(hs));
 
     log::info(config_.name, "started pid " + std::to_string(pid) + ": " + command.path);
-    handshake_->begin(kClientCapabilities);
+    start_handshake();
     result.ok = true;
     result.pid = pid;
     return result;
+}
+
+void ManagedServer::start_handshake() {
+    if (config_.era == config::Era::legacy || modern_verdict_ == false) {
+        handshake_->begin(kClientCapabilities);
+        return;
+    }
+    // Modern, or not known yet: ask server/discover; a legacy server answers with an error,
+    // or not at all (then the probe times out), and gets initialize instead.
+    handshake_->begin_probe(kClientCapabilities);
+    if (!modern_verdict_) {
+        probe_timer_.arm(std::min<Duration>(kProbeTimeout, config_.start_timeout / 2));
+    }
 }
 
 void ManagedServer::send_health_ping() {
@@ -222,6 +245,8 @@ void ManagedServer::state_changed(ServerState from, ServerState to) {
 
 void ManagedServer::on_child_exit(ChildProcess* child, int status) {
     child->mark_exited(status);
+    const bool probing = child == child_.get() && handshake_ && handshake_->probing();
+    if (probing) probe_timer_.cancel();
     if (child == child_.get()) stdout_closed_timer_.cancel();
     const bool current = child_.get() == child;
     if (current) {
@@ -237,6 +262,14 @@ void ManagedServer::on_child_exit(ChildProcess* child, int status) {
     }
     if (!child->finished()) abandon_timer_.arm(kAbandonPipesAfter);
     if (!current) return;
+    if (probing && supervisor_.state() == ServerState::starting) {
+        // Some legacy servers exit on any request before initialize (reference (b.13)).
+        modern_verdict_ = false;
+        log::info(config_.name, "pid " + std::to_string(child->pid()) +
+                                    " exited on the server/discover probe: a legacy server; starting it again");
+        supervisor_.on_probe_exit(status);
+        return;
+    }
     const ExitStep step =
         supervisor_.state() == ServerState::stopping ? supervisor_.stop_step() : ExitStep::exit;
     log::info(config_.name, "pid " + std::to_string(child->pid()) + " exited with status " +

@@ -89,6 +89,7 @@ public:
 
 private:
     void on_child_exit(ChildProcess* child, int status);
+    void start_handshake();
     void on_child_finished(ChildProcess* child);
     void on_child_message(ChildProcess* child, std::string& line);
     void on_child_input_drained(ChildProcess* child);
@@ -115,6 +116,10 @@ private:
     wire::EnvelopeScanner scanner_;
     wire::Envelope envelope_;
     bool sessions_paused_ = false;
+    // The child's era, once known (registry `era`, or the probe's verdict, kept until the
+    // registry entry changes).
+    std::optional<bool> modern_verdict_;
+    Timer probe_timer_;
 
     unsigned noise_lines_ = 0;  // non-JSON stdout lines, logged sparingly
 };

@@ -105,7 +105,9 @@ std::vector<SessionSummary> Router::summaries() const {
     return out;
 }
 
-void Router::on_child_ready(const json& initialize_result, const std::string& version) {
+void Router::on_child_ready(const json& initialize_result, const std::string& version,
+                            bool modern) {
+    modern_ = modern;
     initialize_result_ = initialize_result;
     child_version_ = version;
     if (!served_version_.empty() && version != served_version_) {
@@ -127,8 +129,9 @@ void Router::on_child_ready(const json& initialize_result, const std::string& ve
 
 void Router::restore_child_state() {
     // A new child knows nothing of the sessions: resubscribe, reset the level, and tell the
-    // sessions the lists may have changed.
+    // sessions the lists may have changed. (A modern child keeps no such state.)
     child_level_.reset();
+    if (modern_) return;
     for (const auto& [uri, who] : subscribers_) {
         if (!who.empty()) send_internal("resources/subscribe", {{"uri", uri}}, PendingKind::internal);
     }
@@ -148,6 +151,13 @@ void Router::on_child_gone(const std::string& reason) {
         if (p.session == 0 || p.kind == PendingKind::internal) continue;
         if (Session* s = find(p.session)) {
             s->in_flight.erase(p.original_id);
+            if (p.kind == PendingKind::listen) {
+                // The stream died with the child; ending it tells the client to listen again.
+                env_.session_send(p.session,
+                                  R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+                                      p.original_id + R"(,"reason":"the server restarted"}})");
+                continue;
+            }
             // A subscribe or setLevel that never got its answer is not counted as held.
             if (p.kind == PendingKind::subscribe) {
                 s->subscriptions.erase(p.uri);
@@ -236,8 +246,20 @@ void Router::tombstone(std::uint64_t child_id) {
 }
 
 bool Router::serialized_busy() const {
-    return std::any_of(pending_.begin(), pending_.end(),
-                       [](const auto& p) { return p.second.session != 0; });
+    // An open listen stream is not a request waiting for its answer.
+    return std::any_of(pending_.begin(), pending_.end(), [](const auto& p) {
+        return p.second.session != 0 && p.second.kind != PendingKind::listen;
+    });
+}
+
+std::optional<SessionId> Router::only_busy_session() const {
+    std::optional<SessionId> only;
+    for (const auto& [id, p] : pending_) {
+        if (p.session == 0 || p.kind == PendingKind::listen) continue;
+        if (only && *only != p.session) return std::nullopt;
+        only = p.session;
+    }
+    return only;
 }
 
 void Router::pump_serialized() {

@@ -73,7 +73,10 @@ public:
     void on_session_line(SessionId session, std::string& line);
 
     // The child completed the handshake; `initialize_result` is what sessions will be served.
-    void on_child_ready(const nlohmann::json& initialize_result, const std::string& version);
+    // `modern`: a stateless 2026-07-28 child, reached with server/discover instead of
+    // initialize; every request then carries the session's own _meta.
+    void on_child_ready(const nlohmann::json& initialize_result, const std::string& version,
+                        bool modern = false);
     // A message from the child that is not an answer to mcpd's own requests.
     void on_child_message(std::string_view line, const wire::Envelope& envelope);
     // The child is gone (crash, restart, stop): fail what was in flight.
@@ -102,7 +105,7 @@ private:
         std::unordered_map<std::string, std::uint64_t> in_flight;  // raw id → child id
         std::set<std::string> tasks;
     };
-    enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal };
+    enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal, listen };
     struct Pending {
         SessionId session = 0;  // 0: mcpd's own
         PendingKind kind = PendingKind::forward;
@@ -144,6 +147,9 @@ private:
     void handle_child_response(std::string_view line, const wire::Envelope& e);
     void handle_child_notification(std::string_view line, const wire::Envelope& e);
     void handle_child_request(std::string_view line, const wire::Envelope& e);
+    void handle_modern_notification(std::string_view line, const wire::Envelope& e);
+    Pending* listen_stream(std::string_view raw_own_id, std::uint64_t& child_id);
+    std::optional<SessionId> only_busy_session() const;
     void decline_child_request(std::string_view line, const wire::Envelope& e,
                                const std::string& why);
     std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
@@ -170,6 +176,7 @@ private:
 
     std::map<SessionId, Session> sessions_;
     bool child_ready_ = false;
+    bool modern_ = false;
     nlohmann::json initialize_result_;
     std::string child_version_;
     std::string served_version_;  // what sessions were told; a restart must keep it

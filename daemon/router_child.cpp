@@ -72,12 +72,60 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         task_owners_[e.created_task_id] = p.session;
         s->tasks.insert(e.created_task_id);
     }
-    wire::splice(line, {{e.id, p.original_id}}, scratch_);
+    std::vector<wire::Replacement> changes{{e.id, p.original_id}};
+    // A listen stream's graceful end names the stream in result._meta too.
+    if (p.kind == PendingKind::listen && !e.subscription_id.empty()) {
+        changes.push_back({e.subscription_id, p.original_id});
+    }
+    wire::splice(line, std::move(changes), scratch_);
     env_.session_send(p.session, scratch_);
+}
+
+Router::Pending* Router::listen_stream(std::string_view raw_own_id, std::uint64_t& child_id) {
+    const std::optional<std::uint64_t> id = parse_child_id(raw_own_id);
+    if (!id) return nullptr;
+    const auto it = pending_.find(*id);
+    if (it == pending_.end() || it->second.kind != PendingKind::listen) return nullptr;
+    child_id = *id;
+    return &it->second;
+}
+
+void Router::handle_modern_notification(std::string_view line, const wire::Envelope& e) {
+    std::uint64_t child_id = 0;
+    if (!e.subscription_id.empty()) {
+        // Everything on a listen stream names it by the listen request's id: ours, mapped
+        // back to the session's own id token (its JSON type kept).
+        Pending* stream = listen_stream(e.subscription_id.in(line), child_id);
+        if (stream == nullptr) return;
+        wire::splice(line, {{e.subscription_id, stream->original_id}}, scratch_);
+        env_.session_send(stream->session, scratch_);
+        return;
+    }
+    if (e.method == "notifications/cancelled") {
+        // The one server-sent cancel of the modern era: a listen stream ends.
+        Pending* stream = listen_stream(e.request_id.in(line), child_id);
+        if (stream == nullptr) return;
+        const SessionId owner = stream->session;
+        wire::splice(line, {{e.request_id, stream->original_id}}, scratch_);
+        env_.session_send(owner, scratch_);
+        release(child_id, true);
+        return;
+    }
+    if (e.method == "notifications/message") {
+        // Request-scoped, but nothing on stdio says which request: only when one session
+        // is waiting can it be delivered for sure.
+        if (const std::optional<SessionId> only = only_busy_session()) env_.session_send(*only, line);
+        return;
+    }
+    env_.note("dropped a notification no session can be told apart for: " + e.method);
 }
 
 void Router::handle_child_notification(std::string_view line, const wire::Envelope& e) {
     const std::string& method = e.method;
+    if (modern_ && method != "notifications/progress") {
+        handle_modern_notification(line, e);
+        return;
+    }
     if (method == "notifications/progress") {
         const auto route = progress_.find(std::string(e.progress_token.empty()
                                                           ? std::string_view()
@@ -142,6 +190,12 @@ std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, st
 
 void Router::handle_child_request(std::string_view line, const wire::Envelope& e) {
     const std::string& method = e.method;
+    if (modern_) {
+        // Modern servers never send requests (they return input_required results instead).
+        env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kMethodNotFound,
+                                       "a modern client does not take requests"));
+        return;
+    }
     if (method == "roots/list" && !config_.roots.empty()) {
         json roots = json::array();
         for (const std::string& root : config_.roots) {

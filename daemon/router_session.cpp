@@ -90,6 +90,26 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
         reply(s, raw_id, "{}");
         return;
     }
+    if (modern_) {
+        // Stateless child: no handshake to answer for it, no shared state to aggregate; the
+        // session's own _meta travels with every request.
+        if (s.in_flight.contains(std::string(raw_id))) {
+            reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
+                        "duplicate request id: a request with this id is still in flight");
+            return;
+        }
+        if (!e.progress_token.empty() && !e.progress_token_valid) {
+            reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "a progressToken must be a string or an integer");
+            return;
+        }
+        if ((method == "tasks/get" || method == "tasks/cancel" || method == "tasks/update") &&
+            (!task_owners_.contains(e.task_id) || task_owners_.at(e.task_id) != s.id)) {
+            reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "unknown task: no task with this id belongs to this session");
+            return;
+        }
+        forward_request(s, line, e, method == "subscriptions/listen" ? PendingKind::listen : PendingKind::forward);
+        return;
+    }
     if (method == "initialize") {
         if (s.initialized) {
             reply_error(s.id, raw_id, jsonrpc::kInvalidRequest, "this session is already initialized");
@@ -231,7 +251,9 @@ void Router::forward_request(Session& s, std::string& line, const wire::Envelope
     p.kind = kind;
     p.original_id = std::string(e.id.in(line));
     p.uri = std::move(uri);
-    if (config_.request_timeout.count() > 0) p.deadline = env_.now() + config_.request_timeout;
+    if (config_.request_timeout.count() > 0 && kind != PendingKind::listen) {
+        p.deadline = env_.now() + config_.request_timeout;
+    }
 
     std::vector<wire::Replacement> changes{{e.id, id_text}};
     std::string token_text;
@@ -253,7 +275,7 @@ void Router::handle_session_notification(Session& s, std::string& line, const wi
     const std::string& method = e.method;
     if (method == "notifications/initialized") {
         if (s.initialized) s.ready = true;
-        return;
+        return;  // mcpd initialized the child itself (and a modern child has no handshake)
     }
     if (method == "notifications/cancelled") {
         const auto it = s.in_flight.find(std::string(e.request_id.in(line)));

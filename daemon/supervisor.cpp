@@ -50,6 +50,8 @@ std::string_view to_string(StopReason reason) {
             return "shutdown";
         case StopReason::idle:
             return "idle";
+        case StopReason::era_probe:
+            return "era-probe";
         case StopReason::crashed:
             return "crashed";
         case StopReason::unresponsive:
@@ -256,6 +258,18 @@ void Supervisor::on_exit(int status) {
             schedule_restart();
             return;
     }
+}
+
+void Supervisor::on_probe_exit(int status) {
+    if (state_ != ServerState::starting) {
+        on_exit(status);
+        return;
+    }
+    pid_ = -1;
+    has_last_exit_ = true;
+    last_exit_ = LastExit{status, ExitStep::exit, StopReason::era_probe, env_.now()};
+    env_.cancel_timer(TimerKind::start_timeout);
+    spawn_now();
 }
 
 void Supervisor::on_timer(TimerKind kind) {

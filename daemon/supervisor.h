@@ -31,6 +31,7 @@ enum class StopReason {
     reload,            // its registry entry changed
     shutdown,          // the daemon is exiting
     idle,              // no session for idle_timeout
+    era_probe,         // it exited on the server/discover probe (a legacy server, not a crash)
     crashed,           // it exited on its own
     unresponsive,      // a health ping went unanswered
     start_timeout,     // no handshake within start_timeout
@@ -96,6 +97,8 @@ public:
     void on_health_reply();
     void on_stdout_closed();
     void on_exit(int status);  // exit code or minus the signal number
+    // It exited on the era probe: start again at once, without counting a failure.
+    void on_probe_exit(int status);
     void on_timer(TimerKind kind);
 
     // A changed registry entry; takes effect at the next spawn (the caller restarts).
