@@ -76,7 +76,14 @@ void Router::detach(SessionId session) {
     // Progress routes of its requests were released with them; stragglers go too.
     std::erase_if(progress_, [session](const auto& p) { return p.second.session == session; });
     std::erase_if(queue_, [session](const Queued& q) { return q.session == session; });
-    std::erase_if(task_owners_, [session](const auto& t) { return t.second == session; });
+    for (auto t = task_owners_.begin(); t != task_owners_.end();) {
+        if (t->second != session) {
+            ++t;
+            continue;
+        }
+        task_tokens_.erase(t->first);
+        t = task_owners_.erase(t);
+    }
 
     std::vector<std::string> uris(s.subscriptions.begin(), s.subscriptions.end());
     const bool had_level = s.log_level.has_value();
@@ -172,6 +179,7 @@ void Router::on_child_gone(const std::string& reason) {
         }
     }
     pending_.clear();
+    task_tokens_.clear();
     for (auto& [session, line] : serial_queue_) {
         wire::Envelope e;
         if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {

@@ -112,6 +112,7 @@ private:
         std::string original_id;  // raw token
         std::string own_token;    // raw token given to the child for progress, or empty
         std::string uri;          // subscribe/unsubscribe
+        std::string task_id;      // tasks/result, tasks/cancel: the task it ends
         std::optional<RouterTime> deadline;
     };
     struct ProgressRoute {
@@ -189,6 +190,8 @@ private:
     std::map<std::string, std::set<SessionId>> subscribers_;  // uri → sessions
     std::optional<int> child_level_;
     std::unordered_map<std::string, SessionId> task_owners_;
+    // 2025-11-25: a task-augmented request's progress token lives as long as the task.
+    std::unordered_map<std::string, std::string> task_tokens_;  // task id → own raw token
     std::deque<Queued> queue_;
     std::deque<std::pair<SessionId, std::string>> serial_queue_;  // waiting their turn
     std::uint64_t next_token_ = 1;

@@ -52,7 +52,20 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     Pending p = std::move(it->second);
     pending_.erase(it);
     pump_serialized();
-    if (!p.own_token.empty()) progress_.erase(p.own_token);
+    if (!p.own_token.empty()) {
+        if (!e.created_task_id.empty() && e.has_result) {
+            task_tokens_[e.created_task_id] = p.own_token;  // progress continues for the task
+        } else {
+            progress_.erase(p.own_token);
+        }
+    }
+    if (!p.task_id.empty()) {
+        // tasks/result answered (the task is over) or tasks/cancel accepted: its progress ends.
+        if (const auto token = task_tokens_.find(p.task_id); token != task_tokens_.end()) {
+            progress_.erase(token->second);
+            task_tokens_.erase(token);
+        }
+    }
     Session* s = find(p.session);
     if (s != nullptr) s->in_flight.erase(p.original_id);
     if (p.deadline) env_.deadlines_changed();

@@ -251,6 +251,7 @@ void Router::forward_request(Session& s, std::string& line, const wire::Envelope
     p.kind = kind;
     p.original_id = std::string(e.id.in(line));
     p.uri = std::move(uri);
+    if (e.method == "tasks/result" || e.method == "tasks/cancel") p.task_id = e.task_id;
     if (config_.request_timeout.count() > 0 && kind != PendingKind::listen) {
         p.deadline = env_.now() + config_.request_timeout;
     }
