@@ -147,13 +147,6 @@ std::string ConfigError::to_string() const {
     return text + ": " + message;
 }
 
-const std::vector<std::string_view>& keys_not_yet_honoured() {
-    static const std::vector<std::string_view> keys = {
-        "sharing", "era", "idle_timeout", "request_timeout", "max_sessions", "roots",
-    };
-    return keys;
-}
-
 LoadResult load_registry(const std::string& path) {
     std::string text;
     if (const int error = read_text_file(path, text); error != 0) {

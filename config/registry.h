@@ -104,7 +104,4 @@ LoadResult load_registry(const std::string& path);
 // (env_file, cwd) against its directory.
 LoadResult parse_registry(std::string_view text, const std::string& path);
 
-// Keys that are parsed and validated but not acted on yet, for --help and docs.
-const std::vector<std::string_view>& keys_not_yet_honoured();
-
 }  // namespace mcpd::config

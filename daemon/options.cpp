@@ -66,10 +66,6 @@ std::string default_config_path() {
 }
 
 std::string usage_text() {
-    std::string keys;
-    for (std::string_view key : config::keys_not_yet_honoured()) {
-        keys += (keys.empty() ? "" : ", ") + std::string(key);
-    }
     return "usage: mcpd [--config FILE] [--socket PATH] [--log-level LEVEL]\n"
            "       mcpd --check-config FILE\n"
            "       mcpd --help | --version\n"
@@ -86,10 +82,7 @@ std::string usage_text() {
            "      --check-config FILE  report every problem in FILE and exit (1 if any)\n"
            "\n"
            "Signals: SIGTERM/SIGINT stop every server and exit (a second one kills them at\n"
-           "once); SIGHUP reloads the registry.\n"
-           "\n"
-           "Registry keys parsed and checked but not acted on by this version: " +
-           keys + ".\n";
+           "once); SIGHUP reloads the registry.\n";
 }
 
 }  // namespace mcpd
