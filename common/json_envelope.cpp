@@ -29,10 +29,11 @@ std::string_view trim_right(std::string_view token) {
     return token;
 }
 
+// JSON's integer grammar: -?(0|[1-9][0-9]*), of any length.
 bool is_integer_token(std::string_view token) {
     if (!token.empty() && token.front() == '-') token.remove_prefix(1);
-    return !token.empty() && std::all_of(token.begin(), token.end(),
-                                         [](char c) { return c >= '0' && c <= '9'; });
+    if (token.empty() || (token.front() == '0' && token.size() > 1)) return false;
+    return std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // Walks one message, validating every value and noting the envelope fields.
@@ -72,6 +73,40 @@ public:
             if (e != SUCCESS) return e;
         }
         return SUCCESS;
+    }
+
+    // Validate a document whose root is not an object.
+    error_code other_root(od::document& doc, od::json_type type) {
+        switch (type) {
+            case od::json_type::array: {
+                od::array array;
+                if (auto e = doc.get_array().get(array); e != SUCCESS) return e;
+                for (auto element_result : array) {
+                    od::value element;
+                    if (auto e = std::move(element_result).get(element); e != SUCCESS) return e;
+                    if (auto e = walk(element, 1); e != SUCCESS) return e;
+                }
+                return SUCCESS;
+            }
+            case od::json_type::string: {
+                std::string_view text;
+                return doc.get_string().get(text);
+            }
+            case od::json_type::number: {
+                double number;
+                return doc.get_double().get(number);
+            }
+            case od::json_type::boolean: {
+                bool flag;
+                return doc.get_bool().get(flag);
+            }
+            case od::json_type::null: {
+                bool is_null;
+                if (auto e = doc.is_null().get(is_null); e != SUCCESS) return e;
+                return is_null ? SUCCESS : simdjson::N_ATOM_ERROR;
+            }
+            default: return simdjson::TAPE_ERROR;
+        }
     }
 
 private:
@@ -352,7 +387,16 @@ ScanStatus EnvelopeScanner::scan(std::string& text, Envelope& out) {
     }
     Walker walker(text.data(), out);
     if (type != od::json_type::object) {
-        // Still tell apart valid JSON of the wrong shape from garbage.
+        // Tell valid JSON of the wrong shape (a batch, a scalar) from garbage: -32600 vs -32700.
+        if (auto e = walker.other_root(doc, type); e != SUCCESS) {
+            error_ = simdjson::error_message(e);
+            return ScanStatus::not_json;
+        }
+        const char* rest = nullptr;
+        if (doc.current_location().get(rest) == SUCCESS) {
+            error_ = "trailing content after the JSON value";
+            return ScanStatus::not_json;
+        }
         error_ = type == od::json_type::array ? "a batch (JSON array)" : "not a JSON object";
         return ScanStatus::not_object;
     }
