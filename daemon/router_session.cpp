@@ -35,7 +35,8 @@ void Router::on_session_line(SessionId id, std::string& line) {
     }
     if (status == wire::ScanStatus::not_object) {
         reply_error(id, {}, jsonrpc::kInvalidRequest,
-                    "invalid request: " + scanner_.error() + " is not supported; send one JSON-RPC object per line");
+                    "invalid request: the line is " + scanner_.error() +
+                        ", not one JSON-RPC object; send one message per line");
         return;
     }
     const wire::Envelope& e = envelope_;
