@@ -54,12 +54,20 @@ public:
             if (key == "jsonrpc") {
                 e = read_jsonrpc(value);
             } else if (key == "id") {
+                // A second id could smuggle the session's own id past the rewrite.
+                if (out_.id_kind != IdKind::absent) out_.malformed = out_.repeated_id = true;
                 e = read_id(value);
             } else if (key == "method") {
+                od::json_type type;
+                if ((e = value.type().get(type)) != SUCCESS) return e;
+                if (type != od::json_type::string) out_.malformed = true;
                 e = read_string(value, out_.method);
-                out_.has_method = e == SUCCESS;
+                out_.has_method = e == SUCCESS && type == od::json_type::string;
             } else if (key == "params") {
                 out_.has_params = true;
+                od::json_type type;
+                if ((e = value.type().get(type)) != SUCCESS) return e;
+                if (type != od::json_type::object && type != od::json_type::array) out_.malformed = true;
                 e = read_params(value);
             } else if (key == "result") {
                 out_.has_result = true;
@@ -177,7 +185,7 @@ private:
                 e = read_meta(v);
             } else if (key == "progressToken") {
                 // notifications/progress carries the token in params itself.
-                if ((e = token(v, out_.progress_token)) == SUCCESS) e = walk(v, 2);
+                if ((e = token(v, out_.reported_token)) == SUCCESS) e = walk(v, 2);
             } else if (key == "requestId") {
                 if ((e = token(v, out_.request_id)) == SUCCESS) e = walk(v, 2);
             } else if (key == "uri") {

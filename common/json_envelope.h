@@ -36,6 +36,10 @@ struct Envelope {
 
     Span progress_token;  // params._meta.progressToken (string or integer token)
     bool progress_token_valid = true;
+    Span reported_token;  // params.progressToken (what notifications/progress reports on)
+    // Shapes that make a message invalid JSON-RPC even though it is valid JSON.
+    bool malformed = false;  // method not a string, params not an object/array, a repeated id
+    bool repeated_id = false;
     Span request_id;  // params.requestId (notifications/cancelled)
     Span subscription_id;  // params._meta or result._meta "io.modelcontextprotocol/subscriptionId"
     Span related_task_id;  // params._meta "io.modelcontextprotocol/related-task".taskId

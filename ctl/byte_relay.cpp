@@ -37,8 +37,10 @@ public:
     ssize_t fill(ReadFn read_fn) {
         bytes_.resize(kChunk);
         const ssize_t n = read_fn(bytes_.data(), kChunk);
+        const int err = errno;
         bytes_.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
         done_ = 0;
+        errno = err;
         return n;
     }
 
@@ -47,10 +49,12 @@ private:
     std::size_t done_ = 0;
 };
 
+// Errors after which the same call may simply be tried again later.
 bool transient(int err) {
     return err == EINTR || err == EAGAIN || err == EWOULDBLOCK;
 }
 
+// "cannot read standard input: Input/output error".
 std::string failure(std::string_view what, int err) {
     return std::string(what) + ": " + std::strerror(err);
 }
@@ -70,6 +74,8 @@ public:
     }
 
 private:
+    // Wait until some side can move bytes (only sides with something to do are watched), then
+    // move them; at the input's end, once its bytes are sent, shut the socket's write side.
     void step() {
         pollfd fds[3]{};
         nfds_t count = 0;

@@ -1,6 +1,7 @@
 // mcpctl connect [--copy] NAME: the command an agent runs as its MCP server.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,14 +30,23 @@ bool build(const CommandLine& line, nlohmann::json& request, std::string&) {
 void prepare_signals() {
     sigset_t ending;
     sigemptyset(&ending);
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&ending, signal);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&ending, sig);
     sigprocmask(SIG_UNBLOCK, &ending, nullptr);
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGPIPE, SIG_IGN);
 }
 
+// Whether `fd` is an open descriptor.
 bool is_open(int fd) {
     return ::fcntl(fd, F_GETFD) != -1 || errno != EBADF;
+}
+
+// Whether `fd` can be handed to mcpd: a pipe or a socket, as an agent provides. A terminal is
+// left to mcpctl (the user types there), and regular files and /dev/null cannot be waited on
+// with epoll, so those get copied too.
+bool can_pass(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
 int exec(const Context& ctx) {
@@ -50,10 +60,9 @@ int exec(const Context& ctx) {
     }
     prepare_signals();
     // The daemon is always local for now (a Unix socket); a remote one will force copying.
-    const bool terminal = ::isatty(STDIN_FILENO) || ::isatty(STDOUT_FILENO);
-    const Transport transport =
-        ctx.line().has("copy") || terminal ? Transport::copy : Transport::pass_fds;
-    return bridge_session(ctx.socket_path, ctx.line().args.at(0), transport,
+    const bool pass = !ctx.line().has("copy") && can_pass(STDIN_FILENO) && can_pass(STDOUT_FILENO);
+    return bridge_session(ctx.socket_path, ctx.line().args.at(0),
+                          pass ? Transport::pass_fds : Transport::copy,
                           AgentEnds{STDIN_FILENO, STDOUT_FILENO}, ctx.output.err());
 }
 
@@ -68,17 +77,19 @@ extern const Command cmd_connect{
         "by mcpd if it is not running. Put it in the agent's MCP configuration in place of\n"
         "the server's own command:\n"
         "\n"
-        "  \"mcpServers\": {\"NAME\": {\"command\": \"mcpctl\", \"args\": [\"connect\", "
-        "\"NAME\"]}}\n"
+        "  \"mcpServers\": {\n"
+        "    \"NAME\": {\"command\": \"mcpctl\", \"args\": [\"connect\", \"NAME\"]}\n"
+        "  }\n"
         "\n"
         "adding \"--socket\", \"PATH\" before \"connect\" when mcpd does not listen on the\n"
         "default socket. The agent then talks MCP on mcpctl's stdin and stdout.\n"
         "\n"
-        "When neither stdin nor stdout is a terminal, mcpctl hands both to mcpd, which talks\n"
-        "to the agent directly; mcpctl only waits for the session to end. Otherwise, or with\n"
-        "--copy, mcpctl copies the bytes between them and mcpd's socket. Either way stdout\n"
-        "carries nothing but the server's messages: errors go to stderr, and --json does not\n"
-        "apply. 'mcpctl sessions' lists the sessions.\n"
+        "When stdin and stdout are pipes or sockets (as an agent provides), mcpctl hands both\n"
+        "to mcpd, which talks to the agent directly; mcpctl only waits for the session to\n"
+        "end. Otherwise (a terminal, a file), or with --copy, mcpctl copies the bytes between\n"
+        "them and mcpd's socket. Either way stdout carries nothing but the server's\n"
+        "messages: errors go to stderr, and --json does not apply. 'mcpctl sessions' lists\n"
+        "the sessions.\n"
         "\n"
         "Exit status: 0 when the agent ended the session by closing mcpctl's stdin (when\n"
         "copying: whenever mcpd closed the session); 1 when mcpd refused (unknown, failed or\n"

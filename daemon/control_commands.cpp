@@ -2,6 +2,7 @@
 
 #include <event2/bufferevent.h>
 #include <event2/util.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/control_protocol.h"
@@ -305,7 +306,19 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
                 return;
             }
             event_base* base = daemon_.loop().base();
-            for (UniqueFd& fd : fds) evutil_make_socket_nonblocking(fd.get());
+            for (UniqueFd& fd : fds) {
+                // Only pipes and sockets can be waited on; a file or a terminal cannot.
+                struct stat st {};
+                if (::fstat(fd.get(), &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+                    link->send({{"ended",
+                                 {{"reason", "mcpd can only use pipes or sockets for a session; use "
+                                             "'mcpctl connect --copy'"},
+                                  {"status", 1}}}});
+                    link->close_after_flush();
+                    return;
+                }
+                evutil_make_socket_nonblocking(fd.get());
+            }
             bufferevent* input = bufferevent_socket_new(base, fds[0].release(), BEV_OPT_CLOSE_ON_FREE);
             bufferevent* output = bufferevent_socket_new(base, fds[1].release(), BEV_OPT_CLOSE_ON_FREE);
             ManagedServer& target = shared->config().sharing == config::Sharing::exclusive

@@ -51,7 +51,7 @@ void Router::detach(SessionId session) {
     if (it == sessions_.end()) return;
     Session& s = it->second;
 
-    std::erase_if(serial_queue_, [session](const auto& q) { return q.first == session; });
+    std::erase_if(serial_queue_, [session](const Waiting& w) { return w.session == session; });
     // Its requests at the child: tell the child to stop working on them.
     std::vector<std::uint64_t> in_flight;
     for (const auto& [raw, child_id] : s.in_flight) in_flight.push_back(child_id);
@@ -180,7 +180,7 @@ void Router::on_child_gone(const std::string& reason) {
     }
     pending_.clear();
     task_tokens_.clear();
-    for (auto& [session, line] : serial_queue_) {
+    for (auto& [session, raw_id, line] : serial_queue_) {
         wire::Envelope e;
         if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {
             reply_error(session, e.id.in(line), jsonrpc::kInternalError,
@@ -272,7 +272,7 @@ std::optional<SessionId> Router::only_busy_session() const {
 
 void Router::pump_serialized() {
     while (!serial_queue_.empty() && child_ready_ && !serialized_busy()) {
-        auto [session, line] = std::move(serial_queue_.front());
+        auto [session, raw_id, line] = std::move(serial_queue_.front());
         serial_queue_.pop_front();
         Session* s = find(session);
         if (s == nullptr) continue;

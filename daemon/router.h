@@ -123,6 +123,7 @@ private:
         SessionId session = 0;
         std::string child_id;  // raw token
         std::string method;
+        std::string progress_token;  // raw token the child attached, if any
     };
     struct Queued {  // a session line waiting for the child to be ready
         SessionId session = 0;
@@ -141,6 +142,8 @@ private:
     void forward_request(Session& s, std::string& line, const wire::Envelope& e,
                          PendingKind kind = PendingKind::forward, std::string uri = {});
     void reply(Session& s, std::string_view raw_id, std::string_view result_json);
+    // Whether the session already has a request with this id at the child or waiting.
+    bool outstanding(const Session& s, std::string_view raw_id) const;
     void reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
                      std::string_view reason = {});
 
@@ -151,6 +154,9 @@ private:
     void handle_modern_notification(std::string_view line, const wire::Envelope& e);
     Pending* listen_stream(std::string_view raw_own_id, std::uint64_t& child_id);
     std::optional<SessionId> only_busy_session() const;
+    std::string missing_capability(const Session& s, const wire::Envelope& e,
+                                   std::string_view line) const;
+    static std::string task_id_of(const wire::Envelope& e, std::string_view line);
     void decline_child_request(std::string_view line, const wire::Envelope& e,
                                const std::string& why);
     std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
@@ -193,7 +199,12 @@ private:
     // 2025-11-25: a task-augmented request's progress token lives as long as the task.
     std::unordered_map<std::string, std::string> task_tokens_;  // task id → own raw token
     std::deque<Queued> queue_;
-    std::deque<std::pair<SessionId, std::string>> serial_queue_;  // waiting their turn
+    struct Waiting {  // sharing = "serialized": a request waiting its turn
+        SessionId session = 0;
+        std::string raw_id;
+        std::string line;
+    };
+    std::deque<Waiting> serial_queue_;
     std::uint64_t next_token_ = 1;
     std::uint64_t next_child_request_ = 1;
 };

@@ -29,6 +29,12 @@ bool covers(const std::string& subscribed, const std::string& uri) {
 
 }  // namespace
 
+std::string Router::task_id_of(const wire::Envelope& e, std::string_view line) {
+    // The raw token may hold escapes; owners are stored by the decoded string.
+    const json token = json::parse(e.related_task_id.in(line), nullptr, false);
+    return token.is_string() ? token.get<std::string>() : std::string();
+}
+
 void Router::on_child_message(std::string_view line, const wire::Envelope& e) {
     if (e.is_response()) {
         handle_child_response(line, e);
@@ -140,12 +146,10 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         return;
     }
     if (method == "notifications/progress") {
-        const auto route = progress_.find(std::string(e.progress_token.empty()
-                                                          ? std::string_view()
-                                                          : e.progress_token.in(line)));
         // progressToken sits in params, not params._meta, on the notification itself.
-        if (route != progress_.end()) {
-            wire::splice(line, {{e.progress_token, route->second.original_token}}, scratch_);
+        const auto route = progress_.find(std::string(e.reported_token.in(line)));
+        if (!e.reported_token.empty() && route != progress_.end()) {
+            wire::splice(line, {{e.reported_token, route->second.original_token}}, scratch_);
             env_.session_send(route->second.session, scratch_);
         }
         return;
@@ -159,9 +163,13 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         return;
     }
     if (method == "notifications/resources/updated") {
+        std::set<SessionId> targets;  // once each, even when holding a URI and its parent
         for (const auto& [uri, who] : subscribers_) {
-            if (!covers(uri, e.uri)) continue;
-            for (SessionId id : who) env_.session_send(id, line);
+            if (covers(uri, e.uri)) targets.insert(who.begin(), who.end());
+        }
+        for (SessionId id : targets) {
+            const Session* s = find(id);
+            if (s != nullptr && s->ready) env_.session_send(id, line);
         }
         return;
     }
@@ -181,13 +189,20 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         if (owner != task_owners_.end()) env_.session_send(owner->second, line);
         return;
     }
+    if (!e.related_task_id.empty()) {
+        // Tied to a task: only its owner hears it.
+        if (const auto owner = task_owners_.find(task_id_of(e, line)); owner != task_owners_.end()) {
+            env_.session_send(owner->second, line);
+        }
+        return;
+    }
     // list_changed and anything else connection-wide: every session hears it.
     broadcast(line);
 }
 
 std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, std::string_view line) {
     if (!e.related_task_id.empty()) {
-        const auto owner = task_owners_.find(std::string(wire::unquoted(e.related_task_id.in(line))));
+        const auto owner = task_owners_.find(task_id_of(e, line));
         if (owner != task_owners_.end()) return owner->second;
     }
     // Nothing on the wire says which session caused it: only when exactly one session has
@@ -225,20 +240,45 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
                                                 : "mcpd cannot tell which client session this request is for");
         return;
     }
-    const json& caps = s->capabilities;
-    const bool has_capability =
-        method == "sampling/createMessage"   ? caps.contains("sampling")
-        : method == "elicitation/create"     ? caps.contains("elicitation") && s->protocol >= "2025-06-18"
-        : method == "roots/list"             ? caps.contains("roots")
-                                             : true;
-    if (!has_capability) {
-        decline_child_request(line, e, "the client did not declare the capability for " + method);
+    if (const std::string missing = missing_capability(*s, e, line); !missing.empty()) {
+        // The spec's answers for a client that cannot take the request.
+        const int code = method == "elicitation/create" ? jsonrpc::kInvalidParams : jsonrpc::kMethodNotFound;
+        env_.child_send(jsonrpc::error(e.id.in(line), code,
+                                       "the client session did not declare " + missing));
+        env_.note("declined " + method + ": the session did not declare " + missing);
         return;
     }
     const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
-    child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), method};
+    child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), method,
+                                               std::string(e.progress_token.in(line))};
     wire::splice(line, {{e.id, session_id}}, scratch_);
     env_.session_send(s->id, scratch_);
+}
+
+std::string Router::missing_capability(const Session& s, const wire::Envelope& e,
+                                       std::string_view line) const {
+    const json& caps = s.capabilities;
+    const std::string& method = e.method;
+    if (method == "roots/list") return caps.contains("roots") ? "" : "roots";
+    if (method != "sampling/createMessage" && method != "elicitation/create") return "";
+    if (method == "elicitation/create" && s.protocol < "2025-06-18") return "elicitation (its revision predates it)";
+    const char* name = method == "sampling/createMessage" ? "sampling" : "elicitation";
+    if (!caps.contains(name) || !caps[name].is_object()) return name;
+    // Server→client requests are rare: reading their params in full costs nothing that matters.
+    const json request = json::parse(line, nullptr, false);
+    const json params = request.is_object() ? request.value("params", json::object()) : json::object();
+    if (method == "sampling/createMessage") {
+        if (params.contains("tools") && !caps["sampling"].contains("tools")) return "sampling.tools";
+        const std::string context = params.is_object() ? params.value("includeContext", std::string("none")) : "none";
+        if (context != "none" && !caps["sampling"].contains("context")) return "sampling.context";
+        return "";
+    }
+    const std::string mode = params.is_object() ? params.value("mode", std::string("form")) : "form";
+    const json& elicitation = caps["elicitation"];
+    if (mode == "url" && !elicitation.contains("url")) return "elicitation.url";
+    // An empty elicitation object means form only.
+    if (mode == "form" && !elicitation.empty() && !elicitation.contains("form")) return "elicitation.form";
+    return "";
 }
 
 void Router::decline_child_request(std::string_view line, const wire::Envelope& e,

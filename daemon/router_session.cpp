@@ -47,6 +47,13 @@ void Router::on_session_line(SessionId id, std::string& line) {
                     "invalid request: \"jsonrpc\" must be \"2.0\"");
         return;
     }
+    if (e.malformed) {
+        // Echo the id only when there is exactly one to echo.
+        reply_error(id, id_usable && !e.repeated_id ? raw_id : std::string_view(), jsonrpc::kInvalidRequest,
+                    "invalid request: a repeated id, a method that is not a string, or params that "
+                    "are not an object");
+        return;
+    }
     if (e.id_kind == wire::IdKind::null || e.id_kind == wire::IdKind::invalid) {
         reply_error(id, {}, jsonrpc::kInvalidRequest,
                     "invalid request: an id must be a string or an integer");
@@ -94,7 +101,7 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
     if (modern_) {
         // Stateless child: no handshake to answer for it, no shared state to aggregate; the
         // session's own _meta travels with every request.
-        if (s.in_flight.contains(std::string(raw_id))) {
+        if (outstanding(s, raw_id)) {
             reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
                         "duplicate request id: a request with this id is still in flight");
             return;
@@ -130,7 +137,7 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
                     "send initialize first: this session has not been initialized");
         return;
     }
-    if (s.in_flight.contains(std::string(raw_id))) {
+    if (outstanding(s, raw_id)) {
         reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
                     "duplicate request id: a request with this id is still in flight");
         return;
@@ -163,7 +170,7 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
     if (config_.sharing == config::Sharing::serialized && serialized_busy()) {
         // Its turn comes when the request in flight is answered; then a server→client
         // request can only belong to the one session that is waiting.
-        serial_queue_.emplace_back(s.id, line);
+        serial_queue_.push_back(Waiting{s.id, std::string(raw_id), line});
         return;
     }
     forward_request(s, line, e);
@@ -243,6 +250,12 @@ void Router::subscribe(Session& s, std::string& line, const wire::Envelope& e, b
     reply(s, raw_id, "{}");
 }
 
+bool Router::outstanding(const Session& s, std::string_view raw_id) const {
+    if (s.in_flight.contains(std::string(raw_id))) return true;
+    return std::any_of(serial_queue_.begin(), serial_queue_.end(),
+                       [&](const Waiting& w) { return w.session == s.id && w.raw_id == raw_id; });
+}
+
 void Router::forward_request(Session& s, std::string& line, const wire::Envelope& e,
                              PendingKind kind, std::string uri) {
     const std::uint64_t child_id = env_.child_next_id();
@@ -253,7 +266,9 @@ void Router::forward_request(Session& s, std::string& line, const wire::Envelope
     p.original_id = std::string(e.id.in(line));
     p.uri = std::move(uri);
     if (e.method == "tasks/result" || e.method == "tasks/cancel") p.task_id = e.task_id;
-    if (config_.request_timeout.count() > 0 && kind != PendingKind::listen) {
+    // tasks/result blocks until the task ends, by design: no request_timeout for it.
+    if (config_.request_timeout.count() > 0 && kind != PendingKind::listen &&
+        e.method != "tasks/result") {
         p.deadline = env_.now() + config_.request_timeout;
     }
 
@@ -280,7 +295,16 @@ void Router::handle_session_notification(Session& s, std::string& line, const wi
         return;  // mcpd initialized the child itself (and a modern child has no handshake)
     }
     if (method == "notifications/cancelled") {
-        const auto it = s.in_flight.find(std::string(e.request_id.in(line)));
+        const std::string target(e.request_id.in(line));
+        // Still waiting its turn (serialized): it never reaches the child at all.
+        const auto waiting = std::find_if(serial_queue_.begin(), serial_queue_.end(), [&](const Waiting& w) {
+            return w.session == s.id && w.raw_id == target;
+        });
+        if (!target.empty() && waiting != serial_queue_.end()) {
+            serial_queue_.erase(waiting);
+            return;
+        }
+        const auto it = s.in_flight.find(target);
         if (e.request_id.empty() || it == s.in_flight.end()) return;  // unknown or finished
         const std::uint64_t child_id = it->second;
         wire::splice(line, {{e.request_id, std::to_string(child_id)}}, scratch_);
@@ -292,13 +316,18 @@ void Router::handle_session_notification(Session& s, std::string& line, const wi
     }
     if (method == "notifications/progress") {
         // A session reporting progress on something the child asked it: only its own.
-        const bool asked = std::any_of(child_requests_.begin(), child_requests_.end(),
-                                       [&s](const auto& cr) { return cr.second.session == s.id; });
+        const std::string_view token = e.reported_token.in(line);
+        const bool asked = !token.empty() &&
+                           std::any_of(child_requests_.begin(), child_requests_.end(), [&](const auto& cr) {
+                               return cr.second.session == s.id && cr.second.progress_token == token;
+                           });
         if (asked) env_.child_send(line);
         return;
     }
-    if (method == "notifications/roots/list_changed" && !config_.roots.empty()) {
-        return;  // mcpd answers roots/list from the registry; the sessions' roots do not apply
+    if (method == "notifications/roots/list_changed" || method == "notifications/tasks/status") {
+        // mcpd declared roots without listChanged and no client tasks: the child expects
+        // neither (and one session's roots are not every session's).
+        return;
     }
     env_.child_send(line);
 }
@@ -306,6 +335,13 @@ void Router::handle_session_notification(Session& s, std::string& line, const wi
 void Router::handle_session_response(Session& s, std::string& line, const wire::Envelope& e) {
     const auto it = child_requests_.find(std::string(e.id.in(line)));
     if (it == child_requests_.end() || it->second.session != s.id) return;  // not asked, or late
+    if (!e.created_task_id.empty()) {
+        // mcpd never offered the child client-side tasks, so a task is not an answer.
+        env_.child_send(jsonrpc::error(it->second.child_id, jsonrpc::kInternalError,
+                                       "the client answered with a task, which mcpd does not relay"));
+        child_requests_.erase(it);
+        return;
+    }
     wire::splice(line, {{e.id, it->second.child_id}}, scratch_);
     child_requests_.erase(it);
     env_.child_send(scratch_);

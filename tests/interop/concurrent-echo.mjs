@@ -48,5 +48,13 @@ await scenario('concurrent clients calling echo', { servers: ['everything'] }, a
     const pids = ctx.serverPids('everything');
     if (pids.length !== 1) fail(`expected one server-everything process under mcpd for ${CLIENTS} clients, found ${pids.length} (${pids.join(', ')})`);
     log(`one server-everything process (pid ${pids[0]}) served all ${CLIENTS} clients`);
+
+    const listed = ctx.mcpctlJson(['sessions', 'everything']).sessions ?? [];
+    const mine = listed.filter((s) => /^echo-client-\d$/.test(s.client?.name ?? '')).map((s) => s.client.name).sort();
+    check(
+      mine.join(',') === clients.map((_, i) => `echo-client-${i}`).join(','),
+      `'mcpctl sessions everything' does not list the ${CLIENTS} clients by their initialize names: ${JSON.stringify(listed)}`,
+    );
+    log(`'mcpctl sessions' lists them: ${listed.map((s) => `${s.client?.name} (${s.transport})`).join(', ')}`);
   }
 });

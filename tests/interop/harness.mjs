@@ -8,7 +8,7 @@
 // failure is mcpd's or the scenario's: ctest never passes it.
 //
 // A scenario exits 0 when it passes, 1 with "FAIL: ..." (plus mcpd's and the clients' stderr)
-// when it fails or runs out of time. mcpd is always stopped and the temporary directory removed.
+// when it fails or runs out of time (and always with INTEROP_VERBOSE=1). mcpd is always stopped and the temporary directory removed.
 
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -117,6 +117,8 @@ function registryToml(definitions) {
     lines.push('autostart = true');
     lines.push('restart = "never"');
     lines.push('start_timeout = "30s"');
+    // server-everything stays up after its stdin closes: no need to wait the default 2 s for it.
+    lines.push('stop_grace = "500ms"');
     lines.push('');
   }
   return lines.join('\n');
@@ -168,7 +170,12 @@ class Context {
     this.mcpd = path.join(options.binDir, 'mcpd');
     this.mcpctl = path.join(options.binDir, 'mcpctl');
     this.definitions = {};
-    for (const server of servers) this.definitions[server] = serverDefinition(server, this.tmp);
+    try {
+      for (const server of servers) this.definitions[server] = serverDefinition(server, this.tmp);
+    } catch (error) {
+      this.removeTmp();
+      throw error;
+    }
     this.clients = [];
     this.clientErrors = [];
     this.closing = false;
@@ -263,6 +270,17 @@ class Context {
     return descendants(this.daemon.pid).filter((pid) => readIfExists(`/proc/${pid}/cmdline`).split('\0').includes(script));
   }
 
+  // `mcpctl --json ARGS...` against this mcpd; its parsed stdout.
+  mcpctlJson(args) {
+    const run = spawnSync(this.mcpctl, ['--socket', this.socket, '--json', ...args], { encoding: 'utf8', timeout: 10000 });
+    if (run.status !== 0) fail(`mcpctl ${args.join(' ')} exited with ${run.status}: ${run.stderr || run.stdout}`);
+    try {
+      return JSON.parse(run.stdout);
+    } catch {
+      fail(`mcpctl --json ${args.join(' ')} printed no JSON: ${run.stdout}`);
+    }
+  }
+
   async closeClients() {
     this.closing = true;
     await Promise.all(
@@ -296,19 +314,24 @@ export async function scenario(name, { servers = ['everything'], timeoutSeconds 
     let problems = failure ? [failure] : [];
     let diagnostics = '';
     if (ctx) {
+      let t = Date.now();
       await ctx.closeClients();
+      const closeMs = Date.now() - t;
       if (!failure) {
         const errors = ctx.takeClientErrors();
         if (errors.length > 0) {
           problems.push(`unexpected client-side protocol errors:\n${errors.map((e) => `  ${e.client}: ${e.error}`).join('\n')}`);
         }
       }
+      t = Date.now();
       const stopProblem = await ctx.stopDaemon();
       if (stopProblem) problems.push(stopProblem);
-      if (problems.length > 0) diagnostics = ctx.diagnostics();
+      log(`closed ${ctx.clients.length} clients in ${closeMs} ms${ctx.daemon ? `, stopped mcpd in ${Date.now() - t} ms` : ''}`);
+      if (problems.length > 0 || process.env.INTEROP_VERBOSE === '1') diagnostics = ctx.diagnostics();
       ctx.removeTmp();
     }
     if (problems.length === 0) {
+      if (diagnostics) process.stdout.write(`${diagnostics}\n`);
       log(`PASS: ${name}${options.direct ? ' (--direct, without mcpd)' : ''}`);
       process.exit(0);
     }
@@ -323,7 +346,7 @@ export async function scenario(name, { servers = ['everything'], timeoutSeconds 
 
   try {
     ctx = new Context(name, options, servers);
-    log(`scenario: ${name}${options.direct ? ' (--direct: no mcpd, one server per client)' : ''}`);
+    log(`scenario: ${name} (node ${process.version})${options.direct ? ' (--direct: no mcpd, one server per client)' : ''}`);
     if (!options.direct) await ctx.startDaemon();
     await body(ctx);
     clearTimeout(timer);

@@ -70,4 +70,17 @@ await scenario('sampling and elicitation reach the calling client', { servers: [
     log(`${caller}: elicitation/create answered by ${caller}'s handler; ${idle}'s was not called`);
     calls[caller].elicitation = [];
   }
+
+  // With B's own call in flight too, nothing on the wire says whose call the sampling request
+  // belongs to: mcpd may answer it with A's handler or decline it, but never hand it to B.
+  const bBusy = b.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1.5, steps: 3 } }, undefined, { timeout: 20000 });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const outcome = await a
+    .callTool({ name: SAMPLING_TOOL, arguments: { prompt: 'while B is busy', maxTokens: 16 } }, undefined, { timeout: 20000 })
+    .then((result) => resultText(result), (error) => `error: ${error?.message ?? error}`);
+  await bBusy;
+  check(calls.B.sampling.length === 0, `B's sampling handler was called for A's request while B had a call in flight: ${calls.B.sampling.join(' | ')}`);
+  check(!outcome.includes('sampled by B'), `A's sampling request was answered by B: ${outcome}`);
+  const answered = outcome.includes('sampled by A');
+  log(`with B busy as well, A's sampling request was ${answered ? "answered by A's handler" : `not routed (${outcome.replace(/\s+/g, ' ').slice(0, 120)})`}; B's handler was not called`);
 });

@@ -38,7 +38,7 @@ await scenario('resource subscriptions', { servers: ['everything'] }, async (ctx
     const key = ctx.direct ? label : 'shared';
     switches[key] = !switches[key];
     const result = await clientOf[label].callTool({ name: TOGGLE, arguments: {} });
-    log(`${label}: ${result.content?.[0]?.text ?? ''}`);
+    log(`${label}: ${result.content?.[0]?.text ?? ''}`.slice(0, 110));
   };
   const turnOn = async (label) => {
     if (!switches[ctx.direct ? label : 'shared']) await toggle(label);
