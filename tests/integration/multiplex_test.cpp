@@ -491,3 +491,32 @@ TEST_CASE("mcpctl connect gives an agent's pipes a session", "[multiplex]") {
         return json::parse(env.ctl({"--json", "sessions"}).out)["sessions"].empty();
     });
 }
+
+TEST_CASE("a 16 MiB tool result reaches its session intact next to small calls", "[multiplex]") {
+    TestEnv env("large-result");
+    env.write_registry(server_toml("demo"));
+    env.start_daemon();
+    McpSession big(env.socket(), "demo");
+    McpSession small(env.socket(), "demo");
+    big.initialize("big");
+    small.initialize("small");
+
+    constexpr std::size_t kBytes = 16 * 1024 * 1024 - 4096;  // under max_message_bytes with JSON
+    const auto started = Clock::now();
+    const json id = big.call_tool("large", {{"bytes", kBytes}});
+    const json echo = small.call_tool("echo", {{"text", "still here"}});
+    CHECK(small.wait_response(echo, 30s).tool_text() == "still here");
+    const McpMessage reply = big.wait_response(id, 60s);
+    WARN("16 MiB result through mcpd in " << ms_since(started) << " ms");
+    REQUIRE(reply.is_response());
+    REQUIRE_FALSE(reply.is_error());
+    const std::string text = reply.tool_text();
+    CHECK(text.size() == kBytes);
+    // The demo server writes a..z repeating; every byte came through unchanged.
+    bool intact = true;
+    for (std::size_t i = 0; i < text.size() && intact; ++i) {
+        intact = text[i] == static_cast<char>('a' + i % 26);
+    }
+    CHECK(intact);
+    CHECK(reply.raw_id() == id.dump());
+}
