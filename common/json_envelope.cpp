@@ -36,6 +36,22 @@ bool is_integer_token(std::string_view token) {
     return std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// Call `fn(key, value)` for each member of an object value, in order; any error stops it.
+template <typename Fn>
+error_code for_each_member(od::value& value, Fn&& fn) {
+    od::object object;
+    if (auto e = value.get_object().get(object); e != SUCCESS) return e;
+    for (auto field_result : object) {
+        od::field field;
+        if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
+        std::string_view key;
+        if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+        od::value member = field.value();
+        if (auto e = fn(key, member); e != SUCCESS) return e;
+    }
+    return SUCCESS;
+}
+
 // Walks one message, validating every value and noting the envelope fields.
 class Walker {
 public:
@@ -172,122 +188,68 @@ private:
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         if (type != od::json_type::object) return walk(value, 1);
-        od::object object;
-        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
-        for (auto field_result : object) {
-            od::field field;
-            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
-            std::string_view key;
-            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
-            od::value v = field.value();
-            error_code e = SUCCESS;
-            if (key == "_meta") {
-                e = read_meta(v);
-            } else if (key == "progressToken") {
-                // notifications/progress carries the token in params itself.
-                if ((e = token(v, out_.reported_token)) == SUCCESS) e = walk(v, 2);
-            } else if (key == "requestId") {
-                if ((e = token(v, out_.request_id)) == SUCCESS) e = walk(v, 2);
-            } else if (key == "uri") {
-                e = read_string(v, out_.uri);
-            } else if (key == "level") {
-                e = read_string(v, out_.level);
-            } else if (key == "taskId") {
-                e = read_string(v, out_.task_id);
-            } else {
-                e = walk(v, 2);
-            }
-            if (e != SUCCESS) return e;
-        }
-        return SUCCESS;
+        return for_each_member(value, [this](std::string_view key, od::value& v) {
+            if (key == "_meta") return read_meta(v);
+            if (key == "progressToken") return token_then_walk(v, out_.reported_token, 2);  // notifications/progress
+            if (key == "requestId") return token_then_walk(v, out_.request_id, 2);
+            if (key == "uri") return read_string(v, out_.uri);
+            if (key == "level") return read_string(v, out_.level);
+            if (key == "taskId") return read_string(v, out_.task_id);
+            return walk(v, 2);
+        });
     }
 
     error_code read_meta(od::value& value) {
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         if (type != od::json_type::object) return walk(value, 2);
-        od::object object;
-        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
-        for (auto field_result : object) {
-            od::field field;
-            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
-            std::string_view key;
-            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
-            od::value v = field.value();
-            error_code e = SUCCESS;
-            if (key == "progressToken") {
-                od::json_type t;
-                if ((e = v.type().get(t)) != SUCCESS) return e;
-                if ((e = token(v, out_.progress_token)) != SUCCESS) return e;
-                out_.progress_token_valid =
-                    t == od::json_type::string ||
-                    (t == od::json_type::number &&
-                     is_integer_token(out_.progress_token.in(std::string_view(
-                         base_, out_.progress_token.offset + out_.progress_token.length))));
-                if (t == od::json_type::number && out_.progress_token_valid) continue;
-                e = walk(v, 3);
-            } else if (key == kSubscriptionId) {
-                if ((e = token(v, out_.subscription_id)) == SUCCESS) e = walk(v, 3);
-            } else if (key == kRelatedTask) {
-                e = read_related_task(v);
-            } else {
-                e = walk(v, 3);
-            }
-            if (e != SUCCESS) return e;
-        }
-        return SUCCESS;
+        return for_each_member(value, [this](std::string_view key, od::value& v) {
+            if (key == "progressToken") return read_progress_token(v);
+            if (key == kSubscriptionId) return token_then_walk(v, out_.subscription_id, 3);
+            if (key == kRelatedTask) return read_related_task(v);
+            return walk(v, 3);
+        });
+    }
+
+    error_code read_progress_token(od::value& v) {
+        od::json_type t;
+        if (auto e = v.type().get(t); e != SUCCESS) return e;
+        if (auto e = token(v, out_.progress_token); e != SUCCESS) return e;
+        const std::string_view raw(base_ + out_.progress_token.offset, out_.progress_token.length);
+        out_.progress_token_valid =
+            t == od::json_type::string || (t == od::json_type::number && is_integer_token(raw));
+        if (t == od::json_type::number && out_.progress_token_valid) return SUCCESS;
+        return walk(v, 3);
+    }
+
+    error_code token_then_walk(od::value& v, Span& span, int depth) {
+        if (auto e = token(v, span); e != SUCCESS) return e;
+        return walk(v, depth);
     }
 
     error_code read_related_task(od::value& value) {
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         if (type != od::json_type::object) return walk(value, 3);
-        od::object object;
-        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
-        for (auto field_result : object) {
-            od::field field;
-            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
-            std::string_view key;
-            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
-            od::value v = field.value();
-            error_code e = SUCCESS;
-            if (key == "taskId") {
-                if ((e = token(v, out_.related_task_id)) == SUCCESS) e = walk(v, 4);
-            } else {
-                e = walk(v, 4);
-            }
-            if (e != SUCCESS) return e;
-        }
-        return SUCCESS;
+        return for_each_member(value, [this](std::string_view key, od::value& v) {
+            if (key == "taskId") return token_then_walk(v, out_.related_task_id, 4);
+            return walk(v, 4);
+        });
     }
 
     error_code read_result(od::value& value) {
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         if (type != od::json_type::object) return walk(value, 1);
-        od::object object;
-        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
         std::string flat_task_id;
-        for (auto field_result : object) {
-            od::field field;
-            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
-            std::string_view key;
-            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
-            od::value v = field.value();
-            error_code e = SUCCESS;
-            if (key == "_meta") {
-                e = read_meta(v);
-            } else if (key == "resultType") {
-                e = read_string(v, out_.result_type);
-            } else if (key == "taskId") {
-                e = read_string(v, flat_task_id);
-            } else if (key == "task") {
-                e = read_task_object(v);
-            } else {
-                e = walk(v, 2);
-            }
-            if (e != SUCCESS) return e;
-        }
+        const error_code e = for_each_member(value, [&](std::string_view key, od::value& v) {
+            if (key == "_meta") return read_meta(v);
+            if (key == "resultType") return read_string(v, out_.result_type);
+            if (key == "taskId") return read_string(v, flat_task_id);
+            if (key == "task") return read_task_object(v);
+            return walk(v, 2);
+        });
+        if (e != SUCCESS) return e;
         if (out_.result_type == "task" && !flat_task_id.empty()) out_.created_task_id = flat_task_id;
         return SUCCESS;
     }
@@ -296,19 +258,9 @@ private:
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         if (type != od::json_type::object) return walk(value, 2);
-        od::object object;
-        if (auto e = value.get_object().get(object); e != SUCCESS) return e;
-        for (auto field_result : object) {
-            od::field field;
-            if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
-            std::string_view key;
-            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
-            od::value v = field.value();
-            error_code e =
-                key == "taskId" ? read_string(v, out_.created_task_id) : walk(v, 3);
-            if (e != SUCCESS) return e;
-        }
-        return SUCCESS;
+        return for_each_member(value, [this](std::string_view key, od::value& v) {
+            return key == "taskId" ? read_string(v, out_.created_task_id) : walk(v, 3);
+        });
     }
 
     // Validate a value and everything in it.
@@ -317,19 +269,10 @@ private:
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         switch (type) {
-            case od::json_type::object: {
-                od::object object;
-                if (auto e = value.get_object().get(object); e != SUCCESS) return e;
-                for (auto field_result : object) {
-                    od::field field;
-                    if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
-                    std::string_view key;
-                    if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
-                    od::value v = field.value();
-                    if (auto e = walk(v, depth + 1); e != SUCCESS) return e;
-                }
-                return SUCCESS;
-            }
+            case od::json_type::object:
+                return for_each_member(value, [this, depth](std::string_view, od::value& v) {
+                    return walk(v, depth + 1);
+                });
             case od::json_type::array: {
                 od::array array;
                 if (auto e = value.get_array().get(array); e != SUCCESS) return e;

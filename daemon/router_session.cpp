@@ -98,44 +98,27 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
         reply(s, raw_id, "{}");
         return;
     }
-    if (modern_) {
-        // Stateless child: no handshake to answer for it, no shared state to aggregate; the
-        // session's own _meta travels with every request.
-        if (outstanding(s, raw_id)) {
+    // A modern child has no handshake: the session's own _meta travels with every request.
+    if (!modern_) {
+        if (method == "initialize") {
+            if (s.initialized) {
+                reply_error(s.id, raw_id, jsonrpc::kInvalidRequest, "this session is already initialized");
+                return;
+            }
+            answer_initialize(s, line, e);
+            return;
+        }
+        if (!s.initialized) {
+            if (method == "server/discover") {
+                // A dual-era client probes first; "method not found" makes it fall back to initialize.
+                reply_error(s.id, raw_id, jsonrpc::kMethodNotFound,
+                            "server/discover is not supported: this server speaks the initialize handshake");
+                return;
+            }
             reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
-                        "duplicate request id: a request with this id is still in flight");
+                        "send initialize first: this session has not been initialized");
             return;
         }
-        if (!e.progress_token.empty() && !e.progress_token_valid) {
-            reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "a progressToken must be a string or an integer");
-            return;
-        }
-        if ((method == "tasks/get" || method == "tasks/cancel" || method == "tasks/update") &&
-            (!task_owners_.contains(e.task_id) || task_owners_.at(e.task_id) != s.id)) {
-            reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "unknown task: no task with this id belongs to this session");
-            return;
-        }
-        forward_request(s, line, e, method == "subscriptions/listen" ? PendingKind::listen : PendingKind::forward);
-        return;
-    }
-    if (method == "initialize") {
-        if (s.initialized) {
-            reply_error(s.id, raw_id, jsonrpc::kInvalidRequest, "this session is already initialized");
-            return;
-        }
-        answer_initialize(s, line, e);
-        return;
-    }
-    if (!s.initialized) {
-        if (method == "server/discover") {
-            // A dual-era client probes first; "method not found" makes it fall back to initialize.
-            reply_error(s.id, raw_id, jsonrpc::kMethodNotFound,
-                        "server/discover is not supported: this server speaks the initialize handshake");
-            return;
-        }
-        reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
-                    "send initialize first: this session has not been initialized");
-        return;
     }
     if (outstanding(s, raw_id)) {
         reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
@@ -146,14 +129,6 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
         reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "a progressToken must be a string or an integer");
         return;
     }
-    if (method == "logging/setLevel") {
-        set_level(s, line, e);
-        return;
-    }
-    if (method == "resources/subscribe" || method == "resources/unsubscribe") {
-        subscribe(s, line, e, method == "resources/subscribe");
-        return;
-    }
     if (method == "tasks/get" || method == "tasks/result" || method == "tasks/cancel" ||
         method == "tasks/update") {
         const auto owner = task_owners_.find(e.task_id);
@@ -161,6 +136,19 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
             reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "unknown task: no task with this id belongs to this session");
             return;
         }
+    }
+    if (modern_) {
+        // No shared state to aggregate on a stateless child; a listen stream keeps its id.
+        forward_request(s, line, e, method == "subscriptions/listen" ? PendingKind::listen : PendingKind::forward);
+        return;
+    }
+    if (method == "logging/setLevel") {
+        set_level(s, line, e);
+        return;
+    }
+    if (method == "resources/subscribe" || method == "resources/unsubscribe") {
+        subscribe(s, line, e, method == "resources/subscribe");
+        return;
     }
     if (method == "tasks/list") {
         // Other sessions' tasks live on the same child; mcpd does not list them.
