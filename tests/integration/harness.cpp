@@ -159,6 +159,14 @@ int expect_no_lasting_zombies(pid_t parent, Duration observe, Duration limit,
     }
 }
 
+std::size_t count_of(const std::string& text, const std::string& needle) {
+    std::size_t count = 0;
+    for (std::size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + 1))
+        ++count;
+    return count;
+}
+
 long long ms_since(Clock::time_point start) {
     return std::chrono::duration_cast<Duration>(Clock::now() - start).count();
 }

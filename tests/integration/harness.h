@@ -44,6 +44,9 @@ bool poll_until(Duration timeout, const std::function<bool()>& predicate);
 int expect_no_lasting_zombies(pid_t parent, Duration observe = 300ms, Duration limit = 1s,
                               std::source_location where = std::source_location::current());
 
+// How many times `needle` occurs in `text` (overlaps included).
+std::size_t count_of(const std::string& text, const std::string& needle);
+
 // Milliseconds since `start`, for printed measurements.
 long long ms_since(Clock::time_point start);
 

@@ -20,14 +20,6 @@ std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
-std::size_t count_of(const std::string& text, const std::string& needle) {
-    std::size_t count = 0;
-    for (std::size_t at = text.find(needle); at != std::string::npos;
-         at = text.find(needle, at + 1))
-        ++count;
-    return count;
-}
-
 }  // namespace
 
 TEST_CASE("logs shows a server's stderr and -n limits it", "[logs]") {

@@ -11,14 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-std::size_t count_of(const std::string& text, const std::string& needle) {
-    std::size_t count = 0;
-    for (std::size_t at = text.find(needle); at != std::string::npos;
-         at = text.find(needle, at + 1))
-        ++count;
-    return count;
-}
-
 std::vector<pid_t> named(const std::vector<pid_t>& pids, const std::string& name) {
     std::vector<pid_t> out;
     std::copy_if(pids.begin(), pids.end(), std::back_inserter(out),
