@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <sys/prctl.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "common/log.h"
 #include "daemon/control_commands.h"
 #include "daemon/peer_auth.h"
+#include "daemon/socket_activation.h"
 
 namespace mcpd {
 
@@ -73,11 +75,15 @@ int Daemon::run() {
     ::signal(SIGPIPE, SIG_IGN);
     log::set_level(to_log_level(registry_.daemon.log_level));
 
-    BindResult bound = bind_control_socket(options_.socket_path);
+    BindResult bound = activated_control_socket();
+    const bool activated = static_cast<bool>(bound.fd);
+    if (!activated && bound.error.empty()) bound = bind_control_socket(options_.socket_path);
     if (!bound.fd) {
         log::error(bound.error);
         return 1;
     }
+    if (activated) log::info("using the control socket passed by systemd");
+    start_watchdog();
     commands_ = std::make_unique<ControlCommands>(*this);
     control_ = std::make_unique<ControlServer>(loop_.base(), std::move(bound.fd),
                                                [this](UniqueFd fd) { accept_connection(std::move(fd)); });
@@ -103,7 +109,8 @@ int Daemon::run() {
     loop_.run();
 
     control_.reset();
-    ::unlink(options_.socket_path.c_str());
+    // A socket systemd passed belongs to the socket unit, which keeps listening.
+    if (!activated) ::unlink(options_.socket_path.c_str());
     log::info("mcpd exiting");
     return 0;
 }
@@ -205,6 +212,19 @@ ReloadReport Daemon::reload() {
     return report;
 }
 
+void Daemon::start_watchdog() {
+    std::uint64_t usec = 0;
+    if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return;
+    // From the main loop itself: if the loop is stuck, the pings stop and systemd notices.
+    const Duration every = std::chrono::duration_cast<Duration>(std::chrono::microseconds(usec / 2));
+    watchdog_ = std::make_unique<Timer>(loop_.base(), [this, every] {
+        notifier_.watchdog();
+        watchdog_->arm(every);
+    });
+    watchdog_->arm(every);
+    log::info("systemd watchdog: pinging every " + format_duration(every));
+}
+
 void Daemon::shutdown() {
     if (shutting_down_) {
         log::warning("second stop signal: killing every server now");
@@ -216,6 +236,13 @@ void Daemon::shutdown() {
     shutting_down_ = true;
     log::info("shutting down: stopping every server");
     notifier_.stopping();
+    // The ladders run in parallel: the longest one bounds the drain. Ask systemd for that
+    // long (plus margin) so TimeoutStopSec does not cut it short.
+    Duration longest{0};
+    for (const config::ServerConfig& server : registry_.servers) {
+        longest = std::max(longest, server.stop_grace + server.stop_timeout);
+    }
+    notifier_.extend_timeout(longest + std::chrono::seconds(5));
     if (control_) control_->stop_accepting();
     for (auto& [name, server] : servers_) close_sessions_of(name, "mcpd is shutting down");
     for (auto& [name, server] : servers_) server->supervisor().request_stop(StopReason::shutdown);

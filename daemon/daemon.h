@@ -106,6 +106,7 @@ private:
     void update_status();
     std::string status_text() const;
     void maybe_finish_shutdown();
+    void start_watchdog();
 
     DaemonOptions options_;
     config::Registry registry_;
@@ -140,6 +141,7 @@ private:
     std::uint64_t next_waiter_ = 1;
 
     std::vector<std::unique_ptr<SignalWatcher>> signals_;
+    std::unique_ptr<Timer> watchdog_;
     bool shutting_down_ = false;
     bool ready_ = false;
 };

@@ -29,4 +29,10 @@ void Notifier::reloading() {
 
 void Notifier::stopping() { notify("STOPPING=1"); }
 
+void Notifier::watchdog() { notify("WATCHDOG=1"); }
+
+void Notifier::extend_timeout(std::chrono::milliseconds by) {
+    notify("EXTEND_TIMEOUT_USEC=" + std::to_string(by.count() * 1000));
+}
+
 }  // namespace mcpd
