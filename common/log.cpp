@@ -12,6 +12,7 @@ namespace {
 
 Level g_level = Level::info;
 bool g_journal = false;
+Sink g_sink = nullptr;
 
 // syslog priorities journald understands as "<N>" line prefixes.
 int syslog_priority(Level level) {
@@ -64,9 +65,14 @@ std::string_view level_name(Level level) {
 void set_level(Level level) { g_level = level; }
 Level level() { return g_level; }
 void set_journal_mode(bool on) { g_journal = on; }
+void set_sink(Sink sink) { g_sink = sink; }
 
 void write(Level lvl, std::string_view server, std::string_view message) {
     if (lvl < g_level) return;
+    if (g_sink != nullptr) {
+        g_sink(lvl, server, message);
+        return;
+    }
     std::string line;
     line.reserve(message.size() + server.size() + 48);
     if (g_journal) {

@@ -21,6 +21,10 @@ void set_journal_mode(bool on);
 
 void write(Level level, std::string_view server, std::string_view message);
 
+// Where lines go instead of stderr (journald's native protocol, with the server as a field).
+using Sink = void (*)(Level level, std::string_view server, std::string_view message);
+void set_sink(Sink sink);
+
 inline void debug(std::string_view msg) { write(Level::debug, {}, msg); }
 inline void info(std::string_view msg) { write(Level::info, {}, msg); }
 inline void warning(std::string_view msg) { write(Level::warning, {}, msg); }

@@ -1,6 +1,5 @@
 // mcpd: the MCP server supervisor.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include "common/log.h"
 #include "config/registry.h"
 #include "daemon/daemon.h"
+#include "daemon/journal.h"
 #include "daemon/options.h"
 
 namespace {
@@ -27,17 +27,6 @@ void ensure_standard_fds() {
             }
         }
     }
-}
-
-// journald sets JOURNAL_STREAM to "device:inode" of the stream it gave us as stderr.
-bool stderr_is_journal() {
-    const char* stream = std::getenv("JOURNAL_STREAM");
-    if (stream == nullptr) return false;
-    struct stat st {};
-    if (::fstat(STDERR_FILENO, &st) != 0) return false;
-    unsigned long long dev = 0, ino = 0;
-    if (std::sscanf(stream, "%llu:%llu", &dev, &ino) != 2) return false;
-    return dev == st.st_dev && ino == st.st_ino;
 }
 
 int check_config(const std::string& path) {
@@ -77,7 +66,7 @@ int main(int argc, char** argv) {
         case mcpd::CommandLine::Mode::run: break;
     }
 
-    mcpd::log::set_journal_mode(stderr_is_journal());
+    mcpd::use_journal_if_connected();
     std::string config_path = cli.config_path.empty() ? mcpd::default_config_path() : cli.config_path;
     // Absolute, so reloads and relative paths inside the registry never depend on our cwd.
     if (char* real = ::realpath(config_path.c_str(), nullptr)) {
