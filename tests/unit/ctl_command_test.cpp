@@ -49,9 +49,9 @@ TEST_CASE("the real table holds every command, sorted", "[ctl][command]") {
         CHECK(command->exec != nullptr);
         CHECK(std::string(command->usage).starts_with(command->name));
     }
-    CHECK(names == std::vector<std::string>{"connect", "help", "logs", "reload", "restart",
-                                            "sessions", "shutdown", "start", "status", "stop",
-                                            "version"});
+    CHECK(names == std::vector<std::string>{"connect", "help", "import", "logs", "reload",
+                                            "restart", "sessions", "shutdown", "start",
+                                            "status", "stop", "version"});
 
     std::string error;
     CHECK(mcpctl::find_command("rel", error)->name == "reload");
