@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "temp_dir.h"
 #include "common/control_protocol.h"
 #include "common/unique_fd.h"
 #include "ctl/command.h"
@@ -31,21 +32,6 @@ using mcpd::UniqueFd;
 using nlohmann::json;
 
 namespace {
-
-// A private directory for sockets, removed with everything in it.
-class TempDir {
-public:
-    TempDir() {
-        char pattern[] = "/tmp/mcpctl-connect-XXXXXX";
-        REQUIRE(::mkdtemp(pattern) != nullptr);
-        path_ = pattern;
-    }
-    ~TempDir() { std::filesystem::remove_all(path_); }
-    std::string path(std::string_view name) const { return path_ + "/" + std::string(name); }
-
-private:
-    std::string path_;
-};
 
 struct Pipe {
     UniqueFd read;
@@ -252,7 +238,7 @@ FakeDaemon::Script pass_fds_script(const Agent& agent, PassedFds& seen, std::str
 
 TEST_CASE("connect passes the agent's pipes and exits 0 when the agent ended the session",
           "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     PassedFds seen;
     FakeDaemon daemon(dir, pass_fds_script(agent, seen,
@@ -281,7 +267,7 @@ TEST_CASE("connect passes the agent's pipes and exits 0 when the agent ended the
 
 TEST_CASE("connect with passed pipes exits 1 and says why when mcpd ended the session",
           "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     PassedFds seen;
     FakeDaemon daemon(dir, pass_fds_script(agent, seen,
@@ -297,7 +283,7 @@ TEST_CASE("connect with passed pipes exits 1 and says why when mcpd ended the se
 }
 
 TEST_CASE("connect with passed pipes: a close without an ended line is exit 1", "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     PassedFds seen;
     FakeDaemon daemon(dir, pass_fds_script(agent, seen, ""));
@@ -309,7 +295,7 @@ TEST_CASE("connect with passed pipes: a close without an ended line is exit 1", 
 }
 
 TEST_CASE("connect asked to pass its pipes copies when mcpd does not want them", "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     std::string got;
     FakeDaemon daemon(dir, [&](int connection) {
@@ -327,7 +313,7 @@ TEST_CASE("connect asked to pass its pipes copies when mcpd does not want them",
 
 TEST_CASE("connect --copy: bytes both ways, including those right after the reply line",
           "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     std::string got;
     // The reply and the server's first message in one write; then echo until the agent's EOF
@@ -353,7 +339,7 @@ TEST_CASE("connect --copy: bytes both ways, including those right after the repl
 }
 
 TEST_CASE("connect --copy moves more than the pipes hold, both ways at once", "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     constexpr std::size_t kSize = 1024 * 1024;
     std::string payload(kSize, '\0');
@@ -386,7 +372,7 @@ TEST_CASE("connect --copy moves more than the pipes hold, both ways at once", "[
 
 TEST_CASE("connect --copy exits 0 when mcpd closes, even with the agent's input open",
           "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     FakeDaemon daemon(dir, [](int connection) { write_all(connection, kAttached + "last\n"); });
     const Bridged bridged = bridge(daemon, Transport::copy, agent);
@@ -397,7 +383,7 @@ TEST_CASE("connect --copy exits 0 when mcpd closes, even with the agent's input 
 
 TEST_CASE("connect --copy exits 1 when the agent stopped reading its output", "[ctl][connect]") {
     ::signal(SIGPIPE, SIG_IGN);  // as mcpctl connect does
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     FakeDaemon daemon(dir, [](int connection) {
         write_all(connection, kAttached + "nobody reads this\n");
@@ -413,7 +399,7 @@ TEST_CASE("connect --copy exits 1 when the agent stopped reading its output", "[
 TEST_CASE("connect: mcpd's refusals are exit 1 with the message on stderr, never stdout",
           "[ctl][connect]") {
     for (const char* code : {"not_found", "failed", "denied", "limit"}) {
-        const TempDir dir;
+        const TempDir dir("mcpctl-connect");
         const std::string message = std::string("refused: ") + code;
         FakeDaemon daemon(dir, [&](int connection) {
             write_all(
@@ -434,7 +420,7 @@ TEST_CASE("connect: mcpd's refusals are exit 1 with the message on stderr, never
 }
 
 TEST_CASE("connect: mcpd not running is exit 3 with the usual sentence", "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     const std::string socket = dir.path("none.sock");
     const Ran ran = run({"--socket", socket, "connect", "demo"});
     CHECK(ran.exit_code == 3);
@@ -447,7 +433,7 @@ TEST_CASE("connect: mcpd not running is exit 3 with the usual sentence", "[ctl][
 }
 
 TEST_CASE("connect: a close before the reply is exit 1", "[ctl][connect]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-connect");
     Agent agent;
     FakeDaemon daemon(dir, [](int) {});
     const Bridged bridged = bridge(daemon, Transport::copy, agent);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "temp_dir.h"
 #include "common/control_protocol.h"
 #include "common/unique_fd.h"
 #include "ctl/command.h"
@@ -21,21 +22,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-// A private directory for sockets, removed with everything in it.
-class TempDir {
-public:
-    TempDir() {
-        char pattern[] = "/tmp/mcpctl-test-XXXXXX";
-        REQUIRE(::mkdtemp(pattern) != nullptr);
-        path_ = pattern;
-    }
-    ~TempDir() { std::filesystem::remove_all(path_); }
-    std::string path(std::string_view name) const { return path_ + "/" + std::string(name); }
-
-private:
-    std::string path_;
-};
 
 // A Unix socket bound to `path`, listening when asked.
 mcpd::UniqueFd bound_socket(const std::string& path, bool listening) {
@@ -109,7 +95,7 @@ const std::string kNotRunningTail =
 }  // namespace
 
 TEST_CASE("no socket file: exit 3 and the not-running sentence", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     const std::string socket = dir.path("mcpd.sock");
     const Ran ran = run({"--socket", socket, "status"});
     CHECK(ran.exit_code == 3);
@@ -118,7 +104,7 @@ TEST_CASE("no socket file: exit 3 and the not-running sentence", "[ctl][client]"
 }
 
 TEST_CASE("a stale socket nobody listens on: exit 3 as well", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     const std::string socket = dir.path("stale.sock");
     const auto bound = bound_socket(socket, false);  // bound, never listening: ECONNREFUSED
     const Ran ran = run({"start", "demo", "--socket", socket});
@@ -127,7 +113,7 @@ TEST_CASE("a stale socket nobody listens on: exit 3 as well", "[ctl][client]") {
 }
 
 TEST_CASE("mcpctl --json reports a daemon that is not running as an error object", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     const Ran ran = run({"--json", "--socket", dir.path("none.sock"), "status"});
     CHECK(ran.exit_code == 3);
     const json printed = json::parse(ran.out);
@@ -141,7 +127,7 @@ TEST_CASE("a socket path too long for sun_path is an error, not 'not running'", 
 }
 
 TEST_CASE("mcpctl --version prints the client version even without a daemon", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     const Ran ran = run({"--socket", dir.path("none.sock"), "--version"});
     CHECK(ran.exit_code == 0);
     CHECK(ran.out == "mcpctl " MCPD_VERSION " (protocol 1)\n");
@@ -162,7 +148,7 @@ TEST_CASE("usage errors exit 2 and print the usage line", "[ctl][client]") {
 }
 
 TEST_CASE("status against a fake daemon: request, table, exit 0", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"),
                       R"({"ok": true, "result": {"servers": [{"name": "demo", "state": "failed",)"
                       R"( "pid": null, "restarts": 0, "sessions": 0, "last_exit": null,)"
@@ -179,7 +165,7 @@ TEST_CASE("status against a fake daemon: request, table, exit 0", "[ctl][client]
 }
 
 TEST_CASE("mcpctl --json prints the daemon's result as it is", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"servers": []}})"
                                           "\n");
     const Ran ran = run({"--json", "status", "--socket", daemon.path()});
@@ -188,7 +174,7 @@ TEST_CASE("mcpctl --json prints the daemon's result as it is", "[ctl][client]") 
 }
 
 TEST_CASE("a daemon that closes the connection mid-reply: exit 1, clear message", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"), R"({"ok": tr)");
     const Ran ran = run({"--socket", daemon.path(), "status"});
     CHECK(ran.exit_code == 1);
@@ -197,7 +183,7 @@ TEST_CASE("a daemon that closes the connection mid-reply: exit 1, clear message"
 }
 
 TEST_CASE("a daemon that closes the connection without answering: exit 1", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"), "");
     const Ran ran = run({"--socket", daemon.path(), "reload"});
     CHECK(ran.exit_code == 1);
@@ -205,7 +191,7 @@ TEST_CASE("a daemon that closes the connection without answering: exit 1", "[ctl
 }
 
 TEST_CASE("an error reply prints its message and details on stderr, exit 1", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"),
                       R"({"ok": false, "error": {"code": "config", "message": "r.toml has errors",)"
                       R"( "details": ["r.toml:3:1: unknown key 'comand'"]}})"
@@ -217,7 +203,7 @@ TEST_CASE("an error reply prints its message and details on stderr, exit 1", "[c
 }
 
 TEST_CASE("a protocol error is printed as the daemon wrote it", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(
         dir.path("d.sock"),
         R"({"ok": false, "error": {"code": "protocol", "message": "protocol 1 is not 2"}})"
@@ -229,7 +215,7 @@ TEST_CASE("a protocol error is printed as the daemon wrote it", "[ctl][client]")
 }
 
 TEST_CASE("start --wait: a failed server prints its error and exits 1", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"),
                       R"({"ok": true, "result": {"servers": [{"name": "demo", "state": "failed",)"
                       R"( "pid": null, "error": "command 'x' not found"}]}})"
@@ -244,7 +230,7 @@ TEST_CASE("start --wait: a failed server prints its error and exits 1", "[ctl][c
 }
 
 TEST_CASE("stop: a server left failed is no error", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(
         dir.path("d.sock"),
         R"({"ok": true, "result": {"servers": [{"name": "demo", "state": "failed"}]}})"
@@ -253,7 +239,7 @@ TEST_CASE("stop: a server left failed is no error", "[ctl][client]") {
 }
 
 TEST_CASE("logs --follow prints the backlog, then log messages until the close", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"lines": ["old 1", "old 2"]}})"
                                           "\n"
                                           R"({"log": "new 1"})"
@@ -270,7 +256,7 @@ TEST_CASE("logs --follow prints the backlog, then log messages until the close",
 }
 
 TEST_CASE("logs --follow: a close in the middle of a line is an error", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"lines": []}})"
                                           "\n"
                                           R"({"log": "cut)");
@@ -280,7 +266,7 @@ TEST_CASE("logs --follow: a close in the middle of a line is an error", "[ctl][c
 }
 
 TEST_CASE("shutdown --wait returns once mcpd lets go of the connection", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"),
                       R"({"ok": true, "result": {}})"
                       "\n",
@@ -291,7 +277,7 @@ TEST_CASE("shutdown --wait returns once mcpd lets go of the connection", "[ctl][
 }
 
 TEST_CASE("shutdown --wait gives up after --timeout", "[ctl][client]") {
-    const TempDir dir;
+    const TempDir dir("mcpctl-test");
     FakeDaemon daemon(dir.path("d.sock"),
                       R"({"ok": true, "result": {}})"
                       "\n",

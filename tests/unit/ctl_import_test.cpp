@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.h"
 #include "ctl/command.h"
 #include "ctl/import_mcp_json.h"
 
@@ -44,20 +45,6 @@ std::vector<std::string> strings(toml::node_view<const toml::node> node) {
         out.push_back(item.value<std::string>().value_or("<not a string>"));
     return out;
 }
-
-class TempDir {
-public:
-    TempDir() {
-        char pattern[] = "/tmp/mcpctl-import-XXXXXX";
-        REQUIRE(::mkdtemp(pattern) != nullptr);
-        path_ = pattern;
-    }
-    ~TempDir() { std::filesystem::remove_all(path_); }
-    std::string path(std::string_view name) const { return path_ + "/" + std::string(name); }
-
-private:
-    std::string path_;
-};
 
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);
@@ -237,7 +224,7 @@ TEST_CASE("registry_has_server finds bare and quoted tables only", "[ctl][import
 }
 
 TEST_CASE("mcpctl import prints TOML, reports skips and exits 1 for them", "[ctl][import]") {
-    TempDir dir;
+    TempDir dir("mcpctl-import");
     write_file(
         dir.path("agent.json"),
         R"({"mcpServers": {"demo": {"command": "mcpd-demo-server"}, "web": {"url": "https://x"}}})");
@@ -271,7 +258,7 @@ TEST_CASE("mcpctl import prints TOML, reports skips and exits 1 for them", "[ctl
 }
 
 TEST_CASE("mcpctl import --write appends to the registry and refuses duplicates", "[ctl][import]") {
-    TempDir dir;
+    TempDir dir("mcpctl-import");
     const std::string registry = dir.path("conf/mcpd/mcpd.toml");  // directories created
     const std::string socket = dir.path("nobody.sock");
     write_file(dir.path("a.json"),
