@@ -27,7 +27,12 @@ inline constexpr std::string_view limit = "limit";  // max_sessions reached
 // $XDG_RUNTIME_DIR/mcpd/mcpd.sock, else /tmp/mcpd-<uid>/mcpd.sock.
 std::string default_socket_path();
 
-// Resolve the socket path for a client: explicit flag, then $MCPD_SOCKET, then the default.
-std::string client_socket_path(std::string_view flag_value);
+// The socket of the system-wide service (systemd/mcpd.socket).
+inline constexpr std::string_view kSystemSocketPath = "/run/mcpd/mcpd.sock";
+
+// Resolve the socket path for a client: explicit flag, then $MCPD_SOCKET, then the default;
+// when the per-user default does not exist but `system_socket` does, the system service's.
+std::string client_socket_path(std::string_view flag_value,
+                               std::string_view system_socket = kSystemSocketPath);
 
 }  // namespace mcpd::control

@@ -59,9 +59,9 @@ int exec(const Context& ctx) {
         return kExitError;
     }
     prepare_signals();
-    // The daemon is always local for now (a Unix socket); a remote one will force copying.
+    // A remote daemon (--host) cannot take descriptors: bridge_session copies then.
     const bool pass = !ctx.line().has("copy") && can_pass(STDIN_FILENO) && can_pass(STDOUT_FILENO);
-    return bridge_session(ctx.socket_path, ctx.line().args.at(0),
+    return bridge_session(ctx.endpoint, ctx.line().args.at(0),
                           pass ? Transport::pass_fds : Transport::copy,
                           AgentEnds{STDIN_FILENO, STDOUT_FILENO}, ctx.output.err());
 }

@@ -38,7 +38,7 @@ int exec(const Context& ctx) {
 }  // namespace
 
 std::string_view general_usage() {
-    return "usage: mcpctl [--socket PATH] [--json] COMMAND [ARGS...]";
+    return "usage: mcpctl [--socket PATH | --host URL] [--json] COMMAND [ARGS...]";
 }
 
 std::string general_help() {
@@ -56,6 +56,9 @@ std::string general_help() {
         "                 " +
         mcpd::control::default_socket_path() +
         "\n"
+        "  --host URL     a daemon on another machine, through OpenSSH:\n"
+        "                 ssh://[USER@]HOST[:PORT][/SOCKET]; default $MCPD_HOST. Runs\n"
+        "                 'ssh HOST mcpctl dial' ($MCPD_SSH_COMMAND replaces 'ssh')\n"
         "  --json         print mcpd's reply as JSON on stdout, errors as {\"error\": {...}}\n"
         "  -h, --help     this text; 'mcpctl COMMAND --help' for one command\n"
         "  --version      print mcpctl's version, and mcpd's when it answers\n"

@@ -91,6 +91,9 @@ bool append_to_registry(const std::string& path, const ImportResult& result,
 
 int exec(const Context& ctx) {
     const std::string& file = ctx.line().args.at(0);
+    if (ctx.line().has("write") && ctx.endpoint.remote())
+        return fail(ctx, "--write edits a registry on this machine, but mcpd is on " +
+                             ctx.endpoint.describe() + ": run the import there");
     std::string text;
     std::string error;
     if (!read_file(file, text, error)) return fail(ctx, file + ": " + error);
@@ -140,14 +143,14 @@ int exec(const Context& ctx) {
     const std::string wrote = "wrote " + std::to_string(result.servers.size()) +
                               (result.servers.size() == 1 ? " server" : " servers") + " to " +
                               registry;
-    DaemonClient client(ctx.socket_path);
+    DaemonClient client(ctx.endpoint);
     json reply;
     if (!client.connect() || !client.call(make_request("reload"), reply, kReplyTimeout)) {
         if (client.error().code == "not_running") {
             report["reload"] = nullptr;
             if (!json_mode)
                 ctx.output.error(wrote + "; mcpd is not running (nothing listens on " +
-                                 ctx.socket_path + "), it will read them when it starts");
+                                 ctx.endpoint.describe() + "), it will read them when it starts");
             return finish(exit_code);
         }
         if (json_mode)

@@ -70,7 +70,7 @@ int follow(const Context& ctx, DaemonClient& client) {
 }
 
 int exec(const Context& ctx) {
-    DaemonClient client(ctx.socket_path);
+    DaemonClient client(ctx.endpoint);
     nlohmann::json reply;
     if (!client.connect() || !client.call(ctx.request(), reply, kReplyTimeout)) {
         ctx.output.client_error(client.error());

@@ -45,7 +45,7 @@ int exec(const Context& ctx) {
     std::string unused;
     parse_wait(ctx.line(), kDefaultWait, wait, timeout, unused);
 
-    DaemonClient client(ctx.socket_path);
+    DaemonClient client(ctx.endpoint);
     nlohmann::json reply;
     if (!client.connect() || !client.call(ctx.request(), reply, kReplyTimeout)) {
         ctx.output.client_error(client.error());

@@ -47,7 +47,7 @@ int exec(const Context& ctx) {
 
 int exec_version_flag(const Context& ctx) {
     // Quietly: a daemon that does not answer is no error here.
-    DaemonClient client(ctx.socket_path);
+    DaemonClient client(ctx.endpoint);
     nlohmann::json reply;
     const bool answered = client.connect(kFlagTimeout) &&
                           client.call(make_request("version"), reply, kFlagTimeout) &&

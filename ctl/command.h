@@ -14,6 +14,7 @@
 
 #include "common/duration.h"
 #include "ctl/command_line.h"
+#include "ctl/endpoint.h"
 
 namespace mcpctl {
 
@@ -38,7 +39,7 @@ struct OptionSpec {
 // Everything exec needs: the parsed invocation, where the daemon is, where output goes.
 struct Context {
     const Invocation& invocation;
-    std::string socket_path;
+    Endpoint endpoint;
     Output& output;
 
     const CommandLine& line() const { return invocation.line; }

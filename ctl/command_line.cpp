@@ -9,6 +9,7 @@ namespace {
 // The options every command accepts, before or after its name.
 constexpr OptionSpec kGlobalOptions[] = {
     {'\0', "socket", "PATH", "mcpd's control socket"},
+    {'\0', "host", "URL", "a remote mcpd: ssh://[USER@]HOST[:PORT][/SOCKET]"},
     {'\0', "json", "", "machine-readable output"},
     {'h', "help", "", "explain the command"},
     {'\0', "version", "", "print the versions"},
@@ -29,6 +30,8 @@ const OptionSpec* find_option(const Command* command, Match match) {
 void apply(const OptionSpec& spec, std::string value, CommandLine& out) {
     if (spec.long_name == "socket")
         out.socket = std::move(value);
+    else if (spec.long_name == "host")
+        out.host = std::move(value);
     else if (spec.long_name == "json")
         out.json = true;
     else if (spec.long_name == "help")

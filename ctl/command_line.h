@@ -1,7 +1,7 @@
 // Parsing mcpctl's command line: global options, the command name, its options and arguments.
 //
 // Grammar: mcpctl [GLOBAL...] COMMAND [GLOBAL | OPTION | ARG]...
-// Global options (--socket PATH, --json, --help, --version) may come before or after the
+// Global options (--socket PATH, --host URL, --json, --help, --version) may come before or after the
 // command name; the command's own options only after it. Long options take their value as
 // "--opt VALUE" or "--opt=VALUE", short ones as "-n VALUE", "-nVALUE", and flags bundle ("-fn 5").
 // "--" ends the options.
@@ -22,6 +22,7 @@ struct Command;
 
 struct CommandLine {
     std::string socket;  // --socket; empty when not given
+    std::string host;    // --host; empty when not given
     bool json = false;
     bool help = false;
     bool version = false;

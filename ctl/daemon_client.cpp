@@ -46,18 +46,35 @@ bool DaemonClient::fail(int exit_code, std::string code, std::string message) {
     return false;
 }
 
+bool DaemonClient::tunnel_failed() {
+    if (!endpoint_.ssh) return false;
+    // ssh exits right after the channel closes; the wait only covers the scheduling.
+    auto why = tunnel_.failure(*endpoint_.ssh, std::chrono::seconds(5));
+    if (!why) return false;
+    error_ = std::move(*why);
+    return true;
+}
+
 bool DaemonClient::connect(mcpd::Duration timeout) {
     fd_.reset();
     buffer_.clear();
+    if (endpoint_.ssh) {
+        std::string why;
+        if (!tunnel_.open(*endpoint_.ssh, fd_, why)) return fail(kExitError, "ssh", why);
+        const timeval tv = to_timeval(timeout);
+        ::setsockopt(fd_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        return true;
+    }
+    const std::string& path = endpoint_.socket_path;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    if (path_.empty()) return fail(kExitError, "connect", "no socket path to connect to");
-    if (path_.size() >= sizeof(addr.sun_path))
+    if (path.empty()) return fail(kExitError, "connect", "no socket path to connect to");
+    if (path.size() >= sizeof(addr.sun_path))
         return fail(kExitError, "connect",
-                    "the socket path is too long (" + std::to_string(path_.size()) +
+                    "the socket path is too long (" + std::to_string(path.size()) +
                         " bytes, at most " + std::to_string(sizeof(addr.sun_path) - 1) +
-                        "): " + path_);
-    std::memcpy(addr.sun_path, path_.data(), path_.size());
+                        "): " + path);
+    std::memcpy(addr.sun_path, path.data(), path.size());
 
     mcpd::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd)
@@ -74,13 +91,13 @@ bool DaemonClient::connect(mcpd::Duration timeout) {
     if (rc < 0) {
         const int err = errno;
         if (err == ENOENT || err == ECONNREFUSED)
-            return fail(kExitNotRunning, "not_running", not_running_message(path_));
+            return fail(kExitNotRunning, "not_running", not_running_message(path));
         if (err == EAGAIN || err == EINPROGRESS || err == ETIMEDOUT)
             return fail(kExitError, "timeout",
-                        "mcpd did not accept the connection on " + path_ + " within " +
+                        "mcpd did not accept the connection on " + path + " within " +
                             mcpd::format_duration(timeout) + " (is it stuck?)");
         return fail(kExitError, "connect",
-                    "cannot connect to mcpd on " + path_ + ": " + std::strerror(err));
+                    "cannot connect to mcpd on " + path + ": " + std::strerror(err));
     }
     fd_ = std::move(fd);
     return true;
@@ -98,13 +115,15 @@ bool DaemonClient::send(const nlohmann::json& request) {
             continue;
         }
         if (errno == EINTR) continue;
-        if (errno == EPIPE || errno == ECONNRESET)
+        if (errno == EPIPE || errno == ECONNRESET) {
+            if (tunnel_failed()) return false;
             return fail(kExitError, "closed",
-                        "mcpd closed the connection before reading the request (" + path_ + ")");
+                        "mcpd closed the connection before reading the request (" + where_ + ")");
+        }
         if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return fail(kExitError, "timeout", "mcpd stopped reading requests (" + path_ + ")");
+            return fail(kExitError, "timeout", "mcpd stopped reading requests (" + where_ + ")");
         return fail(kExitError, "io",
-                    "cannot write to mcpd on " + path_ + ": " + std::strerror(errno));
+                    "cannot write to mcpd on " + where_ + ": " + std::strerror(errno));
     }
     return true;
 }
@@ -149,7 +168,7 @@ DaemonClient::Read DaemonClient::read(nlohmann::json& message,
         }
         if (ready == 0) {
             fail(kExitError, "timeout",
-                 "mcpd did not answer within " + mcpd::format_duration(*timeout) + " (" + path_ +
+                 "mcpd did not answer within " + mcpd::format_duration(*timeout) + " (" + where_ +
                      ")");
             return Read::failed;
         }
@@ -159,17 +178,18 @@ DaemonClient::Read DaemonClient::read(nlohmann::json& message,
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (n < 0 && errno != ECONNRESET) {
             fail(kExitError, "io",
-                 "cannot read from mcpd on " + path_ + ": " + std::strerror(errno));
+                 "cannot read from mcpd on " + where_ + ": " + std::strerror(errno));
             return Read::failed;
         }
         if (n <= 0) {
             fd_.reset();
+            if (tunnel_failed()) return Read::failed;
             if (buffer_.empty()) {
-                fail(kExitError, "closed", "mcpd closed the connection (" + path_ + ")");
+                fail(kExitError, "closed", "mcpd closed the connection (" + where_ + ")");
                 return Read::closed;
             }
             fail(kExitError, "closed",
-                 "mcpd closed the connection in the middle of a reply (" + path_ + ")");
+                 "mcpd closed the connection in the middle of a reply (" + where_ + ")");
             return Read::failed;
         }
         buffer_.append(chunk, static_cast<std::size_t>(n));
@@ -192,7 +212,7 @@ bool DaemonClient::call(const nlohmann::json& request, nlohmann::json& reply,
             break;
         case Read::closed:
             return fail(kExitError, "closed",
-                        "mcpd closed the connection without answering (" + path_ + ")");
+                        "mcpd closed the connection without answering (" + where_ + ")");
         case Read::interrupted:
         case Read::failed:
             return false;

@@ -8,7 +8,9 @@
 
 #include "common/duration.h"
 #include "common/unique_fd.h"
+#include "ctl/endpoint.h"
 #include "ctl/interrupt.h"
+#include "ctl/ssh_tunnel.h"
 
 namespace mcpctl {
 
@@ -22,11 +24,17 @@ struct ClientError {
 // The sentence for a socket nobody listens on.
 std::string not_running_message(const std::string& socket_path);
 
+// A connection to a local socket, or through ssh to a remote one (see endpoint.h); both
+// behave the same once connected.
 class DaemonClient {
 public:
-    explicit DaemonClient(std::string socket_path) : path_(std::move(socket_path)) {}
+    explicit DaemonClient(Endpoint endpoint)
+        : endpoint_(std::move(endpoint)), where_(endpoint_.describe()) {}
+    explicit DaemonClient(std::string socket_path)
+        : DaemonClient(Endpoint{std::move(socket_path), std::nullopt}) {}
 
-    // Connect, waiting at most `timeout` when the daemon's backlog is full.
+    // Connect, waiting at most `timeout` when the daemon's backlog is full. For a remote
+    // endpoint this starts ssh; a failed login shows up as an error of the first read.
     bool connect(mcpd::Duration timeout = std::chrono::seconds(5));
 
     // Write one request line.
@@ -48,14 +56,20 @@ public:
     std::string take_buffered() { return std::exchange(buffer_, {}); }
 
     const ClientError& error() const { return error_; }
-    const std::string& socket_path() const { return path_; }
+    // The socket path or ssh:// URL, for messages.
+    const std::string& where() const { return where_; }
+    bool remote() const { return endpoint_.remote(); }
 
 private:
     bool fail(int exit_code, std::string code, std::string message);
+    // When the connection ended because ssh or the remote mcpctl failed, record why.
+    bool tunnel_failed();
     // Move one complete line out of buffer_, if there is one.
     bool take_line(std::string& line);
 
-    std::string path_;
+    Endpoint endpoint_;
+    std::string where_;
+    SshTunnel tunnel_;  // declared before fd_: the connection closes first, then ssh is reaped
     mcpd::UniqueFd fd_;
     std::string buffer_;
     ClientError error_;

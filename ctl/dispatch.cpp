@@ -31,7 +31,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         output.print_text(line.command ? command_help(*line.command) : general_help());
         return kExitOk;
     }
-    const Context ctx{invocation, mcpd::control::client_socket_path(line.socket), output};
+    Endpoint endpoint;
+    std::string bad_host;
+    if (!resolve_endpoint(line.host, line.socket, endpoint, bad_host))
+        return usage_error(UsageError{bad_host, nullptr}, err);
+    const Context ctx{invocation, std::move(endpoint), output};
     if (line.version) return exec_version_flag(ctx);
     if (!line.command) return usage_error(UsageError{"no command given", nullptr}, err);
     return line.command->exec(ctx);

@@ -12,7 +12,7 @@ nlohmann::json make_request(std::string_view command) {
 
 bool call_daemon(const Context& ctx, const nlohmann::json& request, mcpd::Duration timeout,
                  nlohmann::json& result, int& exit_code) {
-    DaemonClient client(ctx.socket_path);
+    DaemonClient client(ctx.endpoint);
     nlohmann::json reply;
     if (!client.connect() || !client.call(request, reply, timeout)) {
         ctx.output.client_error(client.error());

@@ -33,7 +33,7 @@ bool attach(DaemonClient& client, const nlohmann::json& request, Output& output,
         case DaemonClient::Read::message:
             break;
         case DaemonClient::Read::closed:
-            output.error("mcpd closed the connection without answering (" + client.socket_path() +
+            output.error("mcpd closed the connection without answering (" + client.where() +
                          ")");
             exit_code = kExitError;
             return false;
@@ -80,7 +80,7 @@ int carry_passed(DaemonClient& client, AgentEnds ends, Output& output) {
                 break;
             case DaemonClient::Read::closed:
                 output.error("mcpd closed the connection without saying why the session ended (" +
-                             client.socket_path() + ")");
+                             client.where() + ")");
                 return kExitError;
             case DaemonClient::Read::interrupted:
             case DaemonClient::Read::failed:
@@ -121,12 +121,13 @@ int ended_exit_code(const nlohmann::json& message) {
     return clean ? kExitOk : kExitError;
 }
 
-int bridge_session(const std::string& socket_path, const std::string& server, Transport transport,
+int bridge_session(const Endpoint& endpoint, const std::string& server, Transport transport,
                    AgentEnds ends, std::ostream& err) {
     // Errors only, and only on stderr: the agent owns stdout, even in --json mode.
     Output output(err, err, /*json=*/false);
-    DaemonClient client(socket_path);
-    const bool pass = transport == Transport::pass_fds;
+    DaemonClient client(endpoint);
+    // Descriptors cannot cross ssh: a remote session is always copied.
+    const bool pass = transport == Transport::pass_fds && !endpoint.remote();
     nlohmann::json result;
     int exit_code = kExitOk;
     if (!attach(client, attach_request(server, pass), output, result, exit_code)) return exit_code;

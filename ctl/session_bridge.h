@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "ctl/endpoint.h"
+
 namespace mcpctl {
 
 enum class Transport {
@@ -26,12 +28,12 @@ nlohmann::json attach_request(const std::string& server, bool pass_fds);
 // session (status 0), 1 for anything else.
 int ended_exit_code(const nlohmann::json& message);
 
-// Attach to `server` through the socket at `socket_path` and carry the session until it ends;
+// Attach to `server` at `endpoint` (always copying when it is remote) and carry the session until it ends;
 // returns mcpctl's exit status (see `mcpctl connect --help`). Errors are "mcpctl: ..." lines on
 // `err`. With pass_fds, once mcpd has the descriptors, `ends.input` and `ends.output` are
 // pointed at /dev/null: this process keeps no reference to the agent's pipes. Falls back to
 // copying when mcpd does not ask for the descriptors (no "send_fds": true in its reply).
-int bridge_session(const std::string& socket_path, const std::string& server, Transport transport,
+int bridge_session(const Endpoint& endpoint, const std::string& server, Transport transport,
                    AgentEnds ends, std::ostream& err);
 
 }  // namespace mcpctl
