@@ -63,7 +63,8 @@ int exec(const Context& ctx) {
     const bool pass = !ctx.line().has("copy") && can_pass(STDIN_FILENO) && can_pass(STDOUT_FILENO);
     return bridge_session(ctx.endpoint, ctx.line().args.at(0),
                           pass ? Transport::pass_fds : Transport::copy,
-                          AgentEnds{STDIN_FILENO, STDOUT_FILENO}, ctx.output.err());
+                          AgentEnds{STDIN_FILENO, STDOUT_FILENO}, ctx.output.err(),
+                          find_wait_helper());
 }
 
 }  // namespace

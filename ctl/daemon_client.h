@@ -54,6 +54,8 @@ public:
     // the bytes read past the last line returned, which are then no longer buffered here.
     int fd() const { return fd_.get(); }
     std::string take_buffered() { return std::exchange(buffer_, {}); }
+    // Return bytes taken with take_buffered(), to be read as lines again.
+    void put_back(std::string bytes) { buffer_ = std::move(bytes) + buffer_; }
 
     const ClientError& error() const { return error_; }
     // The socket path or ssh:// URL, for messages.

@@ -1,5 +1,11 @@
 #include "ctl/session_bridge.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
 #include "common/control_protocol.h"
 #include "ctl/byte_relay.h"
 #include "ctl/command.h"
@@ -58,7 +64,27 @@ bool attach(DaemonClient& client, const nlohmann::json& request, Output& output,
 }
 
 // Hand the agent's pipes to mcpd, then wait for the line that says how the session ended.
-int carry_passed(DaemonClient& client, AgentEnds ends, Output& output) {
+// Become mcpctl-wait, handing it the control connection. Returns only when exec failed.
+void exec_wait_helper(DaemonClient& client, const std::string& helper) {
+    // Bytes already read past the reply would be lost to the helper: wait here instead.
+    std::string buffered = client.take_buffered();
+    if (!buffered.empty()) {
+        client.put_back(std::move(buffered));
+        return;
+    }
+    const int fd = client.fd();
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags < 0 || ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0) return;
+    const std::string fd_text = std::to_string(fd);
+    std::cerr.flush();
+    char* const argv[] = {const_cast<char*>(helper.c_str()), const_cast<char*>(fd_text.c_str()),
+                          const_cast<char*>(client.where().c_str()), nullptr};
+    ::execv(helper.c_str(), argv);
+    ::fcntl(fd, F_SETFD, flags);
+}
+
+int carry_passed(DaemonClient& client, AgentEnds ends, Output& output,
+                 const std::string& wait_helper) {
     const int fds[] = {ends.input, ends.output};
     std::string error;
     if (!send_fds(client.fd(), fds, kFdsByte, error)) {
@@ -72,6 +98,7 @@ int carry_passed(DaemonClient& client, AgentEnds ends, Output& output) {
     // close() keeps the numbers taken, so no later descriptor lands on 0 or 1.
     detach_fd(ends.input);
     detach_fd(ends.output);
+    if (!wait_helper.empty() && !client.remote()) exec_wait_helper(client, wait_helper);
 
     for (;;) {
         nlohmann::json message;
@@ -121,8 +148,20 @@ int ended_exit_code(const nlohmann::json& message) {
     return clean ? kExitOk : kExitError;
 }
 
+std::string find_wait_helper() {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return {};
+    const std::filesystem::path dir = self.parent_path();
+    for (const auto& candidate :
+         {dir / "mcpctl-wait", dir / ".." / "libexec" / "mcpd" / "mcpctl-wait"}) {
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal().string();
+    }
+    return {};
+}
+
 int bridge_session(const Endpoint& endpoint, const std::string& server, Transport transport,
-                   AgentEnds ends, std::ostream& err) {
+                   AgentEnds ends, std::ostream& err, const std::string& wait_helper) {
     // Errors only, and only on stderr: the agent owns stdout, even in --json mode.
     Output output(err, err, /*json=*/false);
     DaemonClient client(endpoint);
@@ -134,7 +173,7 @@ int bridge_session(const Endpoint& endpoint, const std::string& server, Transpor
 
     const auto send_fds = result.find("send_fds");
     if (pass && send_fds != result.end() && *send_fds == true)
-        return carry_passed(client, ends, output);
+        return carry_passed(client, ends, output, wait_helper);
     return carry_copied(client, ends, output);
 }
 

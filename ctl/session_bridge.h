@@ -33,7 +33,14 @@ int ended_exit_code(const nlohmann::json& message);
 // `err`. With pass_fds, once mcpd has the descriptors, `ends.input` and `ends.output` are
 // pointed at /dev/null: this process keeps no reference to the agent's pipes. Falls back to
 // copying when mcpd does not ask for the descriptors (no "send_fds": true in its reply).
+//
+// `wait_helper`, when not empty, is the path of mcpctl-wait: once the descriptors are passed,
+// this process execs it to do the waiting with a fraction of the memory (waiting here when the
+// exec fails). Empty in tests, which must not be replaced by another program.
 int bridge_session(const Endpoint& endpoint, const std::string& server, Transport transport,
-                   AgentEnds ends, std::ostream& err);
+                   AgentEnds ends, std::ostream& err, const std::string& wait_helper = {});
+
+// Where mcpctl-wait is, next to this program or in ../libexec/mcpd/; empty when absent.
+std::string find_wait_helper();
 
 }  // namespace mcpctl
