@@ -149,7 +149,7 @@ TEST_CASE("shutdown: --wait with a checked --timeout, no arguments", "[ctl][args
     CHECK(parse_error({"shutdown", "now"}).message == "too many arguments for 'shutdown': 'now'");
 }
 
-TEST_CASE("mcpctl --help skips the argument checks; -- ends the options", "[ctl][args]") {
+TEST_CASE("mcpctl --help skips the argument checks, and -- ends the options", "[ctl][args]") {
     const Invocation help = parse_ok({"logs", "--help"});
     CHECK(help.line.help);
     CHECK(help.line.command->name == "logs");
