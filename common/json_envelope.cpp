@@ -147,7 +147,9 @@ private:
 
     error_code read_jsonrpc(od::value& value) {
         std::string text;
-        if (value.type() != od::json_type::string) return walk(value, 1);
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::string) return walk(value, 1);
         if (auto e = read_string(value, text); e != SUCCESS) return e;
         out_.jsonrpc_ok = text == "2.0";
         return SUCCESS;

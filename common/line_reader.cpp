@@ -2,6 +2,8 @@
 
 #include <event2/buffer.h>
 
+#include <algorithm>
+
 namespace mcpd {
 namespace {
 
@@ -29,12 +31,16 @@ LineReader::Result LineReader::next(evbuffer* input, std::string& out) {
             if (buffered > max_line_ || discarding_) {
                 // Too long to ever be a line: drop what we have and keep dropping until '\n'.
                 const bool first = !discarding_;
-                if (first) discarded_ = 0;
+                if (first) {
+                    discarded_ = 0;
+                    if (keep_edges_) keep_head(input, buffered);
+                }
+                if (keep_edges_) keep_tail(input, buffered);
                 discarded_ += buffered;
                 evbuffer_drain(input, buffered);
                 discarding_ = true;
                 scanned_ = 0;
-                if (first) return Result::oversized;
+                if (first && !keep_edges_) return Result::oversized;
                 return Result::need_more;
             }
             scanned_ = buffered;
@@ -43,12 +49,18 @@ LineReader::Result LineReader::next(evbuffer* input, std::string& out) {
         const auto length = static_cast<std::size_t>(newline);
         scanned_ = 0;
         if (discarding_) {
+            if (keep_edges_) keep_tail(input, length);
             discarded_ += length + 1;
             evbuffer_drain(input, length + 1);
             discarding_ = false;
+            if (keep_edges_) return Result::oversized;
             continue;
         }
         if (length > max_line_) {
+            if (keep_edges_) {
+                keep_head(input, length);
+                keep_tail(input, length);
+            }
             discarded_ = length + 1;
             evbuffer_drain(input, length + 1);
             return Result::oversized;
@@ -60,15 +72,35 @@ LineReader::Result LineReader::next(evbuffer* input, std::string& out) {
     }
 }
 
+void LineReader::keep_head(evbuffer* input, std::size_t length) {
+    head_.resize(std::min(length, kEdgeBytes));
+    evbuffer_copyout(input, head_.data(), head_.size());
+    tail_.clear();
+}
+
+void LineReader::keep_tail(evbuffer* input, std::size_t length) {
+    const std::size_t n = std::min(length, kEdgeBytes);
+    evbuffer_ptr from;
+    if (n == 0 || evbuffer_ptr_set(input, &from, length - n, EVBUFFER_PTR_SET) != 0) return;
+    const std::size_t kept = tail_.size();
+    tail_.resize(kept + n);
+    evbuffer_copyout_from(input, &from, tail_.data() + kept, n);
+    if (tail_.size() > kEdgeBytes) tail_.erase(0, tail_.size() - kEdgeBytes);
+}
+
 LineReader::Result LineReader::finish(evbuffer* input, std::string& out) {
     const Result r = next(input, out);
     if (r != Result::need_more) return r;
     const std::size_t rest = evbuffer_get_length(input);
     scanned_ = 0;
     if (discarding_ || rest == 0) {
+        // An oversized line cut off by EOF ends here.
+        const bool ended = discarding_ && keep_edges_;
+        if (ended) keep_tail(input, rest);
+        discarded_ += discarding_ ? rest : 0;
         evbuffer_drain(input, rest);
         discarding_ = false;
-        return Result::need_more;
+        return ended ? Result::oversized : Result::need_more;
     }
     take_line(input, rest, out);
     return out.empty() ? Result::need_more : Result::line;

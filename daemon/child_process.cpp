@@ -4,6 +4,8 @@
 #include <event2/event.h>
 #include <signal.h>
 
+#include "daemon/eager_write.h"
+
 namespace mcpd {
 namespace {
 
@@ -27,7 +29,7 @@ ChildProcess::ChildProcess(event_base* base, SpawnedProcess process,
                            std::size_t max_message_bytes, Callbacks callbacks)
     : pid_(process.pid),
       callbacks_(std::move(callbacks)),
-      stdout_reader_(max_message_bytes),
+      stdout_reader_(max_message_bytes, /*keep_edges=*/true),
       stderr_reader_(kMaxLogLine) {
     stdin_ = pipe_event(base, process.stdin_fd);
     stdout_ = pipe_event(base, process.stdout_fd);
@@ -50,9 +52,7 @@ ChildProcess::~ChildProcess() {
 
 bool ChildProcess::send(std::string_view line) {
     if (stdin_ == nullptr) return false;
-    evbuffer* out = bufferevent_get_output(stdin_);
-    evbuffer_add(out, line.data(), line.size());
-    evbuffer_add(out, "\n", 1);
+    write_or_queue_line(stdin_, line);
     return true;
 }
 
@@ -125,9 +125,15 @@ void ChildProcess::drain_stdout(bool at_eof) {
             at_eof ? stdout_reader_.finish(in, message_) : stdout_reader_.next(in, message_);
         if (r == LineReader::Result::need_more) return;
         if (r == LineReader::Result::oversized) {
-            if (callbacks_.on_oversized) callbacks_.on_oversized(*this, stdout_reader_.discarded_bytes());
+            if (callbacks_.on_oversized) {
+                callbacks_.on_oversized(*this, stdout_reader_.discarded_bytes(),
+                                        stdout_reader_.discarded_head(),
+                                        stdout_reader_.discarded_tail());
+            }
+            if (stdout_ == nullptr) return;  // the callback closed us
             continue;
         }
+        const MoreInput more(evbuffer_get_length(in) > 0);
         callbacks_.on_message(*this, message_);
         if (stdout_ == nullptr) return;  // the callback closed us
     }

@@ -21,7 +21,11 @@ public:
     struct Callbacks {
         // Each gets the record it is about, so one set of callbacks serves every process.
         std::function<void(ChildProcess&, std::string& line)> on_message;  // a stdout line
-        std::function<void(ChildProcess&, std::size_t bytes)> on_oversized;
+        // A stdout line over the limit, once it has ended: its size and its first and last
+        // bytes (LineReader::kEdgeBytes each).
+        std::function<void(ChildProcess&, std::size_t bytes, std::string_view head,
+                           std::string_view tail)>
+            on_oversized;
         std::function<void(ChildProcess&, std::string_view line)> on_log;  // a stderr line
         std::function<void(ChildProcess&)> on_stdout_closed;  // stdout EOF or error
         std::function<void(ChildProcess&)> on_finished;       // pipes closed and exit reaped

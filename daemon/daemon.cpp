@@ -10,6 +10,7 @@
 #include "common/control_protocol.h"
 #include "common/log.h"
 #include "daemon/control_commands.h"
+#include "daemon/keeper.h"
 #include "daemon/peer_auth.h"
 #include "daemon/socket_activation.h"
 
@@ -82,6 +83,8 @@ int Daemon::run() {
         log::error(bound.error);
         return 1;
     }
+    // Before any server starts and before the loop runs: see daemon/keeper.h.
+    Keeper::instance().start();
     if (activated) log::info("using the control socket passed by systemd");
     start_watchdog();
     commands_ = std::make_unique<ControlCommands>(*this);
@@ -316,6 +319,9 @@ void Daemon::open_session(ManagedServer& server, SessionId id, const PeerCredent
     callbacks.on_closed = [this](Session& session, const std::string& reason, bool by_client) {
         on_session_closed(session, reason, by_client);
     };
+    callbacks.on_input_ended = [this](Session& session) {
+        loop_.defer([this, ended = session.id()] { finish_if_answered(ended); });
+    };
     auto session = std::make_unique<Session>(id, name, peer, input, output,
                                              registry_.daemon.max_message_bytes,
                                              registry_.daemon.max_session_queue_bytes,
@@ -378,7 +384,23 @@ void Daemon::close_sessions_of(const std::string& server, const std::string& rea
 
 void Daemon::session_send(SessionId session, std::string_view line) {
     const auto it = sessions_.find(session);
-    if (it != sessions_.end()) it->second.session->send(line);
+    if (it == sessions_.end()) return;
+    it->second.session->send(line);
+    // The router forgets the request after sending its answer: check on the next turn.
+    if (it->second.session->input_ended())
+        loop_.defer([this, session] { finish_if_answered(session); });
+}
+
+void Daemon::finish_if_answered(SessionId id) {
+    const auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    Session& session = *it->second.session;
+    if (!session.input_ended() || session.closed()) return;
+    const ManagedServer* server = server_of(id, session.server());
+    if (server != nullptr && server->router().has_session(id) &&
+        server->router().unanswered(id) > 0)
+        return;
+    session.finish("the client closed its input");
 }
 
 void Daemon::session_close(SessionId session, const std::string& reason) {
@@ -502,8 +524,9 @@ bool Daemon::settled(const std::string& name, bool up) {
 void Daemon::check_waiters() {
     std::vector<std::uint64_t> ready;
     for (const auto& [id, waiter] : waiters_) {
+        const bool up = waiter.up;  // clang 14 cannot capture a structured binding
         const bool all = std::all_of(waiter.names.begin(), waiter.names.end(),
-                                     [&](const std::string& n) { return settled(n, waiter.up); });
+                                     [&](const std::string& n) { return settled(n, up); });
         if (all) ready.push_back(id);
     }
     for (std::uint64_t id : ready) {

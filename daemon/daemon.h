@@ -82,6 +82,8 @@ public:
     const std::string& registry_dir() const override { return registry_dir_; }
     void server_state_changed(ManagedServer& server, ServerState from, ServerState to) override;
     void server_drained(ManagedServer& server) override;
+    // A session whose client closed its input ends once its requests are answered.
+    void finish_if_answered(SessionId id);
     void session_send(SessionId session, std::string_view line) override;
     void session_close(SessionId session, const std::string& reason) override;
     void pause_sessions(ManagedServer& server, bool paused) override;

@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "daemon/jsonrpc.h"
+#include "daemon/message_edges.h"
 #include "daemon/reaper.h"
 #include "daemon/spawn.h"
 
@@ -63,7 +64,7 @@ ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& confi
                            [this] {
                                if (child_ && !child_->exited()) supervisor_.on_stdout_closed();
                            }),
-      router_(config, *this),
+      router_(config, *this, host.max_message_bytes()),
       router_timer_(host.loop().base(), [this] { router_.on_timer(); }),
       idle_timer_(host.loop().base(),
                   [this] {
@@ -129,10 +130,16 @@ SpawnResult ManagedServer::spawn() {
 
     ChildProcess::Callbacks callbacks;
     callbacks.on_message = [this](ChildProcess& c, std::string& line) { on_child_message(&c, line); };
-    callbacks.on_oversized = [this](ChildProcess&, std::size_t bytes) {
+    callbacks.on_oversized = [this](ChildProcess& c, std::size_t bytes, std::string_view head,
+                                    std::string_view tail) {
+        const std::string limit = std::to_string(host_.max_message_bytes());
         log::warning(config_.name, "dropped a message of " + std::to_string(bytes) +
-                                       " bytes on stdout: over max_message_bytes (" +
-                                       std::to_string(host_.max_message_bytes()) + ")");
+                                       " bytes on stdout: over max_message_bytes (" + limit + ")");
+        if (&c != child_.get()) return;
+        fail_lost_reply(read_message_edges(head, tail),
+                        "the server's answer was " + std::to_string(bytes) +
+                            " bytes, over max_message_bytes (" + limit + "); it was dropped",
+                        "answer too large");
     };
     callbacks.on_log = [this](ChildProcess&, std::string_view line) { on_child_log(line); };
     callbacks.on_stdout_closed = [this](ChildProcess& c) {
@@ -291,12 +298,21 @@ void ManagedServer::on_child_finished(ChildProcess* child) {
 void ManagedServer::on_child_message(ChildProcess* child, std::string& line) {
     if (child != child_.get()) return;  // a dead child's last words
     if (scanner_.scan(line, envelope_) != wire::ScanStatus::ok || !envelope_.jsonrpc_ok) {
+        const std::string why =
+            scanner_.error().empty() ? std::string("\"jsonrpc\" is not \"2.0\"") : scanner_.error();
         if (++noise_lines_ <= kNoiseLinesLogged) {
-            log::warning(config_.name, "dropped a line on stdout that is not a JSON-RPC message" +
+            log::warning(config_.name, "dropped a line on stdout that is not a JSON-RPC message (" +
+                                           why + ")" +
                                            std::string(noise_lines_ == kNoiseLinesLogged
                                                            ? " (no more such warnings)"
                                                            : ""));
         }
+        // Never forwarded; but when it answers a session's request, that request gets an error
+        // instead of waiting forever.
+        fail_lost_reply(read_message_edges(line, line),
+                        "the server's answer is not a valid JSON-RPC message (" + why +
+                            "); it was dropped",
+                        "answer not JSON");
         return;
     }
     const wire::Envelope& e = envelope_;
@@ -319,6 +335,15 @@ void ManagedServer::on_child_message(ChildProcess* child, std::string& line) {
         return;
     }
     router_.on_child_message(line, e);
+}
+
+void ManagedServer::fail_lost_reply(const MessageEdges& edges, const std::string& message,
+                                    std::string_view reason) {
+    if (!edges.response || edges.request || edges.id.empty()) return;
+    if (!handshake_ || !handshake_->ready()) return;
+    if (router_.on_child_reply_lost(edges.id, message, reason)) {
+        log::warning(config_.name, "answered request " + edges.id + " with an error: " + message);
+    }
 }
 
 void ManagedServer::on_child_input_drained(ChildProcess* child) {

@@ -16,6 +16,7 @@
 #include "daemon/event_loop.h"
 #include "daemon/handshake.h"
 #include "daemon/log_ring.h"
+#include "daemon/message_edges.h"
 #include "daemon/router.h"
 #include "daemon/supervisor.h"
 
@@ -93,6 +94,10 @@ private:
     void on_child_finished(ChildProcess* child);
     void on_child_message(ChildProcess* child, std::string& line);
     void on_child_input_drained(ChildProcess* child);
+    // A line the child wrote could not be used: if its edges show an answer to a session's
+    // request, fail that request with `message`.
+    void fail_lost_reply(const MessageEdges& edges, const std::string& message,
+                         std::string_view reason);
     void on_child_log(std::string_view line);
     Timer& timer(TimerKind kind);
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "daemon/keeper.h"
 
 namespace mcpd {
 
@@ -39,7 +40,9 @@ void Reaper::reap_all() {
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         const int decoded = decode_wait_status(status);
+        Keeper::instance().untrack(pid);  // its group is gone (swept above)
         if (it == watched_.end()) {
+            if (Keeper::instance().reaped(pid, decoded)) continue;  // not an orphan
             ++orphans_reaped_;
             log::info("reaped adopted orphan pid " + std::to_string(pid) + " (status " +
                       std::to_string(decoded) + ")");

@@ -15,7 +15,6 @@ namespace {
 constexpr std::array<std::string_view, 8> kLevels = {
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
 constexpr std::size_t kMaxTombstones = 4096;
-constexpr std::size_t kMaxQueued = 10000;
 
 }  // namespace
 
@@ -31,8 +30,9 @@ std::string_view log_level_name(int severity) {
     return kLevels[static_cast<std::size_t>(severity)];
 }
 
-Router::Router(const config::ServerConfig& config, RouterEnvironment& env)
-    : config_(config), env_(env), scanner_(16 * 1024 * 1024) {}
+Router::Router(const config::ServerConfig& config, RouterEnvironment& env,
+               std::size_t max_message_bytes)
+    : config_(config), env_(env), scanner_(max_message_bytes) {}
 
 Router::Session* Router::find(SessionId id) {
     const auto it = sessions_.find(id);
@@ -348,6 +348,15 @@ void Router::reply(Session& s, std::string_view raw_id, std::string_view result_
 void Router::reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
                          std::string_view reason) {
     env_.session_send(s, jsonrpc::error(raw_id, code, message, reason));
+}
+
+std::size_t Router::unanswered(SessionId session) const {
+    std::size_t count = 0;
+    if (const auto it = sessions_.find(session); it != sessions_.end())
+        count = it->second.in_flight.size();
+    for (const Queued& queued : queue_) count += queued.session == session ? 1 : 0;
+    for (const Waiting& waiting : serial_queue_) count += waiting.session == session ? 1 : 0;
+    return count;
 }
 
 }  // namespace mcpd

@@ -58,7 +58,9 @@ struct SessionSummary {
 
 class Router {
 public:
-    Router(const config::ServerConfig& config, RouterEnvironment& env);
+    // `max_message_bytes`: the longest line a session may send (the [daemon] setting).
+    Router(const config::ServerConfig& config, RouterEnvironment& env,
+           std::size_t max_message_bytes = config::DaemonConfig{}.max_message_bytes);
 
     void set_config(const config::ServerConfig& config) { config_ = config; }
 
@@ -79,6 +81,11 @@ public:
                         bool modern = false);
     // A message from the child that is not an answer to mcpd's own requests.
     void on_child_message(std::string_view line, const wire::Envelope& envelope);
+    // The child answered `raw_id` with a line mcpd could not use (over max_message_bytes, or
+    // not JSON): the request it was for gets an error carrying `message` instead. False when
+    // no request at the child has that id.
+    bool on_child_reply_lost(std::string_view raw_id, std::string_view message,
+                             std::string_view reason);
     // The child is gone (crash, restart, stop): fail what was in flight.
     void on_child_gone(const std::string& reason);
     bool child_ready() const { return child_ready_; }
@@ -90,6 +97,9 @@ public:
 
     // Requests at the child on behalf of sessions (for tests and status).
     std::size_t in_flight() const { return pending_.size(); }
+    // Requests of `session` still owed an answer: at the child, or queued until it is ready.
+    // A session whose client closed its input stays open until this is 0.
+    std::size_t unanswered(SessionId session) const;
 
 private:
     struct Session {

@@ -36,6 +36,13 @@ std::string Router::task_id_of(const wire::Envelope& e, std::string_view line) {
 }
 
 void Router::on_child_message(std::string_view line, const wire::Envelope& e) {
+    // Ids are rewritten in place, which only works for one string or integer token.
+    if (e.malformed || e.id_kind == wire::IdKind::invalid ||
+        (e.is_request() && e.id_kind == wire::IdKind::null)) {
+        env_.note("dropped a message from the server that is not valid JSON-RPC (a repeated or "
+                  "invalid id, a method that is not a string, or params that are not an object)");
+        return;
+    }
     if (e.is_response()) {
         handle_child_response(line, e);
     } else if (e.is_notification()) {
@@ -92,12 +99,25 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         s->tasks.insert(e.created_task_id);
     }
     std::vector<wire::Replacement> changes{{e.id, p.original_id}};
-    // A listen stream's graceful end names the stream in result._meta too.
-    if (p.kind == PendingKind::listen && !e.subscription_id.empty()) {
+    // A listen stream's graceful end names the stream in result._meta too (by our id).
+    if (p.kind == PendingKind::listen && !e.subscription_id.empty() &&
+        e.subscription_id.in(line) == e.id.in(line)) {
         changes.push_back({e.subscription_id, p.original_id});
     }
     wire::splice(line, std::move(changes), scratch_);
     env_.session_send(p.session, scratch_);
+}
+
+bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view message,
+                                 std::string_view reason) {
+    const std::optional<std::uint64_t> child_id = parse_child_id(raw_id);
+    if (!child_id || !pending_.contains(*child_id)) return false;
+    // As if the child had answered with this error: the usual bookkeeping, then the session.
+    std::string line = jsonrpc::error(raw_id, jsonrpc::kInternalError, message, reason);
+    wire::Envelope e;
+    if (scanner_.scan(line, e) != wire::ScanStatus::ok) return false;
+    handle_child_response(line, e);
+    return true;
 }
 
 Router::Pending* Router::listen_stream(std::string_view raw_own_id, std::uint64_t& child_id) {

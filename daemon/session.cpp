@@ -3,7 +3,10 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "daemon/eager_write.h"
 #include "daemon/jsonrpc.h"
+#include "daemon/message_edges.h"
 
 namespace mcpd {
 
@@ -17,7 +20,7 @@ Session::Session(SessionId id, std::string server, PeerCredentials peer, buffere
       output_(output),
       max_queue_(max_queue_bytes),
       callbacks_(std::move(callbacks)),
-      reader_(max_message_bytes) {
+      reader_(max_message_bytes, /*keep_edges=*/true) {
     bufferevent_setcb(input_, &Session::on_read, nullptr, &Session::on_input_event, this);
     if (output_ != input_) {
         bufferevent_setcb(output_, nullptr, nullptr, &Session::on_output_event, this);
@@ -51,8 +54,7 @@ void Session::send(std::string_view line) {
               false);
         return;
     }
-    evbuffer_add(out, line.data(), line.size());
-    evbuffer_add(out, "\n", 1);
+    write_or_queue_line(output_, line);
 }
 
 void Session::pause_input() {
@@ -75,13 +77,38 @@ void Session::close(const std::string& reason, bool by_client) {
     callbacks_.on_closed(*this, reason, by_client);
 }
 
+void Session::finish(const std::string& reason) {
+    if (closed_ || !finish_reason_.empty()) return;
+    finish_reason_ = reason;
+    if (evbuffer_get_length(bufferevent_get_output(output_)) == 0) {
+        close(reason, true);
+        return;
+    }
+    // The write callback fires once the output buffer is empty (low watermark 0).
+    bufferevent_setwatermark(output_, EV_WRITE, 0, 0);
+    bufferevent_data_cb read_cb = output_ == input_ ? &Session::on_read : nullptr;
+    bufferevent_event_cb event_cb =
+        output_ == input_ ? &Session::on_input_event : &Session::on_output_event;
+    bufferevent_setcb(output_, read_cb, &Session::on_output_drained, event_cb, this);
+}
+
+void Session::on_output_drained(bufferevent*, void* self) {
+    auto* session = static_cast<Session*>(self);
+    session->close(session->finish_reason_, true);
+}
+
 void Session::on_read(bufferevent*, void* self) { static_cast<Session*>(self)->read_lines(false); }
 
 void Session::on_input_event(bufferevent*, short what, void* self) {
     auto* session = static_cast<Session*>(self);
     if ((what & BEV_EVENT_EOF) != 0) {
+        if (session->input_ended_) return;
         session->read_lines(true);
-        session->close("the client closed its input", true);
+        if (session->closed_) return;
+        session->input_ended_ = true;
+        bufferevent_disable(session->input_, EV_READ);
+        // Replies to what it sent are still owed: the owner decides when to finish.
+        session->callbacks_.on_input_ended(*session);
         return;
     }
     if ((what & BEV_EVENT_WRITING) != 0) {
@@ -101,11 +128,22 @@ void Session::read_lines(bool at_eof) {
         const LineReader::Result r = at_eof ? reader_.finish(in, line_) : reader_.next(in, line_);
         if (r == LineReader::Result::need_more) return;
         if (r == LineReader::Result::oversized) {
-            send(jsonrpc::error({}, jsonrpc::kInvalidRequest,
-                                "message too large: over max_message_bytes (" +
-                                    std::to_string(reader_.max_line_bytes()) + " bytes); it was discarded"));
+            // Answered with the request's own id when its edges show one, so the client can
+            // tell which of its requests failed.
+            const MessageEdges edges =
+                read_message_edges(reader_.discarded_head(), reader_.discarded_tail());
+            log::warning(server_, "session " + std::to_string(id_) + ": discarded a message of " +
+                                      std::to_string(reader_.discarded_bytes()) +
+                                      " bytes, over max_message_bytes");
+            send(jsonrpc::error(edges.response ? std::string_view() : edges.id,
+                                jsonrpc::kInvalidRequest,
+                                "message too large: " + std::to_string(reader_.discarded_bytes()) +
+                                    " bytes, over max_message_bytes (" +
+                                    std::to_string(reader_.max_line_bytes()) +
+                                    " bytes); it was discarded"));
             continue;
         }
+        const MoreInput more(evbuffer_get_length(in) > 0);
         callbacks_.on_line(*this, line_);
     }
 }

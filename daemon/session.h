@@ -22,6 +22,9 @@ class Session {
 public:
     struct Callbacks {
         std::function<void(Session&, std::string& line)> on_line;
+        // The client closed its input (every line before it was delivered); the owner calls
+        // finish() once the session's requests are answered. Output still flows meanwhile.
+        std::function<void(Session&)> on_input_ended;
         // `by_client`: the client closed its side (not mcpd cutting it off).
         std::function<void(Session&, const std::string& reason, bool by_client)> on_closed;
     };
@@ -47,11 +50,16 @@ public:
     // Start reading (after the owner has registered the session everywhere).
     void start();
     void close(const std::string& reason, bool by_client);
+    // Close once everything queued for the client has been written (a client that stops
+    // reading is still cut off by the queue cap, or when its side goes away).
+    void finish(const std::string& reason);
+    bool input_ended() const { return input_ended_; }
 
 private:
     static void on_read(bufferevent* bev, void* self);
     static void on_input_event(bufferevent* bev, short what, void* self);
     static void on_output_event(bufferevent* bev, short what, void* self);
+    static void on_output_drained(bufferevent* bev, void* self);
     void read_lines(bool at_eof);
 
     SessionId id_;
@@ -65,6 +73,8 @@ private:
     std::string line_;  // reused for every message
     bool paused_ = false;
     bool closed_ = false;
+    bool input_ended_ = false;
+    std::string finish_reason_;  // set once finish() waits for the output to drain
 };
 
 }  // namespace mcpd

@@ -14,6 +14,8 @@
 #include <set>
 #include <string_view>
 
+#include "daemon/keeper.h"
+
 namespace mcpd {
 namespace {
 
@@ -223,6 +225,8 @@ SpawnOutcome spawn_process(const SpawnRequest& request) {
         out.transient = true;
         return out;
     }
+    // The child leads its own process group (setsid): the keeper kills it if mcpd dies.
+    Keeper::instance().track(pid);
 
     status_write.reset();
     in_read.reset();
@@ -238,6 +242,7 @@ SpawnOutcome spawn_process(const SpawnRequest& request) {
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
+        Keeper::instance().untrack(pid);
         switch (failure.stage) {
             case 1:
                 out.error = "cannot change to directory '" + request.cwd +

@@ -219,7 +219,7 @@ DaemonProcess& TestEnv::start_daemon(Duration timeout) {
     if (std::find(log_files_.begin(), log_files_.end(), log) == log_files_.end())
         log_files_.push_back(log);
     daemon_ = std::make_unique<DaemonProcess>(
-        std::vector<std::string>{"--config", registry_, "--socket", socket_}, log);
+        std::vector<std::string>{"--config", registry_, "--socket", socket_}, log, fd_limit_);
     const bool up = poll_until(timeout, [&] {
         if (daemon_->poll_exit()) return true;
         return ctl({"version"}, 5s).exit_code == 0;
@@ -239,7 +239,7 @@ std::unique_ptr<DaemonProcess> TestEnv::spawn_daemon(const std::string& log_name
     const std::string log = path(log_name);
     log_files_.push_back(log);
     return std::make_unique<DaemonProcess>(
-        std::vector<std::string>{"--config", registry_, "--socket", socket_}, log);
+        std::vector<std::string>{"--config", registry_, "--socket", socket_}, log, fd_limit_);
 }
 
 void TestEnv::drop_daemon() {

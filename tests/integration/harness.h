@@ -67,6 +67,8 @@ public:
     // Write the registry file, "@MARKER@" replaced by marker().
     void write_registry(const std::string& text) const;
 
+    // Start later daemons with RLIMIT_NOFILE lowered to `limit` (as `ulimit -n` would).
+    void limit_daemon_fds(unsigned long limit) { fd_limit_ = limit; }
     // Start mcpd on registry() and socket(), and wait until `mcpctl version` answers.
     DaemonProcess& start_daemon(Duration timeout = 20s);
     DaemonProcess& daemon();
@@ -105,6 +107,7 @@ private:
     std::string marker_;
     std::unique_ptr<DaemonProcess> daemon_;
     std::vector<std::string> log_files_;
+    std::optional<unsigned long> fd_limit_;
     bool reported_ = false;
 };
 

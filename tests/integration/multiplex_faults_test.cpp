@@ -28,7 +28,7 @@ bool lists_session(const TestEnv& env, std::uint64_t id) {
 
 }  // namespace
 
-TEST_CASE("kill -9 of the server fails the calls in flight; the sessions carry on", "[multiplex]") {
+TEST_CASE("kill -9 of the server fails the calls in flight, the sessions carry on", "[multiplex]") {
     constexpr int kSessions = 4;
     TestEnv env("mux-kill");
     env.write_registry(server_toml("demo"));
@@ -127,7 +127,7 @@ TEST_CASE("a session that stops reading is cut off while the others carry on", "
     CHECK(reader.wait_response(reader.call_tool("echo", {{"text", "last"}})).tool_text() == "last");
 }
 
-TEST_CASE("malformed and oversized lines get JSON-RPC errors; the session carries on",
+TEST_CASE("malformed and oversized lines get JSON-RPC errors, the session carries on",
           "[multiplex]") {
     TestEnv env("mux-bad-lines");
     env.write_registry("[daemon]\nmax_message_bytes = 65536\n\n" + server_toml("demo"));

@@ -403,7 +403,7 @@ TEST_CASE("mcpctl sessions and status show the attached sessions", "[multiplex]"
     wait_until("demo lists one session", 5s, [&] { return sessions_column("demo") == "1"; });
 }
 
-TEST_CASE("autostart = false starts on the first attach; idle_timeout stops after the last",
+TEST_CASE("autostart = false starts on the first attach, idle_timeout stops after the last",
           "[multiplex]") {
     TestEnv env("mux-on-demand");
     env.write_registry(

@@ -1,5 +1,7 @@
 #include "proc_fs.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -98,6 +100,43 @@ std::vector<pid_t> processes_with_marker(const std::string& marker) {
         }
     }
     return found;
+}
+
+std::optional<std::size_t> resident_bytes(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);) {
+        if (!line.starts_with("VmRSS:")) continue;
+        std::istringstream fields(line.substr(6));
+        std::size_t kib = 0;
+        if (fields >> kib) return kib * 1024;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::size_t> open_fd_count(pid_t pid) {
+    std::error_code ec;
+    std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec);
+    if (ec) return std::nullopt;
+    std::size_t count = 0;
+    for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        if (ec) return std::nullopt;
+        ++count;
+    }
+    return count;
+}
+
+std::optional<long long> cpu_time_ms(pid_t pid) {
+    const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos) return std::nullopt;
+    // After the command: state, ppid, pgrp, session, tty, tpgid, flags, minflt, cminflt,
+    // majflt, cmajflt, then utime and stime in clock ticks.
+    std::istringstream rest(text.substr(paren + 1));
+    std::string field;
+    for (int i = 0; i < 11; ++i) rest >> field;
+    long long utime = 0, stime = 0;
+    if (!(rest >> utime >> stime)) return std::nullopt;
+    return (utime + stime) * 1000 / ::sysconf(_SC_CLK_TCK);
 }
 
 std::string describe_processes(const std::vector<pid_t>& pids) {

@@ -32,6 +32,15 @@ std::vector<pid_t> zombie_children_of(pid_t parent);
 // Every live process whose environment holds MCPD_TEST_MARKER=`marker`.
 std::vector<pid_t> processes_with_marker(const std::string& marker);
 
+// VmRSS of /proc/PID/status in bytes; nullopt when there is no such process.
+std::optional<std::size_t> resident_bytes(pid_t pid);
+
+// How many descriptors the process has open (entries of /proc/PID/fd); nullopt when gone.
+std::optional<std::size_t> open_fd_count(pid_t pid);
+
+// User plus system CPU time the process has used, in milliseconds (/proc/PID/stat).
+std::optional<long long> cpu_time_ms(pid_t pid);
+
 // "123 (sleep, S, parent 45)" per pid, for failure messages.
 std::string describe_processes(const std::vector<pid_t>& pids);
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,8 +41,10 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
     return out;
 }
 
-// fork + execve of argv[0] with the given fds on 0, 1 and 2. The child dies with us.
-pid_t spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd) {
+// fork + execve of argv[0] with the given fds on 0, 1 and 2. The child dies with us. With
+// `max_open_files`, RLIMIT_NOFILE is lowered to it before exec.
+pid_t spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd,
+            std::optional<unsigned long> max_open_files = std::nullopt) {
     if (argv.empty() || argv[0].empty() || argv[0][0] != '/')
         throw std::runtime_error("spawn wants an absolute program path");
     const std::vector<std::string> env = child_environment();
@@ -61,6 +64,10 @@ pid_t spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err
     if (::dup2(in_fd, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 ||
         ::dup2(err_fd, STDERR_FILENO) < 0)
         _exit(126);
+    if (max_open_files) {
+        const rlimit limit{*max_open_files, *max_open_files};
+        if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(125);
+    }
     ::execve(c_argv[0], c_argv.data(), c_env.data());
     const std::string message = "cannot execute " + argv[0] + ": " + std::strerror(errno) + "\n";
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, message.data(), message.size());
@@ -251,7 +258,8 @@ int BackgroundProcess::stop(int signo, Duration timeout) {
     return *status_;
 }
 
-DaemonProcess::DaemonProcess(const std::vector<std::string>& args, std::string log_path)
+DaemonProcess::DaemonProcess(const std::vector<std::string>& args, std::string log_path,
+                             std::optional<unsigned long> max_open_files)
     : log_path_(std::move(log_path)) {
     int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0)
@@ -259,7 +267,7 @@ DaemonProcess::DaemonProcess(const std::vector<std::string>& args, std::string l
     int null_fd = open_dev_null();
     std::vector<std::string> argv{std::string(MCPD_BIN_DIR) + "/mcpd"};
     argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = spawn(argv, null_fd, log_fd, log_fd);
+    pid_ = spawn(argv, null_fd, log_fd, log_fd, max_open_files);
     close_fd(null_fd);
     close_fd(log_fd);
 }

@@ -65,10 +65,12 @@ private:
 };
 
 // An mcpd in the foreground with stdout and stderr appended to a log file. The destructor
-// terminates it (SIGTERM, then SIGKILL as a last resort) and always reaps it.
+// terminates it (SIGTERM, then SIGKILL as a last resort) and always reaps it. With
+// `max_open_files`, its RLIMIT_NOFILE is set to that (soft and hard) before exec.
 class DaemonProcess {
 public:
-    DaemonProcess(const std::vector<std::string>& args, std::string log_path);
+    DaemonProcess(const std::vector<std::string>& args, std::string log_path,
+                  std::optional<unsigned long> max_open_files = std::nullopt);
     ~DaemonProcess();
     DaemonProcess(const DaemonProcess&) = delete;
     DaemonProcess& operator=(const DaemonProcess&) = delete;

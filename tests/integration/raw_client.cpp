@@ -36,6 +36,8 @@ RawClient::RawClient(const std::string& socket_path) {
     }
 }
 
+void RawClient::close_input() { ::shutdown(fd_, SHUT_WR); }
+
 RawClient::~RawClient() {
     if (fd_ >= 0) ::close(fd_);
 }

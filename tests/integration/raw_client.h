@@ -22,6 +22,8 @@ public:
     std::size_t send(std::string_view data, Duration timeout = 10s);
     // The next line the daemon sends (without its '\n'); nullopt on EOF or timeout.
     std::optional<std::string> read_line(Duration timeout = 10s);
+    // Close the sending side (shutdown SHUT_WR): the daemon reads an end of file, we still read.
+    void close_input();
     // Whether the daemon closes the connection (EOF) within `timeout`, discarding what it sends.
     bool wait_closed(Duration timeout = 10s);
 

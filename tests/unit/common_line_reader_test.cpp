@@ -123,3 +123,42 @@ TEST_CASE("line reader does not rescan a growing partial line from the start") {
     b.add("\n");
     CHECK(drain(reader, b) == std::vector<std::string>{payload});
 }
+
+TEST_CASE("line reader with keep_edges reports an oversized line when it ends, with its edges") {
+    LineReader reader(10, /*keep_edges=*/true);
+    Buffer b;
+    const std::string head(LineReader::kEdgeBytes, 'h');
+    const std::string middle(3 * LineReader::kEdgeBytes, 'm');
+    const std::string tail(LineReader::kEdgeBytes - 3, 't');
+    b.add(head);
+    CHECK(drain(reader, b).empty());  // too long already, but not over yet
+    b.add(middle);
+    CHECK(drain(reader, b).empty());
+    b.add(tail + "END\nnext\n");
+    CHECK(drain(reader, b) == std::vector<std::string>{"<oversized>", "next"});
+    CHECK(reader.discarded_bytes() == head.size() + middle.size() + tail.size() + 4);
+    CHECK(reader.discarded_head() == head);
+    CHECK(reader.discarded_tail() == tail + "END");
+}
+
+TEST_CASE("line reader with keep_edges keeps the edges of a complete oversized line") {
+    LineReader reader(10, /*keep_edges=*/true);
+    Buffer b;
+    b.add("short\n{\"id\":7,\"x\":\"0123456789\"}\nafter\n");
+    CHECK(drain(reader, b) == std::vector<std::string>{"short", "<oversized>", "after"});
+    CHECK(reader.discarded_head() == "{\"id\":7,\"x\":\"0123456789\"}");
+    CHECK(reader.discarded_tail() == "{\"id\":7,\"x\":\"0123456789\"}");
+}
+
+TEST_CASE("line reader with keep_edges reports an oversized line cut off by EOF") {
+    LineReader reader(4, /*keep_edges=*/true);
+    Buffer b;
+    b.add("ok\n123456789");
+    CHECK(drain(reader, b) == std::vector<std::string>{"ok"});
+    std::string line;
+    CHECK(reader.finish(b.buf.get(), line) == Result::oversized);
+    CHECK(reader.discarded_head() == "123456789");
+    CHECK(reader.discarded_tail() == "123456789");
+    CHECK(reader.finish(b.buf.get(), line) == Result::need_more);
+    CHECK(b.size() == 0);
+}

@@ -1,0 +1,37 @@
+// Writing a message to a bufferevent's descriptor at once when nothing is queued ahead of it.
+//
+// A bufferevent writes only from the loop: adding to an empty output buffer arms EV_WRITE
+// (epoll_ctl), the next turn of the loop waits for writability (epoll_wait), writes, and
+// disarms it (epoll_ctl): three system calls besides the write for every message when
+// messages go one at a time, as MCP requests and replies mostly do. With the output buffer
+// empty, writing straight away cannot reorder anything; what the descriptor does not take
+// (or an error, which the bufferevent then meets and reports itself) is queued as before.
+// When more input is already buffered behind the line being handled (pipelined requests, a
+// burst of replies), writes are left to the bufferevent, which sends everything the burst
+// produced in one write: MoreInput tells write_or_queue_line so.
+// The descriptor must be non-blocking, as every session and child descriptor of mcpd is.
+#pragma once
+
+#include <string_view>
+
+struct bufferevent;
+
+namespace mcpd {
+
+// Queue `line` and a '\n' on `bev`'s output, writing at once what its descriptor takes when
+// nothing is queued ahead of them.
+void write_or_queue_line(bufferevent* bev, std::string_view line);
+
+// Set while a reader hands out a line with more input buffered behind it.
+class MoreInput {
+public:
+    explicit MoreInput(bool more);
+    ~MoreInput();
+    MoreInput(const MoreInput&) = delete;
+    MoreInput& operator=(const MoreInput&) = delete;
+
+private:
+    bool saved_;
+};
+
+}  // namespace mcpd
