@@ -1,0 +1,196 @@
+// Deterministic CPU: instructions counted by valgrind's callgrind in mcpd and in the minimal
+// relay for the same workloads. Each figure is the difference of two runs that differ only in
+// the amount of work (N and 2N round trips, or one and two large results), so start-up and
+// shut-down cancel out; the same difference per function (callgrind_annotate's self costs)
+// says where the instructions go.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "figures.h"
+
+namespace bench {
+namespace {
+
+constexpr std::size_t kMiB = 1024 * 1024;
+
+// The total instruction count in a callgrind output file.
+double total_instructions(const std::string& path) {
+    std::istringstream in(read_text(path));
+    for (std::string line; std::getline(in, line);) {
+        for (const char* key : {"summary: ", "totals: "}) {
+            if (line.rfind(key, 0) == 0) return std::stod(line.substr(std::string(key).size()));
+        }
+    }
+    throw std::runtime_error("no instruction total in " + path);
+}
+
+struct Work {
+    int echoes = 0;
+    int larges = 0;
+    std::size_t large_bytes = 0;
+};
+
+void drive(Session& s, const Work& w) {
+    for (int i = 0; i < w.echoes; ++i) s.echo("hello");
+    for (int i = 0; i < w.larges; ++i) s.large(w.large_bytes);
+}
+
+std::vector<std::string> valgrind_argv(const Config& c, const std::string& out) {
+    return {c.valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, "-q"};
+}
+
+// Runs mcpd under callgrind for `w` (after the same warm-up every run has); the output file.
+std::string mcpd_run(const Config& c, const TempDir& dir, const std::string& name, const Work& w) {
+    McpdOptions options;
+    options.prefix = valgrind_argv(c, dir.file(name + ".out"));
+    options.start_timeout_ms = 60000;
+    options.max_message_bytes = 64 * kMiB;
+    Mcpd mcpd(c.bin, dir, name, options);
+    {
+        Session s = mcpd.attach();
+        drive(s, Work{20, 0, 0});
+        drive(s, w);
+    }
+    mcpd.stop(120000);
+    return dir.file(name + ".out");
+}
+
+std::string relay_run(const Config& c, const TempDir& dir, const std::string& name, const Work& w) {
+    const std::string out = dir.file(name + ".out");
+    std::vector<std::string> argv = valgrind_argv(c, out);
+    const std::string socket = dir.file(name + ".sock");
+    for (const std::string& a : {c.bin.relay, std::string("serve"), std::string("--socket"), socket,
+                                 std::string("--init"), std::string("--")}) {
+        argv.push_back(a);
+    }
+    for (const std::string& a : demo_argv(c.bin)) argv.push_back(a);
+    Child relay(argv, Child::Options{false, dir.file(name + ".log"), {}});
+    int fd = -1;
+    for (int i = 0; i < 6000 && fd < 0; ++i) {
+        try {
+            fd = Channel::connect_unix(socket);
+        } catch (const std::exception&) {
+            sleep_ms(10);
+        }
+    }
+    if (fd < 0) throw std::runtime_error("the relay under valgrind did not listen");
+    {
+        Session s;
+        s.channel = std::make_unique<Channel>(fd, fd);
+        drive(s, Work{20, 0, 0});
+        drive(s, w);
+    }
+    relay.stop(120000);
+    return out;
+}
+
+// Instructions per function in a callgrind output file (self, or with its callees), from
+// callgrind_annotate.
+std::map<std::string, double> costs_by_function(const Config& c, const std::string& out,
+                                                bool inclusive) {
+    const std::string tool = c.valgrind.substr(0, c.valgrind.rfind('/') + 1) + "callgrind_annotate";
+    const std::string command = tool + " --inclusive=" + (inclusive ? "yes" : "no") +
+                                " --threshold=100 --auto=no " + out + " 2>/dev/null";
+    std::FILE* pipe = ::popen(command.c_str(), "r");
+    std::map<std::string, double> costs;
+    if (pipe == nullptr) return costs;
+    std::string text;
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+        text.append(buffer, n);
+    ::pclose(pipe);
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        // "  1,234,567 (12.34%)  file:function [object]"
+        const auto paren = line.find(" (");
+        const auto close = line.find(")  ");
+        if (paren == std::string::npos || close == std::string::npos || close < paren) continue;
+        std::string number;
+        for (const char ch : line.substr(0, paren)) {
+            if (ch >= '0' && ch <= '9') number += ch;
+        }
+        if (number.empty()) continue;
+        std::string name = line.substr(close + 3);
+        if (name.find("PROGRAM TOTALS") != std::string::npos) continue;
+        costs[name] += std::stod(number);
+    }
+    return costs;
+}
+
+// The functions whose cost grows with the work: (cost in `more` - cost in `less`) / units,
+// largest first, as "instructions  function" lines.
+std::string profile_difference(const Config& c, const std::string& less, const std::string& more,
+                               double units, int top, bool inclusive = false) {
+    const auto a = costs_by_function(c, less, inclusive);
+    const auto b = costs_by_function(c, more, inclusive);
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [name, cost] : b) {
+        const auto it = a.find(name);
+        const double per_unit = (cost - (it == a.end() ? 0 : it->second)) / units;
+        if (per_unit > 0) rows.emplace_back(per_unit, name);
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::string text;
+    char row[64];
+    for (int i = 0; i < top && i < static_cast<int>(rows.size()); ++i) {
+        std::snprintf(row, sizeof row, "%12.0f  ", rows[static_cast<std::size_t>(i)].first);
+        std::string name = rows[static_cast<std::size_t>(i)].second;
+        if (name.size() > 160) name = name.substr(0, 157) + "...";
+        text += row + name + "\n";
+    }
+    return text;
+}
+
+struct Pair {
+    std::string less, more;
+};
+
+// Two runs that differ by `extra` units of work: instructions per unit, and where they go.
+Json compare(const Config& c, const TempDir& dir, const std::string& name, const Work& less,
+             const Work& more, double units) {
+    // A pair whose difference is not positive had a one-off cost in its first run (a slow
+    // start under valgrind): such a pair is taken again, once.
+    const auto pair = [&](const std::string& who, const auto& run) {
+        for (int attempt = 0;; ++attempt) {
+            const std::string tag = who + "-" + name + "-" + std::to_string(attempt);
+            Pair p{run(c, dir, tag + "-a", less), run(c, dir, tag + "-b", more)};
+            const double per_unit =
+                (total_instructions(p.more) - total_instructions(p.less)) / units;
+            if (per_unit > 0 || attempt == 1) return std::make_pair(p, per_unit);
+        }
+    };
+    const auto [m, own] = pair("mcpd", mcpd_run);
+    const auto [r, floor] = pair("relay", relay_run);
+    note("callgrind " + name + ": mcpd " + std::to_string(own) + " instructions per unit, relay " +
+         std::to_string(floor));
+    return {{"mcpd", own},
+            {"relay", floor},
+            {"ratio", own / floor},
+            {"mcpd_profile", profile_difference(c, m.less, m.more, units, 25)},
+            {"mcpd_profile_inclusive", profile_difference(c, m.less, m.more, units, 40, true)},
+            {"relay_profile", profile_difference(c, r.less, r.more, units, 10)}};
+}
+
+}  // namespace
+
+Json run_callgrind(const Config& config) {
+    if (config.valgrind.empty()) return {{"skipped", "valgrind is not installed"}};
+    TempDir dir;
+    const int n = config.profile.callgrind_calls;
+    Json j;
+    // Per echo round trip (request and reply).
+    j["echo"] = compare(config, dir, "echo", Work{n, 0, 0}, Work{2 * n, 0, 0}, n);
+    j["echo"]["calls"] = n;
+    // Per MiB of a large result, at two sizes (a cost growing faster than the size shows).
+    for (const std::size_t mib : {std::size_t{1}, std::size_t{16}}) {
+        const std::string key = "large_" + std::to_string(mib) + "mib";
+        j[key] = compare(config, dir, key, Work{0, 1, mib * kMiB}, Work{0, 2, mib * kMiB},
+                         static_cast<double>(mib));
+    }
+    return j;
+}
+
+}  // namespace bench
