@@ -1,0 +1,183 @@
+// Fuzz target: the envelope scanner and splice (common/json_envelope).
+//
+// Any bytes. Invariants: no crash; the text is never changed; a second scan of the same text
+// agrees with the first, and a scanner with a small limit agrees whenever the text fits it;
+// every span lies inside the text; an id is a whole string or integer token as its kind says;
+// splicing new tokens into the rewritable fields and scanning again finds exactly the new
+// tokens with everything else unchanged, and splicing the old ones back restores the text.
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/json_envelope.h"
+#include "fuzz_input.h"
+
+namespace {
+
+using namespace mcpd::wire;
+
+constexpr std::size_t kSmallLimit = 256;
+
+bool is_integer_token(std::string_view token) {
+    if (!token.empty() && token.front() == '-') token.remove_prefix(1);
+    if (token.empty() || (token.front() == '0' && token.size() > 1)) return false;
+    for (const char c : token) {
+        if (c < '0' || c > '9') return false;
+    }
+    return true;
+}
+
+bool is_string_token(std::string_view token) {
+    return token.size() >= 2 && token.front() == '"' && token.back() == '"';
+}
+
+// A token a multiplexer may replace byte for byte: a whole string or integer.
+bool is_scalar_token(std::string_view token) {
+    return is_string_token(token) || is_integer_token(token);
+}
+
+bool inside(const Span& span, std::string_view text) {
+    return static_cast<std::uint64_t>(span.offset) + span.length <= text.size();
+}
+
+bool same_envelope(const Envelope& a, const Envelope& b) {
+    auto same_span = [](const Span& x, const Span& y) {
+        return x.offset == y.offset && x.length == y.length;
+    };
+    return a.jsonrpc_ok == b.jsonrpc_ok && a.id_kind == b.id_kind && same_span(a.id, b.id) &&
+           a.has_method == b.has_method && a.method == b.method && a.has_params == b.has_params &&
+           a.has_result == b.has_result && a.has_error == b.has_error &&
+           same_span(a.progress_token, b.progress_token) &&
+           a.progress_token_valid == b.progress_token_valid &&
+           same_span(a.reported_token, b.reported_token) && a.malformed == b.malformed &&
+           a.repeated_id == b.repeated_id && same_span(a.request_id, b.request_id) &&
+           same_span(a.subscription_id, b.subscription_id) &&
+           same_span(a.related_task_id, b.related_task_id) && a.uri == b.uri &&
+           a.level == b.level && a.task_id == b.task_id && a.created_task_id == b.created_task_id &&
+           a.result_type == b.result_type;
+}
+
+// The fields a multiplexer rewrites, by pointer so one list serves every envelope.
+struct Field {
+    const char* name;
+    Span Envelope::*span;
+};
+constexpr Field kFields[] = {
+    {"id", &Envelope::id},
+    {"progress token", &Envelope::progress_token},
+    {"reported token", &Envelope::reported_token},
+    {"requestId", &Envelope::request_id},
+    {"subscriptionId", &Envelope::subscription_id},
+    {"related task", &Envelope::related_task_id},
+};
+
+// Whether the field holds a token that may be replaced; checks what its envelope promises.
+bool rewritable(const Envelope& e, const Field& field, std::string_view text) {
+    const Span& span = e.*field.span;
+    if (span.empty()) return false;
+    const std::string_view token = span.in(text);
+    if (field.span == &Envelope::id) {
+        if (e.id_kind == IdKind::string)
+            FUZZ_CHECK(is_string_token(token), "a string id is not a string token");
+        if (e.id_kind == IdKind::integer)
+            FUZZ_CHECK(is_integer_token(token), "an integer id is not an integer token");
+        return e.id_kind == IdKind::string || e.id_kind == IdKind::integer;
+    }
+    if (field.span == &Envelope::progress_token && e.progress_token_valid) {
+        FUZZ_CHECK(is_scalar_token(token),
+                   "a valid progress token is not a string or integer token");
+    }
+    return is_scalar_token(token);
+}
+
+// Replace every rewritable field at once, rescan, check, and put the old tokens back.
+void check_splice(std::string& text, const Envelope& original, EnvelopeScanner& scanner,
+                  bool as_strings) {
+    std::vector<Replacement> changes;
+    std::vector<std::string> tokens;
+    std::vector<const Field*> fields;
+    tokens.reserve(std::size(kFields));
+    for (const Field& field : kFields) {
+        if (!rewritable(original, field, text)) continue;
+        const std::size_t n = tokens.size();
+        tokens.push_back(as_strings ? "\"mcpd-r" + std::to_string(n) + "\""
+                                    : std::to_string(18446744073709551000u + n));
+        fields.push_back(&field);
+        changes.push_back({original.*field.span, tokens.back()});
+    }
+    if (changes.empty()) return;
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+        for (std::size_t j = i + 1; j < changes.size(); ++j) {
+            const Span& a = changes[i].span;
+            const Span& b = changes[j].span;
+            FUZZ_CHECK(a.offset + a.length <= b.offset || b.offset + b.length <= a.offset,
+                       std::string("the spans of ") + fields[i]->name + " and " + fields[j]->name +
+                           " overlap");
+        }
+    }
+    std::string spliced;
+    splice(text, changes, spliced);
+    Envelope after;
+    FUZZ_CHECK(scanner.scan(spliced, after) == ScanStatus::ok,
+               "a spliced message no longer scans: " + spliced);
+    std::vector<Replacement> back;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const Span& span = after.*fields[i]->span;
+        FUZZ_CHECK(inside(span, spliced),
+                   std::string("span of ") + fields[i]->name + " outside the text");
+        FUZZ_CHECK(span.in(spliced) == tokens[i], std::string("after splicing, ") +
+                                                      fields[i]->name +
+                                                      " is not the new token: " + spliced);
+        back.push_back({span, (original.*fields[i]->span).in(text)});
+    }
+    if (original.id_kind == IdKind::string || original.id_kind == IdKind::integer) {
+        FUZZ_CHECK(after.id_kind == (as_strings ? IdKind::string : IdKind::integer),
+                   "the new id has the wrong kind");
+    }
+    FUZZ_CHECK(after.jsonrpc_ok == original.jsonrpc_ok && after.has_method == original.has_method &&
+                   after.method == original.method && after.has_result == original.has_result &&
+                   after.has_error == original.has_error && after.malformed == original.malformed &&
+                   after.uri == original.uri && after.created_task_id == original.created_task_id,
+               "splicing ids changed other fields: " + spliced);
+    std::string restored;
+    splice(spliced, back, restored);
+    FUZZ_CHECK(restored == text, "splicing the old tokens back did not restore the text");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static EnvelopeScanner scanner(16 * 1024 * 1024);
+    static EnvelopeScanner small(kSmallLimit);
+    const std::string_view input(reinterpret_cast<const char*>(data), size);
+
+    std::string text(input);
+    Envelope e;
+    const ScanStatus status = scanner.scan(text, e);
+    FUZZ_CHECK(text == input, "scan changed the text");
+
+    Envelope again;
+    FUZZ_CHECK(scanner.scan(text, again) == status &&
+                   (status != ScanStatus::ok || same_envelope(e, again)),
+               "a second scan of the same text disagrees");
+    if (size <= kSmallLimit) {
+        std::string copy(input);
+        Envelope limited;
+        FUZZ_CHECK(small.scan(copy, limited) == status &&
+                       (status != ScanStatus::ok || same_envelope(e, limited)),
+                   "a scanner with a smaller limit disagrees on a text that fits it");
+    }
+    if (status != ScanStatus::ok) return 0;
+
+    for (const Field& field : kFields) {
+        FUZZ_CHECK(inside(e.*field.span, text),
+                   std::string("span of ") + field.name + " outside the text");
+    }
+    FUZZ_CHECK(e.id.empty() == (e.id_kind == IdKind::absent), "id span and id kind disagree");
+    if (e.repeated_id) FUZZ_CHECK(e.malformed, "a repeated id is not malformed");
+    check_splice(text, e, scanner, true);
+    check_splice(text, e, scanner, false);
+    return 0;
+}
