@@ -77,7 +77,7 @@ TEST_CASE("host URLs that are not one are refused with the reason") {
     CHECK_THAT(rejection("unix://relative.sock"), Catch::Contains("absolute"));
 }
 
-TEST_CASE("--host wins over MCPD_HOST, and --socket names the remote socket") {
+TEST_CASE("a --host flag wins over MCPD_HOST, and --socket names the remote socket") {
     ::setenv("MCPD_HOST", "ssh://envhost", 1);
     Endpoint endpoint;
     std::string error;
