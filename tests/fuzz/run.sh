@@ -39,6 +39,8 @@ run_target() {
   local options=(-max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1
                  -artifact_prefix="$dir/crashes/")
   if [ -f "tests/fuzz/dict/$target.dict" ]; then options+=(-dict="tests/fuzz/dict/$target.dict"); fi
+  # FUZZ_SEED fixes libFuzzer's random choices (CI), so a run can be repeated exactly.
+  if [ -n "${FUZZ_SEED:-}" ]; then options+=(-seed="$FUZZ_SEED"); fi
   "$BUILD_DIR/tests/fuzz/fuzz_$target" "${options[@]}" "${inputs[@]}" </dev/null >"$dir/log" 2>&1
 }
 
