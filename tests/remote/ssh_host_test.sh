@@ -170,7 +170,7 @@ status=$?
 
 # 9. Nothing left behind: no ssh and no remote 'mcpctl dial' still running for this test.
 sleep 0.3
-for pid in $(pgrep -f "mcpctl --socket '$sock' dial|mcpctl --socket '$dir/nothing.sock' dial|user_key" || true); do
+for pid in $(pgrep -f "mcpctl --socket '$sock' dial|mcpctl --socket '$dir/nothing.sock' dial|$dir/user_key" || true); do
     [ "$pid" = "$sshd_pid" ] && continue
     fail "left running: $(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null)"
 done
