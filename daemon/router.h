@@ -97,7 +97,8 @@ public:
 
     // Requests at the child on behalf of sessions (for tests and status).
     std::size_t in_flight() const { return pending_.size(); }
-    // Requests of `session` still owed an answer: at the child, or queued until it is ready.
+    // Messages of `session` not yet settled: requests at the child, and lines (requests or
+    // notifications) queued until it is ready or waiting their turn.
     // A session whose client closed its input stays open until this is 0.
     std::size_t unanswered(SessionId session) const;
 

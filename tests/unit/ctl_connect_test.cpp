@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "run_mcpctl.h"
 #include "temp_dir.h"
 #include "common/control_protocol.h"
 #include "common/unique_fd.h"
@@ -187,17 +188,6 @@ Bridged bridge(const FakeDaemon& daemon, Transport transport, const Agent& agent
     return bridge(daemon.path(), transport, agent);
 }
 
-struct Ran {
-    int exit_code;
-    std::string out;
-    std::string err;
-};
-
-Ran run(const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    const int code = mcpctl::run(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 bool is_dev_null(int fd) {
     struct stat fd_stat {};

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "run_mcpctl.h"
 #include "temp_dir.h"
 #include "common/control_protocol.h"
 #include "common/unique_fd.h"
@@ -77,17 +78,6 @@ private:
     std::thread thread_;
 };
 
-struct Ran {
-    int exit_code;
-    std::string out;
-    std::string err;
-};
-
-Ran run(const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    const int code = mcpctl::run(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 const std::string kNotRunningTail =
     "). Start it with 'mcpd --config FILE' or 'systemctl --user start mcpd'.\n";
