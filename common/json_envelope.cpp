@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace mcpd::wire {
 
@@ -20,6 +21,52 @@ namespace {
 constexpr std::string_view kSubscriptionId = "io.modelcontextprotocol/subscriptionId";
 constexpr std::string_view kRelatedTask = "io.modelcontextprotocol/related-task";
 constexpr int kMaxDepth = 256;
+
+static_assert(kScanPadding >= simdjson::SIMDJSON_PADDING);
+
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// The value of the four hex digits at `p` (checked by the caller).
+unsigned hex4(const char* p) {
+    unsigned value = 0;
+    for (int i = 0; i < 4; ++i) {
+        const char c = p[i];
+        value = value * 16 + static_cast<unsigned>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return value;
+}
+
+// The escapes of a string's raw text (between its quotes) are all valid JSON, with surrogates
+// in pairs, as simdjson's own unescaping requires. Stage 1 has already checked the UTF-8.
+bool valid_escapes(std::string_view body) {
+    const char* p = body.data();
+    const char* const end = p + body.size();
+    while ((p = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)))) !=
+           nullptr) {
+        if (end - p < 2) return false;
+        switch (p[1]) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                p += 2;
+                continue;
+            case 'u': break;
+            default: return false;
+        }
+        if (end - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5])) return false;
+        const unsigned unit = hex4(p + 2);
+        p += 6;
+        if (unit >= 0xdc00 && unit <= 0xdfff) return false;  // a low surrogate on its own
+        if (unit >= 0xd800 && unit < 0xdc00) {
+            if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !is_hex(p[2]) || !is_hex(p[3]) ||
+                !is_hex(p[4]) || !is_hex(p[5])) {
+                return false;
+            }
+            const unsigned low = hex4(p + 2);
+            if (low < 0xdc00 || low > 0xdfff) return false;
+            p += 6;
+        }
+    }
+    return true;
+}
 
 std::string_view trim_right(std::string_view token) {
     while (!token.empty() && (token.back() == ' ' || token.back() == '\t' ||
@@ -285,10 +332,7 @@ private:
                 }
                 return SUCCESS;
             }
-            case od::json_type::string: {
-                std::string_view text;
-                return value.get_string().get(text);
-            }
+            case od::json_type::string: return check_string(value);
             case od::json_type::number: {
                 const std::string_view raw = value.raw_json_token();
                 // Integers of any size are valid JSON even where 64 bits cannot hold them.
@@ -309,6 +353,14 @@ private:
         return simdjson::TAPE_ERROR;
     }
 
+    // A string mcpd does not keep is checked where it lies: nothing is unescaped or copied
+    // (most of a large tool result is such strings).
+    static error_code check_string(od::value& value) {
+        const std::string_view token = trim_right(value.raw_json_token());
+        if (token.size() < 2 || token.front() != '"' || token.back() != '"') return simdjson::STRING_ERROR;
+        return valid_escapes(token.substr(1, token.size() - 2)) ? SUCCESS : simdjson::STRING_ERROR;
+    }
+
     const char* base_;
     Envelope& out_;
 };
@@ -321,14 +373,16 @@ EnvelopeScanner::EnvelopeScanner(std::size_t max_message_bytes)
 EnvelopeScanner::~EnvelopeScanner() = default;
 
 ScanStatus EnvelopeScanner::scan(std::string& text, Envelope& out) {
+    if (text.capacity() < text.size() + kScanPadding) text.reserve(text.size() + kScanPadding);
+    return scan(PaddedText{text}, out);
+}
+
+ScanStatus EnvelopeScanner::scan(PaddedText padded, Envelope& out) {
     out = Envelope{};
     error_.clear();
-    const std::size_t size = text.size();
-    if (text.capacity() < size + simdjson::SIMDJSON_PADDING) {
-        text.reserve(size + simdjson::SIMDJSON_PADDING);
-    }
+    const std::string_view text = padded.text;
     od::document doc;
-    const simdjson::padded_string_view input(text.data(), size, text.capacity());
+    const simdjson::padded_string_view input(text.data(), text.size(), text.size() + kScanPadding);
     if (auto e = parser_->parser.iterate(input).get(doc); e != SUCCESS) {
         error_ = simdjson::error_message(e);
         return ScanStatus::not_json;
@@ -379,6 +433,20 @@ void splice(std::string_view text, std::vector<Replacement> replacements, std::s
         at = r.span.offset + r.span.length;
     }
     out.append(text.substr(at));
+}
+
+void splice(std::string_view text, std::vector<Replacement> replacements,
+            std::vector<std::string_view>& out) {
+    std::sort(replacements.begin(), replacements.end(),
+              [](const Replacement& a, const Replacement& b) { return a.span.offset < b.span.offset; });
+    out.clear();
+    std::size_t at = 0;
+    for (const Replacement& r : replacements) {
+        out.push_back(text.substr(at, r.span.offset - at));
+        out.push_back(r.text);
+        at = r.span.offset + r.span.length;
+    }
+    out.push_back(text.substr(at));
 }
 
 std::string_view unquoted(std::string_view token) {

@@ -6,6 +6,7 @@
 // a 16 MiB tool result is checked and forwarded, never copied into a DOM.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -54,6 +55,15 @@ struct Envelope {
     bool is_response() const { return !has_method && (has_result || has_error); }
 };
 
+// Bytes the scanner may read past the end of a message (simdjson's padding).
+inline constexpr std::size_t kScanPadding = 64;
+
+// A message with at least kScanPadding readable bytes after it, which the scanner reads where
+// it lies (a LineReader's lines are such).
+struct PaddedText {
+    std::string_view text;
+};
+
 enum class ScanStatus {
     ok,
     not_json,    // not valid JSON or not UTF-8: JSON-RPC -32700
@@ -70,6 +80,8 @@ public:
     // Validate `text` completely and fill `out`. The string's capacity may grow by the few
     // bytes of padding simdjson reads past the end; its contents are unchanged.
     ScanStatus scan(std::string& text, Envelope& out);
+    // The same for a message that already has its padding.
+    ScanStatus scan(PaddedText text, Envelope& out);
     // What was wrong with the last message that was not ok, for error replies and logs.
     const std::string& error() const { return error_; }
 
@@ -87,6 +99,10 @@ struct Replacement {
 
 // `text` with each replacement applied (they must not overlap; any order), into `out`.
 void splice(std::string_view text, std::vector<Replacement> replacements, std::string& out);
+// The same as the pieces to write in order, into `out` (cleared first), copying nothing: they
+// point into `text` and into the replacements' texts.
+void splice(std::string_view text, std::vector<Replacement> replacements,
+            std::vector<std::string_view>& out);
 
 // The value of a raw JSON string token without its quotes, when it has no escapes.
 std::string_view unquoted(std::string_view token);

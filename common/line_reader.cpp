@@ -1,109 +1,176 @@
 #include "common/line_reader.h"
 
 #include <event2/buffer.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace mcpd {
 namespace {
 
-// Offset of the first '\n' at or after `from`, or -1.
-ssize_t find_newline(evbuffer* input, std::size_t from) {
-    evbuffer_ptr start;
-    if (evbuffer_ptr_set(input, &start, from, EVBUFFER_PTR_SET) != 0) return -1;
-    const evbuffer_ptr found = evbuffer_search(input, "\n", 1, &start);
-    return found.pos;
-}
-
-void take_line(evbuffer* input, std::size_t length, std::string& out) {
-    out.resize(length);
-    if (length > 0) evbuffer_remove(input, out.data(), length);
-    if (!out.empty() && out.back() == '\r') out.pop_back();
-}
+// A buffer grown past this for a long line is given back once it is empty again; smaller
+// ones are kept for the next message.
+constexpr std::size_t kKeptBytes = 2 * LineReader::kReadBytes;
 
 }  // namespace
 
-LineReader::Result LineReader::next(evbuffer* input, std::string& out) {
+void LineReader::make_room(std::size_t bytes) {
+    const std::size_t live = end_ - begin_;
+    if (buffer_.capacity() >= end_ + bytes + kPadding) return;
+    if (begin_ > 0) {
+        std::memmove(buffer_.data(), buffer_.data() + begin_, live);
+        begin_ = 0;
+        end_ = live;
+    }
+    const std::size_t needed = live + bytes + kPadding;
+    if (buffer_.capacity() >= needed) return;
+    // Doubling keeps a long line gathered in pieces linear in its size.
+    buffer_.reserve(std::max(needed, 2 * buffer_.capacity()), live);
+}
+
+ssize_t LineReader::read_from(int fd) {
+    reset_if_empty();
+    make_room(kReadBytes);
+    // While a long line is gathered the buffer has grown: fill as much of it as the
+    // descriptor has ready, in one call.
+    const std::size_t room = buffer_.capacity() - end_ - kPadding;
+    ssize_t n = 0;
+    do {
+        n = ::read(fd, buffer_.data() + end_, room);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) end_ += static_cast<std::size_t>(n);
+    return n;
+}
+
+void LineReader::append(std::string_view bytes) {
+    if (bytes.empty()) return;
+    reset_if_empty();
+    make_room(bytes.size());
+    std::memcpy(buffer_.data() + end_, bytes.data(), bytes.size());
+    end_ += bytes.size();
+}
+
+void LineReader::append(evbuffer* input) {
+    const std::size_t length = evbuffer_get_length(input);
+    if (length == 0) return;
+    reset_if_empty();
+    make_room(length);
+    evbuffer_remove(input, buffer_.data() + end_, length);
+    end_ += length;
+}
+
+LineReader::Result LineReader::next(std::string_view& line) {
+    reset_if_empty();
     for (;;) {
-        const std::size_t buffered = evbuffer_get_length(input);
-        const ssize_t newline = find_newline(input, scanned_);
-        if (newline < 0) {
-            if (buffered > max_line_ || discarding_) {
+        const char* start = buffer_.data() + begin_;
+        const std::size_t live = end_ - begin_;
+        const void* found =
+            live > scanned_ ? std::memchr(start + scanned_, '\n', live - scanned_) : nullptr;
+        if (found == nullptr) {
+            if (live > max_line_ || (discarding_ && live > 0)) {
                 // Too long to ever be a line: drop what we have and keep dropping until '\n'.
                 const bool first = !discarding_;
                 if (first) {
                     discarded_ = 0;
-                    if (keep_edges_) keep_head(input, buffered);
+                    if (keep_edges_) {
+                        head_.assign(start, std::min(live, kEdgeBytes));
+                        tail_.clear();
+                    }
                 }
-                if (keep_edges_) keep_tail(input, buffered);
-                discarded_ += buffered;
-                evbuffer_drain(input, buffered);
+                if (keep_edges_) keep_tail(start, start + live);
+                discarded_ += live;
                 discarding_ = true;
-                scanned_ = 0;
+                discard_buffered();
                 if (first && !keep_edges_) return Result::oversized;
                 return Result::need_more;
             }
-            scanned_ = buffered;
+            scanned_ = live;
             return Result::need_more;
         }
-        const auto length = static_cast<std::size_t>(newline);
+        const auto length = static_cast<std::size_t>(static_cast<const char*>(found) - start);
+        begin_ += length + 1;
         scanned_ = 0;
         if (discarding_) {
-            if (keep_edges_) keep_tail(input, length);
+            if (keep_edges_) keep_tail(start, start + length);
             discarded_ += length + 1;
-            evbuffer_drain(input, length + 1);
             discarding_ = false;
             if (keep_edges_) return Result::oversized;
             continue;
         }
         if (length > max_line_) {
             if (keep_edges_) {
-                keep_head(input, length);
-                keep_tail(input, length);
+                head_.assign(start, std::min(length, kEdgeBytes));
+                tail_.clear();
+                keep_tail(start, start + length);
             }
             discarded_ = length + 1;
-            evbuffer_drain(input, length + 1);
             return Result::oversized;
         }
-        take_line(input, length, out);
-        evbuffer_drain(input, 1);
-        if (out.empty()) continue;  // blank line
+        std::size_t size = length;
+        if (size > 0 && start[size - 1] == '\r') --size;
+        if (size == 0) continue;  // blank line
+        line = std::string_view(start, size);
         return Result::line;
     }
 }
 
-void LineReader::keep_head(evbuffer* input, std::size_t length) {
-    head_.resize(std::min(length, kEdgeBytes));
-    evbuffer_copyout(input, head_.data(), head_.size());
-    tail_.clear();
+LineReader::Result LineReader::finish(std::string_view& line) {
+    const Result r = next(line);
+    if (r != Result::need_more) return r;
+    const char* start = buffer_.data() + begin_;
+    const std::size_t live = end_ - begin_;
+    if (discarding_ || live == 0) {
+        // An oversized line cut off by EOF ends here.
+        const bool ended = discarding_ && keep_edges_;
+        if (ended) keep_tail(start, start + live);
+        discarded_ += discarding_ ? live : 0;
+        discarding_ = false;
+        discard_buffered();
+        return ended ? Result::oversized : Result::need_more;
+    }
+    begin_ = end_;
+    scanned_ = 0;
+    std::size_t size = live;
+    if (start[size - 1] == '\r') --size;
+    if (size == 0) return Result::need_more;
+    line = std::string_view(start, size);
+    return Result::line;
 }
 
-void LineReader::keep_tail(evbuffer* input, std::size_t length) {
-    const std::size_t n = std::min(length, kEdgeBytes);
-    evbuffer_ptr from;
-    if (n == 0 || evbuffer_ptr_set(input, &from, length - n, EVBUFFER_PTR_SET) != 0) return;
-    const std::size_t kept = tail_.size();
-    tail_.resize(kept + n);
-    evbuffer_copyout_from(input, &from, tail_.data() + kept, n);
-    if (tail_.size() > kEdgeBytes) tail_.erase(0, tail_.size() - kEdgeBytes);
+LineReader::Result LineReader::next(evbuffer* input, std::string& out) {
+    append(input);
+    std::string_view line;
+    const Result r = next(line);
+    if (r == Result::line) out.assign(line);
+    return r;
 }
 
 LineReader::Result LineReader::finish(evbuffer* input, std::string& out) {
-    const Result r = next(input, out);
-    if (r != Result::need_more) return r;
-    const std::size_t rest = evbuffer_get_length(input);
-    scanned_ = 0;
-    if (discarding_ || rest == 0) {
-        // An oversized line cut off by EOF ends here.
-        const bool ended = discarding_ && keep_edges_;
-        if (ended) keep_tail(input, rest);
-        discarded_ += discarding_ ? rest : 0;
-        evbuffer_drain(input, rest);
-        discarding_ = false;
-        return ended ? Result::oversized : Result::need_more;
-    }
-    take_line(input, rest, out);
-    return out.empty() ? Result::need_more : Result::line;
+    append(input);
+    std::string_view line;
+    const Result r = finish(line);
+    if (r == Result::line) out.assign(line);
+    return r;
+}
+
+void LineReader::discard_buffered() {
+    begin_ = end_ = scanned_ = 0;
+    reset_if_empty();
+}
+
+void LineReader::keep_tail(const char* from, const char* to) {
+    const auto n = std::min(static_cast<std::size_t>(to - from), kEdgeBytes);
+    if (n == 0) return;
+    tail_.append(to - n, n);
+    if (tail_.size() > kEdgeBytes) tail_.erase(0, tail_.size() - kEdgeBytes);
+}
+
+void LineReader::reset_if_empty() {
+    if (begin_ != end_) return;
+    begin_ = end_ = scanned_ = 0;
+    if (buffer_.capacity() > kKeptBytes + kPadding) buffer_.release();
 }
 
 }  // namespace mcpd

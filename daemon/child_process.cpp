@@ -4,6 +4,8 @@
 #include <event2/event.h>
 #include <signal.h>
 
+#include <cerrno>
+
 #include "daemon/eager_write.h"
 
 namespace mcpd {
@@ -15,6 +17,15 @@ constexpr std::size_t kMaxLogLine = 8192;
 bufferevent* pipe_event(event_base* base, UniqueFd& fd) {
     return bufferevent_socket_new(base, fd.release(), BEV_OPT_CLOSE_ON_FREE);
 }
+
+void free_event(event*& ev) {
+    if (ev == nullptr) return;
+    event_free(ev);
+    ev = nullptr;
+}
+
+// The most the stdin bufferevent writes in one loop turn (libevent's default is 16 KiB).
+constexpr std::size_t kMaxSingleWrite = 1024 * 1024;
 
 void free_event(bufferevent*& bev) {
     if (bev == nullptr) return;
@@ -32,27 +43,34 @@ ChildProcess::ChildProcess(event_base* base, SpawnedProcess process,
       stdout_reader_(max_message_bytes, /*keep_edges=*/true),
       stderr_reader_(kMaxLogLine) {
     stdin_ = pipe_event(base, process.stdin_fd);
-    stdout_ = pipe_event(base, process.stdout_fd);
-    stderr_ = pipe_event(base, process.stderr_fd);
     bufferevent_setcb(stdin_, nullptr, &ChildProcess::on_stdin_written, &ChildProcess::on_stdin_event,
                       this);
-    bufferevent_setcb(stdout_, &ChildProcess::on_stdout_read, nullptr,
-                      &ChildProcess::on_stdout_event, this);
-    bufferevent_setcb(stderr_, &ChildProcess::on_stderr_read, nullptr,
-                      &ChildProcess::on_stderr_event, this);
-    bufferevent_enable(stdout_, EV_READ);
-    bufferevent_enable(stderr_, EV_READ);
+    bufferevent_set_max_single_write(stdin_, kMaxSingleWrite);
+    stdout_fd_ = std::move(process.stdout_fd);
+    stderr_fd_ = std::move(process.stderr_fd);
+    stdout_ = event_new(base, stdout_fd_.get(), EV_READ | EV_PERSIST, &ChildProcess::on_stdout_readable,
+                        this);
+    stderr_ = event_new(base, stderr_fd_.get(), EV_READ | EV_PERSIST, &ChildProcess::on_stderr_readable,
+                        this);
+    event_add(stdout_, nullptr);
+    event_add(stderr_, nullptr);
 }
 
 ChildProcess::~ChildProcess() {
     free_event(stdin_);
-    free_event(stdout_);
-    free_event(stderr_);
+    close_stdout();
+    close_stderr();
 }
 
 bool ChildProcess::send(std::string_view line) {
     if (stdin_ == nullptr) return false;
     write_or_queue_line(stdin_, line);
+    return true;
+}
+
+bool ChildProcess::send(std::span<const std::string_view> pieces) {
+    if (stdin_ == nullptr) return false;
+    write_or_queue_line(stdin_, pieces);
     return true;
 }
 
@@ -88,28 +106,38 @@ void ChildProcess::abandon_pipes() {
     check_finished();
 }
 
-void ChildProcess::on_stdout_read(bufferevent*, void* self) {
-    static_cast<ChildProcess*>(self)->drain_stdout(false);
-}
-
-void ChildProcess::on_stdout_event(bufferevent*, short, void* self) {
-    // EOF or a read error: either way nothing more comes from this pipe.
+void ChildProcess::on_stdout_readable(evutil_socket_t fd, short, void* self) {
     auto* child = static_cast<ChildProcess*>(self);
-    child->drain_stdout(true);
-    child->close_stdout();
-    if (child->callbacks_.on_stdout_closed) child->callbacks_.on_stdout_closed(*child);
-    child->check_finished();
+    const ssize_t n = child->stdout_reader_.read_from(fd);
+    if (n > 0) {
+        child->drain_stdout(false);
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+        // EOF or a read error: either way nothing more comes from this pipe.
+        child->stdout_ended();
+    }
 }
 
-void ChildProcess::on_stderr_read(bufferevent*, void* self) {
-    static_cast<ChildProcess*>(self)->drain_stderr(false);
+void ChildProcess::stdout_ended() {
+    drain_stdout(true);
+    close_stdout();
+    if (callbacks_.on_stdout_closed) callbacks_.on_stdout_closed(*this);
+    check_finished();
 }
 
-void ChildProcess::on_stderr_event(bufferevent*, short, void* self) {
+void ChildProcess::on_stderr_readable(evutil_socket_t fd, short, void* self) {
     auto* child = static_cast<ChildProcess*>(self);
-    child->drain_stderr(true);
-    child->close_stderr();
-    child->check_finished();
+    const ssize_t n = child->stderr_reader_.read_from(fd);
+    if (n > 0) {
+        child->drain_stderr(false);
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+        child->stderr_ended();
+    }
+}
+
+void ChildProcess::stderr_ended() {
+    drain_stderr(true);
+    close_stderr();
+    check_finished();
 }
 
 void ChildProcess::on_stdin_event(bufferevent*, short, void* self) {
@@ -118,11 +146,9 @@ void ChildProcess::on_stdin_event(bufferevent*, short, void* self) {
 }
 
 void ChildProcess::drain_stdout(bool at_eof) {
-    if (stdout_ == nullptr) return;
-    evbuffer* in = bufferevent_get_input(stdout_);
-    for (;;) {
-        const LineReader::Result r =
-            at_eof ? stdout_reader_.finish(in, message_) : stdout_reader_.next(in, message_);
+    while (stdout_ != nullptr) {
+        std::string_view line;
+        const LineReader::Result r = at_eof ? stdout_reader_.finish(line) : stdout_reader_.next(line);
         if (r == LineReader::Result::need_more) return;
         if (r == LineReader::Result::oversized) {
             if (callbacks_.on_oversized) {
@@ -130,33 +156,36 @@ void ChildProcess::drain_stdout(bool at_eof) {
                                         stdout_reader_.discarded_head(),
                                         stdout_reader_.discarded_tail());
             }
-            if (stdout_ == nullptr) return;  // the callback closed us
-            continue;
+            continue;  // unless the callback closed us
         }
-        const MoreInput more(evbuffer_get_length(in) > 0);
-        callbacks_.on_message(*this, message_);
-        if (stdout_ == nullptr) return;  // the callback closed us
+        const MoreInput more(stdout_reader_.buffered() > 0);
+        callbacks_.on_message(*this, wire::PaddedText{line});
     }
 }
 
 void ChildProcess::drain_stderr(bool at_eof) {
-    if (stderr_ == nullptr) return;
-    evbuffer* in = bufferevent_get_input(stderr_);
-    for (;;) {
-        const LineReader::Result r =
-            at_eof ? stderr_reader_.finish(in, log_line_) : stderr_reader_.next(in, log_line_);
+    while (stderr_ != nullptr) {
+        std::string_view line;
+        const LineReader::Result r = at_eof ? stderr_reader_.finish(line) : stderr_reader_.next(line);
         if (r == LineReader::Result::need_more) return;
         if (r == LineReader::Result::oversized) {
             callbacks_.on_log(*this, "[a log line of more than " + std::to_string(kMaxLogLine) +
-                              " bytes was dropped]");
+                                         " bytes was dropped]");
             continue;
         }
-        callbacks_.on_log(*this, log_line_);
+        callbacks_.on_log(*this, line);
     }
 }
 
-void ChildProcess::close_stdout() { free_event(stdout_); }
-void ChildProcess::close_stderr() { free_event(stderr_); }
+void ChildProcess::close_stdout() {
+    free_event(stdout_);
+    stdout_fd_.reset();
+}
+
+void ChildProcess::close_stderr() {
+    free_event(stderr_);
+    stderr_fd_.reset();
+}
 
 void ChildProcess::check_finished() {
     if (finished_reported_ || !finished()) return;

@@ -6,12 +6,16 @@
 #pragma once
 
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "common/json_envelope.h"
 #include "common/line_reader.h"
+#include "common/unique_fd.h"
 #include "daemon/spawn.h"
 
 namespace mcpd {
@@ -20,7 +24,8 @@ class ChildProcess {
 public:
     struct Callbacks {
         // Each gets the record it is about, so one set of callbacks serves every process.
-        std::function<void(ChildProcess&, std::string& line)> on_message;  // a stdout line
+        // A stdout line, lying in the read buffer (valid during the call), padded for scanning.
+        std::function<void(ChildProcess&, wire::PaddedText line)> on_message;
         // A stdout line over the limit, once it has ended: its size and its first and last
         // bytes (LineReader::kEdgeBytes each).
         std::function<void(ChildProcess&, std::size_t bytes, std::string_view head,
@@ -43,6 +48,8 @@ public:
 
     // Queue one message (a newline is appended). False once stdin is closed.
     bool send(std::string_view line);
+    // The same for a message in pieces, written in order.
+    bool send(std::span<const std::string_view> pieces);
     std::size_t queued_input_bytes() const;
     // Call on_input_drained once queued stdin falls to `low` bytes.
     void set_input_watermark(std::size_t low);
@@ -59,13 +66,13 @@ public:
     bool finished() const { return exited_ && stdout_ == nullptr && stderr_ == nullptr; }
 
 private:
-    static void on_stdout_read(bufferevent* bev, void* self);
-    static void on_stdout_event(bufferevent* bev, short what, void* self);
-    static void on_stderr_read(bufferevent* bev, void* self);
-    static void on_stderr_event(bufferevent* bev, short what, void* self);
+    static void on_stdout_readable(evutil_socket_t fd, short what, void* self);
+    static void on_stderr_readable(evutil_socket_t fd, short what, void* self);
     static void on_stdin_event(bufferevent* bev, short what, void* self);
     static void on_stdin_written(bufferevent* bev, void* self);
 
+    void stdout_ended();
+    void stderr_ended();
     void drain_stdout(bool at_eof);
     void drain_stderr(bool at_eof);
     void close_stdout();
@@ -75,12 +82,13 @@ private:
     int pid_;
     Callbacks callbacks_;
     bufferevent* stdin_ = nullptr;
-    bufferevent* stdout_ = nullptr;
-    bufferevent* stderr_ = nullptr;
+    // stdout and stderr are read with plain read() into their line readers (see Session).
+    event* stdout_ = nullptr;
+    event* stderr_ = nullptr;
+    UniqueFd stdout_fd_;
+    UniqueFd stderr_fd_;
     LineReader stdout_reader_;
     LineReader stderr_reader_;
-    std::string message_;  // reused for every stdout line
-    std::string log_line_;
     bool exited_ = false;
     int exit_status_ = 0;
     bool finished_reported_ = false;

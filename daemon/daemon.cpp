@@ -311,7 +311,7 @@ void Daemon::open_session(ManagedServer& server, SessionId id, const PeerCredent
                           bufferevent* input, bufferevent* output, ControlConnection* link) {
     Session::Callbacks callbacks;
     const std::string name = server.name();
-    callbacks.on_line = [this, name](Session& session, std::string& line) {
+    callbacks.on_line = [this, name](Session& session, wire::PaddedText line) {
         if (ManagedServer* target = server_of(session.id(), name)) {
             target->router().on_session_line(session.id(), line);
         }
@@ -383,9 +383,13 @@ void Daemon::close_sessions_of(const std::string& server, const std::string& rea
 }
 
 void Daemon::session_send(SessionId session, std::string_view line) {
+    session_send_spliced(session, std::span<const std::string_view>(&line, 1));
+}
+
+void Daemon::session_send_spliced(SessionId session, std::span<const std::string_view> pieces) {
     const auto it = sessions_.find(session);
     if (it == sessions_.end()) return;
-    it->second.session->send(line);
+    it->second.session->send(pieces);
     // The router forgets the request after sending its answer: check on the next turn.
     if (it->second.session->input_ended())
         loop_.defer([this, session] { finish_if_answered(session); });

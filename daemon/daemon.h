@@ -85,6 +85,7 @@ public:
     // A session whose client closed its input ends once its requests are answered.
     void finish_if_answered(SessionId id);
     void session_send(SessionId session, std::string_view line) override;
+    void session_send_spliced(SessionId session, std::span<const std::string_view> pieces) override;
     void session_close(SessionId session, const std::string& reason) override;
     void pause_sessions(ManagedServer& server, bool paused) override;
 

@@ -12,6 +12,7 @@
 // The descriptor must be non-blocking, as every session and child descriptor of mcpd is.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 struct bufferevent;
@@ -21,6 +22,10 @@ namespace mcpd {
 // Queue `line` and a '\n' on `bev`'s output, writing at once what its descriptor takes when
 // nothing is queued ahead of them.
 void write_or_queue_line(bufferevent* bev, std::string_view line);
+// The same for a line in pieces, written in order (a message with an id spliced in).
+// What must be queued of a large message is copied once, into a block of its own that the
+// output buffer frees when it has been sent (see common/byte_buffer.h for why).
+void write_or_queue_line(bufferevent* bev, std::span<const std::string_view> pieces);
 
 // Set while a reader hands out a line with more input buffered behind it.
 class MoreInput {

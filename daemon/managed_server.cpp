@@ -129,7 +129,7 @@ SpawnResult ManagedServer::spawn() {
     }
 
     ChildProcess::Callbacks callbacks;
-    callbacks.on_message = [this](ChildProcess& c, std::string& line) { on_child_message(&c, line); };
+    callbacks.on_message = [this](ChildProcess& c, wire::PaddedText line) { on_child_message(&c, line); };
     callbacks.on_oversized = [this](ChildProcess& c, std::size_t bytes, std::string_view head,
                                     std::string_view tail) {
         const std::string limit = std::to_string(host_.max_message_bytes());
@@ -295,9 +295,10 @@ void ManagedServer::on_child_finished(ChildProcess* child) {
     });
 }
 
-void ManagedServer::on_child_message(ChildProcess* child, std::string& line) {
+void ManagedServer::on_child_message(ChildProcess* child, wire::PaddedText message) {
     if (child != child_.get()) return;  // a dead child's last words
-    if (scanner_.scan(line, envelope_) != wire::ScanStatus::ok || !envelope_.jsonrpc_ok) {
+    const std::string_view line = message.text;
+    if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok || !envelope_.jsonrpc_ok) {
         const std::string why =
             scanner_.error().empty() ? std::string("\"jsonrpc\" is not \"2.0\"") : scanner_.error();
         if (++noise_lines_ <= kNoiseLinesLogged) {
@@ -317,8 +318,14 @@ void ManagedServer::on_child_message(ChildProcess* child, std::string& line) {
     }
     const wire::Envelope& e = envelope_;
     if (e.is_request() && e.method == "ping") {
-        // The child pings us: answer at once, whoever is attached.
-        child->send(jsonrpc::result(e.id.in(line), "{}"));
+        // The child pings us: answer at once, whoever is attached. An id that is neither a
+        // string nor an integer cannot be echoed in a valid answer.
+        if (e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer) {
+            child->send(jsonrpc::result(e.id.in(line), "{}"));
+        } else {
+            child->send(jsonrpc::error({}, jsonrpc::kInvalidRequest,
+                                       "invalid request: an id must be a string or an integer"));
+        }
         return;
     }
     if (handshake_ && e.is_response() && e.id_kind == wire::IdKind::integer) {
@@ -352,9 +359,19 @@ void ManagedServer::on_child_input_drained(ChildProcess* child) {
     host_.pause_sessions(*this, false);
 }
 
+void ServerHost::session_send_spliced(SessionId session, std::span<const std::string_view> pieces) {
+    std::string line;
+    for (std::string_view piece : pieces) line.append(piece);
+    session_send(session, line);
+}
+
 bool ManagedServer::child_send(std::string_view line) {
+    return child_send_spliced(std::span<const std::string_view>(&line, 1));
+}
+
+bool ManagedServer::child_send_spliced(std::span<const std::string_view> pieces) {
     if (!child_ || !handshake_ || !handshake_->ready()) return false;
-    if (!child_->send(line)) return false;
+    if (!child_->send(pieces)) return false;
     if (!sessions_paused_ && child_->queued_input_bytes() > kStdinHighWater) {
         sessions_paused_ = true;
         host_.pause_sessions(*this, true);
@@ -366,6 +383,10 @@ std::uint64_t ManagedServer::child_next_id() { return ids_ ? ids_->next() : 0; }
 
 void ManagedServer::session_send(SessionId session, std::string_view line) {
     host_.session_send(session, line);
+}
+
+void ManagedServer::session_send_spliced(SessionId session, std::span<const std::string_view> pieces) {
+    host_.session_send_spliced(session, pieces);
 }
 
 void ManagedServer::session_close(SessionId session, const std::string& reason) {

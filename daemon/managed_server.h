@@ -39,6 +39,8 @@ public:
     virtual void server_drained(ManagedServer& server) = 0;
     // Sessions attached to a server (see Router).
     virtual void session_send(SessionId session, std::string_view line) = 0;
+    // The same in pieces (see RouterEnvironment::session_send_spliced); joined by default.
+    virtual void session_send_spliced(SessionId session, std::span<const std::string_view> pieces);
     virtual void session_close(SessionId session, const std::string& reason) = 0;
     // Stop or resume reading every session of `server` (its stdin is backed up / drained).
     virtual void pause_sessions(ManagedServer& server, bool paused) = 0;
@@ -78,8 +80,10 @@ public:
 
     // RouterEnvironment (now() is shared with SupervisorEnvironment)
     bool child_send(std::string_view line) override;
+    bool child_send_spliced(std::span<const std::string_view> pieces) override;
     std::uint64_t child_next_id() override;
     void session_send(SessionId session, std::string_view line) override;
+    void session_send_spliced(SessionId session, std::span<const std::string_view> pieces) override;
     void session_close(SessionId session, const std::string& reason) override;
     void want_child() override;
     void deadlines_changed() override;
@@ -92,7 +96,7 @@ private:
     void on_child_exit(ChildProcess* child, int status);
     void start_handshake();
     void on_child_finished(ChildProcess* child);
-    void on_child_message(ChildProcess* child, std::string& line);
+    void on_child_message(ChildProcess* child, wire::PaddedText message);
     void on_child_input_drained(ChildProcess* child);
     // A line the child wrote could not be used: if its edges show an answer to a session's
     // request, fail that request with `message`.

@@ -30,6 +30,30 @@ std::string_view log_level_name(int severity) {
     return kLevels[static_cast<std::size_t>(severity)];
 }
 
+void RouterEnvironment::session_send_spliced(SessionId session,
+                                             std::span<const std::string_view> pieces) {
+    std::string line;
+    for (std::string_view piece : pieces) line.append(piece);
+    session_send(session, line);
+}
+
+bool RouterEnvironment::child_send_spliced(std::span<const std::string_view> pieces) {
+    std::string line;
+    for (std::string_view piece : pieces) line.append(piece);
+    return child_send(line);
+}
+
+void Router::send_spliced(SessionId session, std::string_view line,
+                          std::vector<wire::Replacement> changes) {
+    wire::splice(line, std::move(changes), pieces_);
+    env_.session_send_spliced(session, pieces_);
+}
+
+void Router::send_spliced_to_child(std::string_view line, std::vector<wire::Replacement> changes) {
+    wire::splice(line, std::move(changes), pieces_);
+    env_.child_send_spliced(pieces_);
+}
+
 Router::Router(const config::ServerConfig& config, RouterEnvironment& env,
                std::size_t max_message_bytes)
     : config_(config), env_(env), scanner_(max_message_bytes) {}

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -39,6 +40,11 @@ public:
     // The next id of the current child's counter (shared with mcpd's own requests).
     virtual std::uint64_t child_next_id() = 0;
     virtual void session_send(SessionId session, std::string_view line) = 0;
+    // The same for a line in pieces (a message with ids spliced in), written in order. By
+    // default the pieces are joined; the daemon writes them without joining (no copy of a
+    // large result).
+    virtual void session_send_spliced(SessionId session, std::span<const std::string_view> pieces);
+    virtual bool child_send_spliced(std::span<const std::string_view> pieces);
     virtual void session_close(SessionId session, const std::string& reason) = 0;
     // A session wants the server: start it if it is not running.
     virtual void want_child() = 0;
@@ -71,7 +77,9 @@ public:
     std::size_t session_count() const { return sessions_.size(); }
     std::vector<SessionSummary> summaries() const;
 
-    // A line from a session. `line` may gain capacity (padding for the scanner).
+    // A line from a session, scanned where it lies.
+    void on_session_line(SessionId session, wire::PaddedText line);
+    // The same for a line in a string, which may gain capacity (padding for the scanner).
     void on_session_line(SessionId session, std::string& line);
 
     // The child completed the handshake; `initialize_result` is what sessions will be served.
@@ -143,14 +151,14 @@ private:
     };
 
     // Session side (router_session.cpp).
-    void handle_session_message(Session& s, std::string& line, const wire::Envelope& e);
-    void handle_session_request(Session& s, std::string& line, const wire::Envelope& e);
-    void handle_session_notification(Session& s, std::string& line, const wire::Envelope& e);
-    void handle_session_response(Session& s, std::string& line, const wire::Envelope& e);
+    void handle_session_message(Session& s, std::string_view line, const wire::Envelope& e);
+    void handle_session_request(Session& s, std::string_view line, const wire::Envelope& e);
+    void handle_session_notification(Session& s, std::string_view line, const wire::Envelope& e);
+    void handle_session_response(Session& s, std::string_view line, const wire::Envelope& e);
     void answer_initialize(Session& s, std::string_view line, const wire::Envelope& e);
-    void set_level(Session& s, std::string& line, const wire::Envelope& e);
-    void subscribe(Session& s, std::string& line, const wire::Envelope& e, bool on);
-    void forward_request(Session& s, std::string& line, const wire::Envelope& e,
+    void set_level(Session& s, std::string_view line, const wire::Envelope& e);
+    void subscribe(Session& s, std::string_view line, const wire::Envelope& e, bool on);
+    void forward_request(Session& s, std::string_view line, const wire::Envelope& e,
                          PendingKind kind = PendingKind::forward, std::string uri = {});
     void reply(Session& s, std::string_view raw_id, std::string_view result_json);
     // Whether the session already has a request with this id at the child or waiting.
@@ -185,12 +193,15 @@ private:
     bool serialized_busy() const;
     void pump_serialized();
     Session* find(SessionId id);
+    // `line` with `changes` applied, to a session or to the child.
+    void send_spliced(SessionId session, std::string_view line, std::vector<wire::Replacement> changes);
+    void send_spliced_to_child(std::string_view line, std::vector<wire::Replacement> changes);
 
     config::ServerConfig config_;
     RouterEnvironment& env_;
     wire::EnvelopeScanner scanner_;
     wire::Envelope envelope_;  // reused for every session line
-    std::string scratch_;      // reused splice output
+    std::vector<std::string_view> pieces_;  // reused splice output
 
     std::map<SessionId, Session> sessions_;
     bool child_ready_ = false;

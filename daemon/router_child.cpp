@@ -104,8 +104,7 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         e.subscription_id.in(line) == e.id.in(line)) {
         changes.push_back({e.subscription_id, p.original_id});
     }
-    wire::splice(line, std::move(changes), scratch_);
-    env_.session_send(p.session, scratch_);
+    send_spliced(p.session, line, std::move(changes));
 }
 
 bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view message,
@@ -136,8 +135,7 @@ void Router::handle_modern_notification(std::string_view line, const wire::Envel
         // back to the session's own id token (its JSON type kept).
         Pending* stream = listen_stream(e.subscription_id.in(line), child_id);
         if (stream == nullptr) return;
-        wire::splice(line, {{e.subscription_id, stream->original_id}}, scratch_);
-        env_.session_send(stream->session, scratch_);
+        send_spliced(stream->session, line, {{e.subscription_id, stream->original_id}});
         return;
     }
     if (e.method == "notifications/cancelled") {
@@ -145,8 +143,7 @@ void Router::handle_modern_notification(std::string_view line, const wire::Envel
         Pending* stream = listen_stream(e.request_id.in(line), child_id);
         if (stream == nullptr) return;
         const SessionId owner = stream->session;
-        wire::splice(line, {{e.request_id, stream->original_id}}, scratch_);
-        env_.session_send(owner, scratch_);
+        send_spliced(owner, line, {{e.request_id, stream->original_id}});
         release(child_id, true);
         return;
     }
@@ -169,8 +166,7 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         // progressToken sits in params, not params._meta, on the notification itself.
         const auto route = progress_.find(std::string(e.reported_token.in(line)));
         if (!e.reported_token.empty() && route != progress_.end()) {
-            wire::splice(line, {{e.reported_token, route->second.original_token}}, scratch_);
-            env_.session_send(route->second.session, scratch_);
+            send_spliced(route->second.session, line, {{e.reported_token, route->second.original_token}});
         }
         return;
     }
@@ -197,8 +193,7 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         // The child gives up on a request it sent a session.
         for (auto cr = child_requests_.begin(); cr != child_requests_.end(); ++cr) {
             if (cr->second.child_id != e.request_id.in(line)) continue;
-            wire::splice(line, {{e.request_id, cr->first}}, scratch_);
-            env_.session_send(cr->second.session, scratch_);
+            send_spliced(cr->second.session, line, {{e.request_id, cr->first}});
             child_requests_.erase(cr);
             return;
         }
@@ -271,8 +266,7 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
     const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
     child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), method,
                                                std::string(e.progress_token.in(line))};
-    wire::splice(line, {{e.id, session_id}}, scratch_);
-    env_.session_send(s->id, scratch_);
+    send_spliced(s->id, line, {{e.id, session_id}});
 }
 
 std::string Router::missing_capability(const Session& s, const wire::Envelope& e,

@@ -26,9 +26,15 @@ std::string negotiate(const std::string& requested, const std::string& child) {
 }  // namespace
 
 void Router::on_session_line(SessionId id, std::string& line) {
+    if (line.capacity() < line.size() + wire::kScanPadding) line.reserve(line.size() + wire::kScanPadding);
+    on_session_line(id, wire::PaddedText{line});
+}
+
+void Router::on_session_line(SessionId id, wire::PaddedText padded) {
     Session* s = find(id);
     if (s == nullptr) return;
-    const wire::ScanStatus status = scanner_.scan(line, envelope_);
+    const std::string_view line = padded.text;
+    const wire::ScanStatus status = scanner_.scan(padded, envelope_);
     if (status == wire::ScanStatus::not_json) {
         reply_error(id, {}, jsonrpc::kParseError, "parse error: " + scanner_.error());
         return;
@@ -73,7 +79,7 @@ void Router::on_session_line(SessionId id, std::string& line) {
             }
             return;
         }
-        queue_.push_back(Queued{id, line, env_.now() + config_.start_timeout});
+        queue_.push_back(Queued{id, std::string(line), env_.now() + config_.start_timeout});
         env_.want_child();
         env_.deadlines_changed();
         return;
@@ -81,7 +87,7 @@ void Router::on_session_line(SessionId id, std::string& line) {
     handle_session_message(*s, line, e);
 }
 
-void Router::handle_session_message(Session& s, std::string& line, const wire::Envelope& e) {
+void Router::handle_session_message(Session& s, std::string_view line, const wire::Envelope& e) {
     if (e.is_request()) {
         handle_session_request(s, line, e);
     } else if (e.is_notification()) {
@@ -91,7 +97,7 @@ void Router::handle_session_message(Session& s, std::string& line, const wire::E
     }
 }
 
-void Router::handle_session_request(Session& s, std::string& line, const wire::Envelope& e) {
+void Router::handle_session_request(Session& s, std::string_view line, const wire::Envelope& e) {
     const std::string_view raw_id = e.id.in(line);
     const std::string& method = e.method;
     if (method == "ping") {
@@ -158,7 +164,7 @@ void Router::handle_session_request(Session& s, std::string& line, const wire::E
     if (config_.sharing == config::Sharing::serialized && serialized_busy()) {
         // Its turn comes when the request in flight is answered; then a server→client
         // request can only belong to the one session that is waiting.
-        serial_queue_.push_back(Waiting{s.id, std::string(raw_id), line});
+        serial_queue_.push_back(Waiting{s.id, std::string(raw_id), std::string(line)});
         return;
     }
     forward_request(s, line, e);
@@ -191,7 +197,7 @@ void Router::answer_initialize(Session& s, std::string_view line, const wire::En
     reply(s, e.id.in(line), result.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-void Router::set_level(Session& s, std::string& line, const wire::Envelope& e) {
+void Router::set_level(Session& s, std::string_view line, const wire::Envelope& e) {
     const int severity = log_severity(e.level);
     if (severity < 0) {
         reply_error(s.id, e.id.in(line), jsonrpc::kInvalidParams,
@@ -209,7 +215,7 @@ void Router::set_level(Session& s, std::string& line, const wire::Envelope& e) {
     forward_request(s, line, e, PendingKind::set_level);
 }
 
-void Router::subscribe(Session& s, std::string& line, const wire::Envelope& e, bool on) {
+void Router::subscribe(Session& s, std::string_view line, const wire::Envelope& e, bool on) {
     const std::string_view raw_id = e.id.in(line);
     if (e.uri.empty()) {
         reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "params.uri is required");
@@ -244,7 +250,7 @@ bool Router::outstanding(const Session& s, std::string_view raw_id) const {
                        [&](const Waiting& w) { return w.session == s.id && w.raw_id == raw_id; });
 }
 
-void Router::forward_request(Session& s, std::string& line, const wire::Envelope& e,
+void Router::forward_request(Session& s, std::string_view line, const wire::Envelope& e,
                              PendingKind kind, std::string uri) {
     const std::uint64_t child_id = env_.child_next_id();
     const std::string id_text = std::to_string(child_id);
@@ -271,12 +277,11 @@ void Router::forward_request(Session& s, std::string& line, const wire::Envelope
     s.in_flight[p.original_id] = child_id;
     const bool timed = p.deadline.has_value();
     pending_[child_id] = std::move(p);
-    wire::splice(line, std::move(changes), scratch_);
-    env_.child_send(scratch_);
+    send_spliced_to_child(line, std::move(changes));
     if (timed) env_.deadlines_changed();
 }
 
-void Router::handle_session_notification(Session& s, std::string& line, const wire::Envelope& e) {
+void Router::handle_session_notification(Session& s, std::string_view line, const wire::Envelope& e) {
     const std::string& method = e.method;
     if (method == "notifications/initialized") {
         if (s.initialized) s.ready = true;
@@ -295,8 +300,7 @@ void Router::handle_session_notification(Session& s, std::string& line, const wi
         const auto it = s.in_flight.find(target);
         if (e.request_id.empty() || it == s.in_flight.end()) return;  // unknown or finished
         const std::uint64_t child_id = it->second;
-        wire::splice(line, {{e.request_id, std::to_string(child_id)}}, scratch_);
-        env_.child_send(scratch_);
+        send_spliced_to_child(line, {{e.request_id, std::to_string(child_id)}});
         // The child should not answer now; if it does, the tombstone drops the reply.
         release(child_id, true);
         env_.deadlines_changed();
@@ -320,7 +324,7 @@ void Router::handle_session_notification(Session& s, std::string& line, const wi
     env_.child_send(line);
 }
 
-void Router::handle_session_response(Session& s, std::string& line, const wire::Envelope& e) {
+void Router::handle_session_response(Session& s, std::string_view line, const wire::Envelope& e) {
     const auto it = child_requests_.find(std::string(e.id.in(line)));
     if (it == child_requests_.end() || it->second.session != s.id) return;  // not asked, or late
     if (!e.created_task_id.empty()) {
@@ -330,9 +334,9 @@ void Router::handle_session_response(Session& s, std::string& line, const wire::
         child_requests_.erase(it);
         return;
     }
-    wire::splice(line, {{e.id, it->second.child_id}}, scratch_);
+    const std::string child_id = std::move(it->second.child_id);
     child_requests_.erase(it);
-    env_.child_send(scratch_);
+    send_spliced_to_child(line, {{e.id, child_id}});
 }
 
 }  // namespace mcpd

@@ -3,12 +3,23 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include <cerrno>
+
 #include "common/log.h"
 #include "daemon/eager_write.h"
 #include "daemon/jsonrpc.h"
 #include "daemon/message_edges.h"
 
 namespace mcpd {
+namespace {
+
+// The most a bufferevent writes in one loop turn (libevent's default is 16 KiB).
+constexpr std::size_t kMaxSingleWrite = 1024 * 1024;
+
+}  // namespace
+
+
+static_assert(LineReader::kPadding >= wire::kScanPadding);
 
 Session::Session(SessionId id, std::string server, PeerCredentials peer, bufferevent* input,
                  bufferevent* output, std::size_t max_message_bytes, std::size_t max_queue_bytes,
@@ -21,14 +32,23 @@ Session::Session(SessionId id, std::string server, PeerCredentials peer, buffere
       max_queue_(max_queue_bytes),
       callbacks_(std::move(callbacks)),
       reader_(max_message_bytes, /*keep_edges=*/true) {
-    bufferevent_setcb(input_, &Session::on_read, nullptr, &Session::on_input_event, this);
+    // Reading goes around the bufferevent: libevent 2.1 reads at most 4 KiB per loop turn and
+    // asks FIONREAD first, where a plain read() fills the line buffer itself.
+    bufferevent_disable(input_, EV_READ);
+    reader_.append(bufferevent_get_input(input_));
+    read_event_ = event_new(bufferevent_get_base(input_), bufferevent_getfd(input_),
+                            EV_READ | EV_PERSIST, &Session::on_readable, this);
+    bufferevent_setcb(input_, nullptr, nullptr, &Session::on_input_event, this);
     if (output_ != input_) {
         bufferevent_setcb(output_, nullptr, nullptr, &Session::on_output_event, this);
         bufferevent_enable(output_, EV_WRITE);
     }
+    // Large replies leave in few writes rather than 16 KiB per loop turn.
+    bufferevent_set_max_single_write(output_, kMaxSingleWrite);
 }
 
 Session::~Session() {
+    if (read_event_ != nullptr) event_free(read_event_);
     for (bufferevent* bev : {input_, output_}) {
         if (bev == nullptr) continue;
         bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
@@ -38,7 +58,8 @@ Session::~Session() {
 }
 
 void Session::start() {
-    bufferevent_enable(input_, EV_READ | (input_ == output_ ? EV_WRITE : 0));
+    event_add(read_event_, nullptr);
+    if (input_ == output_) bufferevent_enable(output_, EV_WRITE);
     // A socket session may have sent messages together with its attach request.
     read_lines(false);
 }
@@ -57,23 +78,38 @@ void Session::send(std::string_view line) {
     write_or_queue_line(output_, line);
 }
 
+void Session::send(std::span<const std::string_view> pieces) {
+    if (closed_) return;
+    evbuffer* out = bufferevent_get_output(output_);
+    const std::size_t queued = evbuffer_get_length(out);
+    std::size_t size = 0;
+    for (std::string_view piece : pieces) size += piece.size();
+    if (queued > 0 && queued + size > max_queue_) {
+        close("the client stopped reading (" + std::to_string(queued) +
+                  " bytes queued for it, over max_session_queue_bytes)",
+              false);
+        return;
+    }
+    write_or_queue_line(output_, pieces);
+}
+
 void Session::pause_input() {
     if (paused_ || closed_) return;
     paused_ = true;
-    bufferevent_disable(input_, EV_READ);
+    event_del(read_event_);
 }
 
 void Session::resume_input() {
     if (!paused_ || closed_) return;
     paused_ = false;
-    bufferevent_enable(input_, EV_READ);
+    if (!input_ended_) event_add(read_event_, nullptr);
     read_lines(false);  // lines may have been buffered before the pause
 }
 
 void Session::close(const std::string& reason, bool by_client) {
     if (closed_) return;
     closed_ = true;
-    bufferevent_disable(input_, EV_READ);
+    event_del(read_event_);
     callbacks_.on_closed(*this, reason, by_client);
 }
 
@@ -86,10 +122,9 @@ void Session::finish(const std::string& reason) {
     }
     // The write callback fires once the output buffer is empty (low watermark 0).
     bufferevent_setwatermark(output_, EV_WRITE, 0, 0);
-    bufferevent_data_cb read_cb = output_ == input_ ? &Session::on_read : nullptr;
     bufferevent_event_cb event_cb =
         output_ == input_ ? &Session::on_input_event : &Session::on_output_event;
-    bufferevent_setcb(output_, read_cb, &Session::on_output_drained, event_cb, this);
+    bufferevent_setcb(output_, nullptr, &Session::on_output_drained, event_cb, this);
 }
 
 void Session::on_output_drained(bufferevent*, void* self) {
@@ -97,21 +132,32 @@ void Session::on_output_drained(bufferevent*, void* self) {
     session->close(session->finish_reason_, true);
 }
 
-void Session::on_read(bufferevent*, void* self) { static_cast<Session*>(self)->read_lines(false); }
+void Session::on_readable(evutil_socket_t fd, short, void* self) {
+    auto* session = static_cast<Session*>(self);
+    const ssize_t n = session->reader_.read_from(fd);
+    if (n > 0) {
+        session->read_lines(false);
+    } else if (n == 0) {
+        session->input_ended_by_client();
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        session->close("the connection failed", true);
+    }
+}
+
+void Session::input_ended_by_client() {
+    if (input_ended_) return;
+    read_lines(true);
+    if (closed_) return;
+    input_ended_ = true;
+    event_del(read_event_);
+    // Replies to what it sent are still owed: the owner decides when to finish.
+    callbacks_.on_input_ended(*this);
+}
 
 void Session::on_input_event(bufferevent*, short what, void* self) {
+    // Only writing goes through the bufferevent: a write failed or met the end.
     auto* session = static_cast<Session*>(self);
-    if ((what & BEV_EVENT_EOF) != 0) {
-        if (session->input_ended_) return;
-        session->read_lines(true);
-        if (session->closed_) return;
-        session->input_ended_ = true;
-        bufferevent_disable(session->input_, EV_READ);
-        // Replies to what it sent are still owed: the owner decides when to finish.
-        session->callbacks_.on_input_ended(*session);
-        return;
-    }
-    if ((what & BEV_EVENT_WRITING) != 0) {
+    if ((what & (BEV_EVENT_WRITING | BEV_EVENT_EOF)) != 0) {
         session->close("the client's output is gone", true);
         return;
     }
@@ -123,9 +169,9 @@ void Session::on_output_event(bufferevent*, short, void* self) {
 }
 
 void Session::read_lines(bool at_eof) {
-    evbuffer* in = bufferevent_get_input(input_);
     while (!closed_ && (!paused_ || at_eof)) {
-        const LineReader::Result r = at_eof ? reader_.finish(in, line_) : reader_.next(in, line_);
+        std::string_view line;
+        const LineReader::Result r = at_eof ? reader_.finish(line) : reader_.next(line);
         if (r == LineReader::Result::need_more) return;
         if (r == LineReader::Result::oversized) {
             // Answered with the request's own id when its edges show one, so the client can
@@ -143,8 +189,8 @@ void Session::read_lines(bool at_eof) {
                                     " bytes); it was discarded"));
             continue;
         }
-        const MoreInput more(evbuffer_get_length(in) > 0);
-        callbacks_.on_line(*this, line_);
+        const MoreInput more(reader_.buffered() > 0);
+        callbacks_.on_line(*this, wire::PaddedText{line});
     }
 }
 

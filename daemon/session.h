@@ -7,11 +7,14 @@
 #pragma once
 
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "common/json_envelope.h"
 #include "common/line_reader.h"
 #include "daemon/peer_auth.h"
 #include "daemon/router.h"
@@ -21,7 +24,8 @@ namespace mcpd {
 class Session {
 public:
     struct Callbacks {
-        std::function<void(Session&, std::string& line)> on_line;
+        // `line` lies in the session's read buffer (valid during the call), padded for scanning.
+        std::function<void(Session&, wire::PaddedText line)> on_line;
         // The client closed its input (every line before it was delivered); the owner calls
         // finish() once the session's requests are answered. Output still flows meanwhile.
         std::function<void(Session&)> on_input_ended;
@@ -30,6 +34,8 @@ public:
     };
 
     // Takes ownership of `input` and `output` (the same bufferevent for a socket session).
+    // The input's descriptor is read directly (anything already buffered in `input` is taken
+    // over); the bufferevents only write, and report write errors.
     Session(SessionId id, std::string server, PeerCredentials peer, bufferevent* input,
             bufferevent* output, std::size_t max_message_bytes, std::size_t max_queue_bytes,
             Callbacks callbacks);
@@ -45,6 +51,8 @@ public:
 
     // Queue one message for the client (a newline is appended).
     void send(std::string_view line);
+    // The same for a message in pieces (a reply with its id spliced in), written in order.
+    void send(std::span<const std::string_view> pieces);
     void pause_input();
     void resume_input();
     // Start reading (after the owner has registered the session everywhere).
@@ -56,11 +64,12 @@ public:
     bool input_ended() const { return input_ended_; }
 
 private:
-    static void on_read(bufferevent* bev, void* self);
+    static void on_readable(evutil_socket_t fd, short what, void* self);
     static void on_input_event(bufferevent* bev, short what, void* self);
     static void on_output_event(bufferevent* bev, short what, void* self);
     static void on_output_drained(bufferevent* bev, void* self);
     void read_lines(bool at_eof);
+    void input_ended_by_client();
 
     SessionId id_;
     std::string server_;
@@ -69,8 +78,8 @@ private:
     bufferevent* output_;
     std::size_t max_queue_;
     Callbacks callbacks_;
+    event* read_event_ = nullptr;
     LineReader reader_;
-    std::string line_;  // reused for every message
     bool paused_ = false;
     bool closed_ = false;
     bool input_ended_ = false;

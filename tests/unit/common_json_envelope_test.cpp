@@ -247,6 +247,57 @@ TEST_CASE("envelope: anything that is not valid JSON is not_json", "[envelope]")
     }
 }
 
+TEST_CASE("envelope: strings it does not keep are checked where they lie", "[envelope]") {
+    // Values mcpd only forwards (most of a tool result) are validated without being unescaped.
+    const std::vector<std::string> good = {
+        R"({"jsonrpc":"2.0","id":1,"result":{"text":"plain"}})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"text":"a\"b\\c\/d\b\f\n\r\t"}})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"text":"\u00e9\u20AC \ud83d\ude00","k":["\\",""]}})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"text":"ends with a backslash \\"}})",
+    };
+    for (const std::string& line : good) {
+        DYNAMIC_SECTION("good " << line) { CHECK(scan(line).status == ScanStatus::ok); }
+    }
+    const std::vector<std::string> bad = {
+        R"({"jsonrpc":"2.0","id":1,"result":{"text":"a\qb"}})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"text":"\u12"}})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"text":"\u12g4"}})",
+        R"({"jsonrpc":"2.0","id":1,"result":["\ud83d"]})",         // a high surrogate alone
+        R"({"jsonrpc":"2.0","id":1,"result":["\ud83dx\ude00"]})",  // not followed by its pair
+        R"({"jsonrpc":"2.0","id":1,"result":["\ud83d\u0041"]})",   // followed by no low surrogate
+        R"({"jsonrpc":"2.0","id":1,"result":["\ude00"]})",         // a low surrogate alone
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"a\x01\"}}",  // raw control character
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"\xc3\x28\"}}",  // invalid UTF-8
+    };
+    for (const std::string& line : bad) {
+        DYNAMIC_SECTION("bad " << line) { CHECK(scan(line).status == ScanStatus::not_json); }
+    }
+}
+
+TEST_CASE("envelope: a padded message is scanned where it lies", "[envelope]") {
+    EnvelopeScanner scanner(kMax);
+    std::string buffer = R"({"jsonrpc":"2.0","id":7,"method":"m"})";
+    const std::size_t size = buffer.size();
+    buffer.append(kScanPadding, 'x');  // what follows a line in a reader's buffer
+    Envelope e;
+    REQUIRE(scanner.scan(PaddedText{std::string_view(buffer.data(), size)}, e) == ScanStatus::ok);
+    CHECK(e.id.in(buffer) == "7");
+    CHECK(e.method == "m");
+}
+
+TEST_CASE("splice: into pieces, copying nothing", "[envelope]") {
+    const std::string text = R"({"jsonrpc":"2.0","id":"abc","result":{}})";
+    const Scanned s = scan_ok(text);
+    std::vector<std::string_view> pieces;
+    splice(text, {{s.envelope.id, "100"}}, pieces);
+    std::string joined;
+    for (std::string_view piece : pieces) joined.append(piece);
+    CHECK(joined == R"({"jsonrpc":"2.0","id":100,"result":{}})");
+    REQUIRE(pieces.size() == 3);
+    CHECK(pieces.front().data() == text.data());
+    CHECK(pieces.back().data() == text.data() + s.envelope.id.offset + s.envelope.id.length);
+}
+
 TEST_CASE("envelope: invalid JSON that starts like an array or a scalar is not_json",
           "[envelope]") {
     // Garbage is a parse error (-32700), not a valid value of the wrong shape (-32600).

@@ -1,0 +1,42 @@
+// A growable block of bytes for messages of any size, without zero-filling.
+//
+// Small blocks come from the heap. From kMappedBytes up, the block is mapped by itself and
+// marked for transparent huge pages: on the virtual machines mcpd is measured on, the first
+// touch of a 4 KiB page costs about 13 µs (3.3 ms per MiB, three times what it costs a plain
+// relay to forward that MiB), while 2 MiB pages cost about 0.1-0.2 ms per MiB. A buffer that
+// grows from the heap to a mapping copies its contents once; a mapping grows with mremap().
+#pragma once
+
+#include <cstddef>
+
+namespace mcpd {
+
+class ByteBuffer {
+public:
+    static constexpr std::size_t kMappedBytes = std::size_t{2} << 20;
+
+    ByteBuffer() = default;
+    explicit ByteBuffer(std::size_t capacity) { reserve(capacity, 0); }
+    ~ByteBuffer() { release(); }
+    ByteBuffer(ByteBuffer&& other) noexcept;
+    ByteBuffer& operator=(ByteBuffer&& other) noexcept;
+    ByteBuffer(const ByteBuffer&) = delete;
+    ByteBuffer& operator=(const ByteBuffer&) = delete;
+
+    char* data() { return data_; }
+    const char* data() const { return data_; }
+    std::size_t capacity() const { return capacity_; }
+
+    // Make room for at least `capacity` bytes, keeping the first `keep` bytes. Throws
+    // std::bad_alloc when the memory cannot be had.
+    void reserve(std::size_t capacity, std::size_t keep);
+    // Give the memory back.
+    void release();
+
+private:
+    char* data_ = nullptr;
+    std::size_t capacity_ = 0;
+    bool mapped_ = false;
+};
+
+}  // namespace mcpd
