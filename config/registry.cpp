@@ -153,7 +153,7 @@ LoadResult load_registry(const std::string& path) {
         LoadResult result;
         result.errors.push_back({path, 0, 0,
                                  "cannot read the registry file " + in_quotes(path) + ": " +
-                                     std::generic_category().message(error)});
+                                     text_file_error(error)});
         return result;
     }
     return parse_registry(text, path);

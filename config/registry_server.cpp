@@ -44,10 +44,6 @@ std::string resolve_path(const fs::path& base_dir, std::string_view text) {
     return normal;
 }
 
-std::string errno_sentence(int error) {
-    return std::generic_category().message(error);
-}
-
 void read_command(const toml::node& value, std::string_view key, ServerReader& r) {
     auto command = read_string(value, key, r.diag);
     if (command && command->empty()) {
@@ -92,7 +88,7 @@ void read_env_file(const toml::node& value, std::string_view key, ServerReader& 
     std::string contents;
     if (const int error = read_text_file(path, contents); error != 0) {
         r.diag.error(value.source(),
-                     "cannot read env_file " + in_quotes(path) + ": " + errno_sentence(error));
+                     "cannot read env_file " + in_quotes(path) + ": " + text_file_error(error));
         return;
     }
     EnvFileResult parsed = parse_env_file(contents);

@@ -834,6 +834,26 @@ env_file = ""
     }
 }
 
+TEST_CASE("an env_file or registry that is a FIFO or a device is refused without blocking",
+          "[registry]") {
+    // Reading a FIFO nobody writes would block the daemon (on reload, every session with it);
+    // a device like /dev/zero would never end.
+    const TempDir dir;
+    const std::string fifo = (dir.path() / "vars.env").string();
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const std::string path = dir.write(
+        "mcpd.toml", "[servers.a]\ncommand = \"x\"\nenv_file = \"vars.env\"\n"
+                     "[servers.b]\ncommand = \"x\"\nenv_file = \"/dev/zero\"\n");
+    const LoadResult result = load_registry(path);
+    INFO(describe(result));
+    REQUIRE(result.errors.size() == 2);
+    CHECK(contains(result.errors[0].message, "vars.env\": not a regular file"));
+    CHECK(contains(result.errors[1].message, "/dev/zero\": not a regular file"));
+    const LoadResult registry_fifo = load_registry(fifo);
+    REQUIRE(registry_fifo.errors.size() == 1);
+    CHECK(contains(registry_fifo.errors[0].message, "not a regular file"));
+}
+
 TEST_CASE("a malformed env_file line names the env file and line, never a value", "[registry]") {
     const TempDir dir;
     const std::string env_path = dir.write("app.env",
