@@ -270,8 +270,7 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
     const Supervisor& supervisor = server.supervisor();
     if (supervisor.state() == ServerState::failed) {
         c.reply_error(control::code::failed,
-                      "server '" + server.name() + "' is failed: " + supervisor.error() +
-                          "; fix it, then run 'mcpctl start " + server.name() + "'");
+                      "server '" + server.name() + "' is failed: " + server.failure());
         return;
     }
     const unsigned limit = server.config().max_sessions;

@@ -393,10 +393,24 @@ void ManagedServer::session_close(SessionId session, const std::string& reason) 
     host_.session_close(session, reason);
 }
 
+std::string ManagedServer::failure() const {
+    const std::string advice = "fix it, then run 'mcpctl start " + config_.name + "'";
+    const std::string& error = supervisor_.error();
+    if (error.find(advice) != std::string::npos) return error;
+    return error.empty() ? advice : error + "; " + advice;
+}
+
 void ManagedServer::want_child() {
     if (supervisor_.state() == ServerState::stopped) {
         log::info(config_.name, "starting for a client session");
         supervisor_.request_start();
+    } else if (supervisor_.state() == ServerState::failed) {
+        // A failed server does not come back by itself: answer now, not after start_timeout
+        // (on the next turn: this runs inside the router's handling of the line).
+        host_.loop().defer([this] {
+            if (supervisor_.state() != ServerState::failed) return;
+            router_.fail_waiting("it failed: " + failure());
+        });
     }
 }
 

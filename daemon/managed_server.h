@@ -89,6 +89,8 @@ public:
     void deadlines_changed() override;
     void note(std::string_view message) override;
 
+    // Why the server failed, with what to do about it (for a failed server).
+    std::string failure() const;
     // A session attached or left: manage the idle timer.
     void sessions_changed();
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "mcp_session.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -19,6 +20,41 @@ std::vector<pid_t> named(const std::vector<pid_t>& pids, const std::string& name
 }
 
 }  // namespace
+
+TEST_CASE("a failed server answers a session's requests at once, not after start_timeout",
+          "[supervision]") {
+    TestEnv env("failed-answers");
+    // Up for a second, long enough to attach; then it crashes for good.
+    env.write_registry(server_toml("crashy", {"--exit-after-ms=1000", "--exit-code=3"},
+                                   {{"restart", "\"always\""},
+                                    {"restart_delay", "\"100ms\""},
+                                    {"start_timeout", "\"10m\""},
+                                    {"start_limit", "{ burst = 1, interval = \"1m\" }"}}));
+    env.start_daemon();
+    McpSession session(env.socket(), "crashy");
+    env.wait_state("crashy", "failed", 30s);
+
+    const json id = session.request("initialize", {{"protocolVersion", "2025-06-18"},
+                                                   {"capabilities", json::object()},
+                                                   {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+    // start_timeout is ten minutes: only the failed state can answer within the wait.
+    const McpMessage reply = session.wait_response(id, 30s);
+    INFO(reply.raw);
+    REQUIRE(reply.is_error());
+    const std::string message = reply.json["error"]["message"].get<std::string>();
+    CHECK(message.find("the server is not available: it failed") != std::string::npos);
+    CHECK(message.find("run 'mcpctl start crashy'") != std::string::npos);
+    CHECK(env.server("crashy")["state"] == "failed");  // asking does not restart it
+
+    // Attaching to it now is refused, with the advice given once.
+    const RunResult attach = env.ctl({"connect", "crashy"});
+    const std::string advice = "fix it, then run 'mcpctl start crashy'";
+    const std::size_t first = attach.err.find(advice);
+    INFO(attach.describe());
+    CHECK(attach.exit_code != 0);
+    CHECK(first != std::string::npos);
+    CHECK(attach.err.find(advice, first + 1) == std::string::npos);
+}
 
 TEST_CASE("a crashing server backs off, then fails at the start limit", "[supervision]") {
     TestEnv env("crash-loop");
