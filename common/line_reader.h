@@ -64,6 +64,8 @@ public:
 
     // Bytes taken in and not yet handed out or discarded.
     std::size_t buffered() const { return end_ - begin_; }
+    // Those bytes, for handing the stream over to another reader.
+    std::string_view unread() const { return {buffer_.data() + begin_, end_ - begin_}; }
     // Bytes of memory held (the buffer's capacity).
     std::size_t capacity() const { return buffer_.capacity(); }
     // Size of the last oversized line seen (bytes discarded so far for it).

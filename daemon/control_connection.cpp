@@ -100,6 +100,10 @@ bufferevent* ControlConnection::hand_over() {
     bufferevent* bev = bev_;
     bev_ = nullptr;
     bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
+    // What the client sent after its last request (its first session messages) goes back in
+    // front of whatever is still unread, for the new owner.
+    const std::string_view unread = reader_.unread();
+    if (!unread.empty()) evbuffer_prepend(bufferevent_get_input(bev), unread.data(), unread.size());
     closed_ = true;
     cleanups_.clear();
     on_closed_(*this);

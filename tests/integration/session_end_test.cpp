@@ -54,6 +54,26 @@ TEST_CASE("a socket session that half-closes gets its in-flight replies, then th
     CHECK(std::count(out.begin(), out.end(), '\n') == 3);
 }
 
+TEST_CASE("messages sent in the same write as the attach request reach the server",
+          "[session]") {
+    // The control connection reads the attach line; what follows it in its buffer belongs to
+    // the session, which must take it over rather than lose it.
+    TestEnv env("attach-pipelined");
+    env.write_registry(server_toml("demo"));
+    env.start_daemon();
+
+    RawClient client(env.socket());
+    client.send(std::string(R"({"protocol":1,"command":"attach","server":"demo"})") + "\n" +
+                kRequests);
+    const auto attached = client.read_line();
+    REQUIRE(attached);
+    REQUIRE(attached->find(R"("ok":true)") != std::string::npos);
+    client.close_input();
+    std::string out;
+    while (const auto line = client.read_line(20s)) out += *line + "\n";
+    require_every_reply(out);
+}
+
 TEST_CASE("mcpctl connect with stdin at its end still prints every reply, copying or passing",
           "[session]") {
     TestEnv env("eof-connect");
