@@ -83,6 +83,20 @@ bool is_integer_token(std::string_view token) {
     return std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A member's key as text: where it lies when it has no escapes (nearly always), otherwise
+// unescaped (which also checks the escapes). Stage 1 has checked that the key's closing quote
+// is there, so the search is bounded by it.
+error_code key_of(od::field& field, std::string_view& key) {
+    const char* const start = field.key().raw();
+    const char* p = start;
+    while (*p != '"' && *p != '\\') ++p;
+    if (*p == '"') {
+        key = std::string_view(start, static_cast<std::size_t>(p - start));
+        return SUCCESS;
+    }
+    return field.unescaped_key().get(key);
+}
+
 // Call `fn(key, value)` for each member of an object value, in order; any error stops it.
 template <typename Fn>
 error_code for_each_member(od::value& value, Fn&& fn) {
@@ -92,7 +106,7 @@ error_code for_each_member(od::value& value, Fn&& fn) {
         od::field field;
         if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
         std::string_view key;
-        if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+        if (auto e = key_of(field, key); e != SUCCESS) return e;
         od::value member = field.value();
         if (auto e = fn(key, member); e != SUCCESS) return e;
     }
@@ -111,7 +125,7 @@ public:
             od::field field;
             if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
             std::string_view key;
-            if (auto e = field.unescaped_key().get(key); e != SUCCESS) return e;
+            if (auto e = key_of(field, key); e != SUCCESS) return e;
             od::value value = field.value();
             error_code e = SUCCESS;
             if (key == "jsonrpc") {
@@ -355,8 +369,12 @@ private:
 
     // A string mcpd does not keep is checked where it lies: nothing is unescaped or copied
     // (most of a large tool result is such strings).
+    // The value must still be consumed (get_raw_json_string() does, without unescaping): the
+    // on-demand iterator skips an unconsumed value without checking what follows it.
     static error_code check_string(od::value& value) {
         const std::string_view token = trim_right(value.raw_json_token());
+        od::raw_json_string raw;
+        if (auto e = value.get_raw_json_string().get(raw); e != SUCCESS) return e;
         if (token.size() < 2 || token.front() != '"' || token.back() != '"') return simdjson::STRING_ERROR;
         return valid_escapes(token.substr(1, token.size() - 2)) ? SUCCESS : simdjson::STRING_ERROR;
     }
@@ -366,6 +384,26 @@ private:
 };
 
 }  // namespace
+
+void Envelope::clear() {
+    jsonrpc_ok = false;
+    id_kind = IdKind::absent;
+    id = {};
+    has_method = has_params = has_result = has_error = false;
+    method.clear();
+    progress_token = {};
+    progress_token_valid = true;
+    reported_token = {};
+    malformed = repeated_id = false;
+    request_id = {};
+    subscription_id = {};
+    related_task_id = {};
+    uri.clear();
+    level.clear();
+    task_id.clear();
+    created_task_id.clear();
+    result_type.clear();
+}
 
 EnvelopeScanner::EnvelopeScanner(std::size_t max_message_bytes)
     : parser_(std::make_unique<Parser>(max_message_bytes + simdjson::SIMDJSON_PADDING)) {}
@@ -378,7 +416,7 @@ ScanStatus EnvelopeScanner::scan(std::string& text, Envelope& out) {
 }
 
 ScanStatus EnvelopeScanner::scan(PaddedText padded, Envelope& out) {
-    out = Envelope{};
+    out.clear();
     error_.clear();
     const std::string_view text = padded.text;
     od::document doc;

@@ -50,6 +50,9 @@ struct Envelope {
     std::string created_task_id;  // result.task.taskId (2025-11-25) or result.taskId (2026 ext)
     std::string result_type;      // result.resultType
 
+    // Back to a fresh envelope, keeping the strings' memory (one is filled per message).
+    void clear();
+
     bool is_request() const { return has_method && id_kind != IdKind::absent; }
     bool is_notification() const { return has_method && id_kind == IdKind::absent; }
     bool is_response() const { return !has_method && (has_result || has_error); }

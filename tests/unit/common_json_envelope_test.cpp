@@ -261,6 +261,9 @@ TEST_CASE("envelope: strings it does not keep are checked where they lie", "[env
     const std::vector<std::string> bad = {
         R"({"jsonrpc":"2.0","id":1,"result":{"text":"a\qb"}})",
         R"({"jsonrpc":"2.0","id":1,"result":{"text":"\u12"}})",
+        // What follows a string mcpd only checks is still checked.
+        R"({"jsonrpc":"2.0","id":"ab":fals"result"e}})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"t":"a\"b":fals"x"e}}})",
         R"({"jsonrpc":"2.0","id":1,"result":{"text":"\u12g4"}})",
         R"({"jsonrpc":"2.0","id":1,"result":["\ud83d"]})",         // a high surrogate alone
         R"({"jsonrpc":"2.0","id":1,"result":["\ud83dx\ude00"]})",  // not followed by its pair
