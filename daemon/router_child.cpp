@@ -170,6 +170,13 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         }
         return;
     }
+    if (!e.related_task_id.empty()) {
+        // Tied to a task (a log line or anything else about it): only its owner hears it.
+        if (const auto owner = task_owners_.find(task_id_of(e, line)); owner != task_owners_.end()) {
+            env_.session_send(owner->second, line);
+        }
+        return;
+    }
     if (method == "notifications/message") {
         const int severity = log_severity(e.level);
         for (const auto& [id, s] : sessions_) {
@@ -202,13 +209,6 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
     if (method == "notifications/tasks/status") {
         const auto owner = task_owners_.find(e.task_id);
         if (owner != task_owners_.end()) env_.session_send(owner->second, line);
-        return;
-    }
-    if (!e.related_task_id.empty()) {
-        // Tied to a task: only its owner hears it.
-        if (const auto owner = task_owners_.find(task_id_of(e, line)); owner != task_owners_.end()) {
-            env_.session_send(owner->second, line);
-        }
         return;
     }
     // list_changed and anything else connection-wide: every session hears it.

@@ -144,6 +144,24 @@ TEST_CASE("router: an unknown child notification linked to a task goes to its ow
     CHECK(h.env.sent_to(2).empty());
 }
 
+TEST_CASE("router: log messages and resource updates linked to a task go to its owner only",
+          "[router]") {
+    // The correlator wins over the method's usual audience (every session for a log line,
+    // subscribers for an update).
+    Tasks h;
+    const std::string log_line =
+        R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"step 2",)" +
+        related(R"("t-1")") + "}}";
+    h.from_child(log_line);
+    CHECK(h.only_line_to(1) == log_line);
+    CHECK(h.env.sent_to(2).empty());
+    // One about a task nobody owns reaches nobody.
+    h.from_child(R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x",)" +
+                 related(R"("t-9")") + "}}");
+    CHECK(h.env.sent_to(1).empty());
+    CHECK(h.env.sent_to(2).empty());
+}
+
 TEST_CASE("router: progress on a task outlives the CreateTaskResult", "[router]") {
     // b.5 token lifetime: keep the token of a task-augmented request until the task is
     // terminal (see also (c) #20).
