@@ -29,6 +29,7 @@ constexpr std::size_t kMaxSingleWrite = 1024 * 1024;
 
 void free_event(bufferevent*& bev) {
     if (bev == nullptr) return;
+    drop_held_writes(bev);
     bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
     bufferevent_free(bev);
     bev = nullptr;
@@ -75,7 +76,7 @@ bool ChildProcess::send(std::span<const std::string_view> pieces) {
 }
 
 std::size_t ChildProcess::queued_input_bytes() const {
-    return stdin_ == nullptr ? 0 : evbuffer_get_length(bufferevent_get_output(stdin_));
+    return stdin_ == nullptr ? 0 : evbuffer_get_length(bufferevent_get_output(stdin_)) + held_bytes(stdin_);
 }
 
 void ChildProcess::close_stdin() { free_event(stdin_); }
@@ -146,6 +147,7 @@ void ChildProcess::on_stdin_event(bufferevent*, short, void* self) {
 }
 
 void ChildProcess::drain_stdout(bool at_eof) {
+    const WriteBurst burst;
     while (stdout_ != nullptr) {
         std::string_view line;
         const LineReader::Result r = at_eof ? stdout_reader_.finish(line) : stdout_reader_.next(line);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/byte_buffer.h"
@@ -15,6 +16,25 @@ namespace mcpd {
 namespace {
 
 bool more_input = false;  // the daemon is single-threaded
+
+// Messages held back while a burst of input is handled, one entry per destination, written
+// when the burst ends.
+struct Held {
+    bufferevent* bev;
+    std::string bytes;
+};
+std::vector<Held> held;
+int burst_depth = 0;
+// The most held for one destination: a held message never waits behind a large one, and what
+// is held alone never reaches a child's stdin high-water mark (which waits for a drain).
+constexpr std::size_t kMaxHeldBytes = 256 * 1024;
+
+Held* find_held(bufferevent* bev) {
+    for (Held& h : held) {
+        if (h.bev == bev) return &h;
+    }
+    return nullptr;
+}
 
 // What is left of a message from this size up is queued by reference, in a block of its own.
 constexpr std::size_t kOwnBlockBytes = 1024 * 1024;
@@ -40,32 +60,12 @@ bool queue_in_own_block(evbuffer* out, const std::vector<iovec>& parts, std::siz
     return true;
 }
 
-}  // namespace
-
-MoreInput::MoreInput(bool more) : saved_(more_input) { more_input = more; }
-
-MoreInput::~MoreInput() { more_input = saved_; }
-
-void write_or_queue_line(bufferevent* bev, std::string_view line) {
-    write_or_queue_line(bev, std::span<const std::string_view>(&line, 1));
-}
-
-void write_or_queue_line(bufferevent* bev, std::span<const std::string_view> pieces) {
-    static std::vector<iovec> parts;  // reused: the daemon is single-threaded
-    parts.clear();
-    std::size_t total = 0;
-    for (std::string_view piece : pieces) {
-        if (piece.empty()) continue;
-        parts.push_back({const_cast<char*>(piece.data()), piece.size()});
-        total += piece.size();
-    }
-    static char newline = '\n';
-    parts.push_back({&newline, 1});
-    total += 1;
-
+// Write `parts` (`total` bytes) to `bev`'s descriptor when nothing is queued on it, and queue
+// what it does not take.
+void write_or_queue(bufferevent* bev, const std::vector<iovec>& parts, std::size_t total) {
     evbuffer* out = bufferevent_get_output(bev);
     std::size_t written = 0;
-    if (!more_input && evbuffer_get_length(out) == 0) {
+    if (evbuffer_get_length(out) == 0) {
         ssize_t n = 0;
         do {
             n = ::writev(bufferevent_getfd(bev), parts.data(), static_cast<int>(parts.size()));
@@ -82,6 +82,72 @@ void write_or_queue_line(bufferevent* bev, std::span<const std::string_view> pie
         evbuffer_add(out, static_cast<const char*>(part.iov_base) + written, part.iov_len - written);
         written = 0;
     }
+}
+
+void flush_one(Held& h) {
+    if (h.bytes.empty()) return;
+    const std::vector<iovec> parts{{h.bytes.data(), h.bytes.size()}};
+    write_or_queue(h.bev, parts, h.bytes.size());
+    h.bytes.clear();
+}
+
+void flush_held() {
+    std::vector<Held> batch;
+    batch.swap(held);
+    for (Held& h : batch) flush_one(h);
+}
+
+}  // namespace
+
+MoreInput::MoreInput(bool more) : saved_(more_input) { more_input = more; }
+
+MoreInput::~MoreInput() { more_input = saved_; }
+
+void write_or_queue_line(bufferevent* bev, std::string_view line) {
+    write_or_queue_line(bev, std::span<const std::string_view>(&line, 1));
+}
+
+WriteBurst::WriteBurst() { ++burst_depth; }
+
+WriteBurst::~WriteBurst() {
+    if (--burst_depth == 0 && !held.empty()) flush_held();
+}
+
+std::size_t held_bytes(bufferevent* bev) {
+    const Held* h = find_held(bev);
+    return h == nullptr ? 0 : h->bytes.size();
+}
+
+void drop_held_writes(bufferevent* bev) {
+    std::erase_if(held, [bev](const Held& h) { return h.bev == bev; });
+}
+
+void write_or_queue_line(bufferevent* bev, std::span<const std::string_view> pieces) {
+    std::size_t size = 1;  // the newline
+    for (std::string_view piece : pieces) size += piece.size();
+    Held* h = find_held(bev);
+    // Held back while more input waits behind this line (its answers join it in one write),
+    // and after anything already held for the same destination, to keep the order.
+    if (h != nullptr || (more_input && burst_depth > 0 &&
+                         evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
+        if (h == nullptr) h = &held.emplace_back(Held{bev, {}});
+        if (h->bytes.size() + size <= kMaxHeldBytes) {
+            for (std::string_view piece : pieces) h->bytes.append(piece);
+            h->bytes.push_back('\n');
+            return;
+        }
+        // Too much to hold (a large message, or a long burst): what is held goes first.
+        flush_one(*h);
+        drop_held_writes(bev);
+    }
+    static std::vector<iovec> parts;  // reused: the daemon is single-threaded
+    parts.clear();
+    for (std::string_view piece : pieces) {
+        if (!piece.empty()) parts.push_back({const_cast<char*>(piece.data()), piece.size()});
+    }
+    static char newline = '\n';
+    parts.push_back({&newline, 1});
+    write_or_queue(bev, parts, size);
 }
 
 }  // namespace mcpd

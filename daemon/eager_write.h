@@ -7,11 +7,12 @@
 // empty, writing straight away cannot reorder anything; what the descriptor does not take
 // (or an error, which the bufferevent then meets and reports itself) is queued as before.
 // When more input is already buffered behind the line being handled (pipelined requests, a
-// burst of replies), writes are left to the bufferevent, which sends everything the burst
-// produced in one write: MoreInput tells write_or_queue_line so.
+// burst of replies), writes are held and everything the burst produced for one destination
+// leaves in one write at its end (WriteBurst, MoreInput).
 // The descriptor must be non-blocking, as every session and child descriptor of mcpd is.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string_view>
 
@@ -26,6 +27,23 @@ void write_or_queue_line(bufferevent* bev, std::string_view line);
 // What must be queued of a large message is copied once, into a block of its own that the
 // output buffer frees when it has been sent (see common/byte_buffer.h for why).
 void write_or_queue_line(bufferevent* bev, std::span<const std::string_view> pieces);
+
+// Held writes: within a WriteBurst, a message for a destination that nothing is queued on is
+// held back while MoreInput says more lines wait behind the current one, and everything held
+// goes out when the outermost burst ends, one write per destination (no EPOLLOUT arming, no
+// extra loop turn). Readers open a burst around the lines of one read.
+class WriteBurst {
+public:
+    WriteBurst();
+    ~WriteBurst();
+    WriteBurst(const WriteBurst&) = delete;
+    WriteBurst& operator=(const WriteBurst&) = delete;
+};
+
+// Bytes held for `bev` in the current burst (not yet in its output buffer).
+std::size_t held_bytes(bufferevent* bev);
+// Forget what is held for `bev` (it is being freed).
+void drop_held_writes(bufferevent* bev);
 
 // Set while a reader hands out a line with more input buffered behind it.
 class MoreInput {

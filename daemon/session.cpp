@@ -49,6 +49,7 @@ Session::Session(SessionId id, std::string server, PeerCredentials peer, buffere
 
 Session::~Session() {
     if (read_event_ != nullptr) event_free(read_event_);
+    if (output_ != nullptr) drop_held_writes(output_);
     for (bufferevent* bev : {input_, output_}) {
         if (bev == nullptr) continue;
         bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
@@ -66,8 +67,7 @@ void Session::start() {
 
 void Session::send(std::string_view line) {
     if (closed_) return;
-    evbuffer* out = bufferevent_get_output(output_);
-    const std::size_t queued = evbuffer_get_length(out);
+    const std::size_t queued = queued_bytes();
     // One message larger than the cap still goes to a client that has caught up.
     if (queued > 0 && queued + line.size() > max_queue_) {
         close("the client stopped reading (" + std::to_string(queued) +
@@ -80,8 +80,7 @@ void Session::send(std::string_view line) {
 
 void Session::send(std::span<const std::string_view> pieces) {
     if (closed_) return;
-    evbuffer* out = bufferevent_get_output(output_);
-    const std::size_t queued = evbuffer_get_length(out);
+    const std::size_t queued = queued_bytes();
     std::size_t size = 0;
     for (std::string_view piece : pieces) size += piece.size();
     if (queued > 0 && queued + size > max_queue_) {
@@ -116,7 +115,7 @@ void Session::close(const std::string& reason, bool by_client) {
 void Session::finish(const std::string& reason) {
     if (closed_ || !finish_reason_.empty()) return;
     finish_reason_ = reason;
-    if (evbuffer_get_length(bufferevent_get_output(output_)) == 0) {
+    if (queued_bytes() == 0) {
         close(reason, true);
         return;
     }
@@ -168,7 +167,12 @@ void Session::on_output_event(bufferevent*, short, void* self) {
     static_cast<Session*>(self)->close("the client's output is gone", true);
 }
 
+std::size_t Session::queued_bytes() const {
+    return evbuffer_get_length(bufferevent_get_output(output_)) + held_bytes(output_);
+}
+
 void Session::read_lines(bool at_eof) {
+    const WriteBurst burst;
     while (!closed_ && (!paused_ || at_eof)) {
         std::string_view line;
         const LineReader::Result r = at_eof ? reader_.finish(line) : reader_.next(line);

@@ -69,6 +69,8 @@ private:
     static void on_output_event(bufferevent* bev, short what, void* self);
     static void on_output_drained(bufferevent* bev, void* self);
     void read_lines(bool at_eof);
+    // Bytes waiting to be written to the client.
+    std::size_t queued_bytes() const;
     void input_ended_by_client();
 
     SessionId id_;
