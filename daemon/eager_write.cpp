@@ -39,7 +39,9 @@ Held* find_held(bufferevent* bev) {
 // What is left of a message from this size up is queued by reference, in a block of its own.
 constexpr std::size_t kOwnBlockBytes = 1024 * 1024;
 
-void free_block(const void*, std::size_t, void* block) { delete static_cast<ByteBuffer*>(block); }
+void free_block(const void*, std::size_t, void* block) {
+    delete static_cast<ByteBuffer*>(block);
+}
 
 // Queue the `size` bytes of `parts` after the first `skip`, copied into one ByteBuffer.
 bool queue_in_own_block(evbuffer* out, const std::vector<iovec>& parts, std::size_t skip,
@@ -55,7 +57,8 @@ bool queue_in_own_block(evbuffer* out, const std::vector<iovec>& parts, std::siz
         to += part.iov_len - skip;
         skip = 0;
     }
-    if (evbuffer_add_reference(out, block->data(), size, &free_block, block.get()) != 0) return false;
+    if (evbuffer_add_reference(out, block->data(), size, &free_block, block.get()) != 0)
+        return false;
     block.release();
     return true;
 }
@@ -73,13 +76,16 @@ void write_or_queue(bufferevent* bev, const std::vector<iovec>& parts, std::size
         if (n > 0) written = static_cast<std::size_t>(n);
     }
     if (written == total) return;
-    if (total - written >= kOwnBlockBytes && queue_in_own_block(out, parts, written, total - written)) return;
+    if (total - written >= kOwnBlockBytes &&
+        queue_in_own_block(out, parts, written, total - written))
+        return;
     for (const iovec& part : parts) {
         if (written >= part.iov_len) {
             written -= part.iov_len;
             continue;
         }
-        evbuffer_add(out, static_cast<const char*>(part.iov_base) + written, part.iov_len - written);
+        evbuffer_add(out, static_cast<const char*>(part.iov_base) + written,
+                     part.iov_len - written);
         written = 0;
     }
 }
@@ -99,15 +105,21 @@ void flush_held() {
 
 }  // namespace
 
-MoreInput::MoreInput(bool more) : saved_(more_input) { more_input = more; }
+MoreInput::MoreInput(bool more) : saved_(more_input) {
+    more_input = more;
+}
 
-MoreInput::~MoreInput() { more_input = saved_; }
+MoreInput::~MoreInput() {
+    more_input = saved_;
+}
 
 void write_or_queue_line(bufferevent* bev, std::string_view line) {
     write_or_queue_line(bev, std::span<const std::string_view>(&line, 1));
 }
 
-WriteBurst::WriteBurst() { ++burst_depth; }
+WriteBurst::WriteBurst() {
+    ++burst_depth;
+}
 
 WriteBurst::~WriteBurst() {
     if (--burst_depth == 0 && !held.empty()) flush_held();
@@ -128,8 +140,8 @@ void write_or_queue_line(bufferevent* bev, std::span<const std::string_view> pie
     Held* h = find_held(bev);
     // Held back while more input waits behind this line (its answers join it in one write),
     // and after anything already held for the same destination, to keep the order.
-    if (h != nullptr || (more_input && burst_depth > 0 &&
-                         evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
+    if (h != nullptr ||
+        (more_input && burst_depth > 0 && evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
         if (h == nullptr) h = &held.emplace_back(Held{bev, {}});
         if (h->bytes.size() + size <= kMaxHeldBytes) {
             for (std::string_view piece : pieces) h->bytes.append(piece);
