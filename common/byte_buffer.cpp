@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -16,13 +17,22 @@ std::size_t round_up(std::size_t n, std::size_t to) {
     return (n + to - 1) / to * to;
 }
 
+// A mapping of `bytes` (a multiple of kHugePage) that starts on a huge-page boundary: only
+// aligned 2 MiB ranges can be huge pages.
 char* map_block(std::size_t bytes) {
-    void* block =
-        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (block == MAP_FAILED) throw std::bad_alloc();
+    void* region = ::mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) throw std::bad_alloc();
+    char* const start = static_cast<char*>(region);
+    char* const aligned = reinterpret_cast<char*>(
+        round_up(reinterpret_cast<std::uintptr_t>(start), kHugePage));
+    if (aligned > start) ::munmap(start, static_cast<std::size_t>(aligned - start));
+    char* const end = aligned + bytes;
+    const std::size_t tail = static_cast<std::size_t>(start + bytes + kHugePage - end);
+    if (tail > 0) ::munmap(end, tail);
     // Advice only: without transparent huge pages the block still works, with small pages.
-    ::madvise(block, bytes, MADV_HUGEPAGE);
-    return static_cast<char*>(block);
+    ::madvise(aligned, bytes, MADV_HUGEPAGE);
+    return aligned;
 }
 
 }  // namespace
@@ -52,18 +62,13 @@ void ByteBuffer::reserve(std::size_t capacity, std::size_t keep) {
         return;
     }
     const std::size_t bytes = round_up(capacity, kHugePage);
-    if (mapped_) {
-        void* moved = ::mremap(data_, capacity_, bytes, MREMAP_MAYMOVE);
-        if (moved == MAP_FAILED) throw std::bad_alloc();
-        data_ = static_cast<char*>(moved);
-        ::madvise(data_, bytes, MADV_HUGEPAGE);
-    } else {
-        char* block = map_block(bytes);
-        if (keep > 0) std::memcpy(block, data_, keep);
-        std::free(data_);
-        data_ = block;
-        mapped_ = true;
-    }
+    // A new aligned block and one copy, rather than mremap(), which may move the block to an
+    // address where its huge pages must be split.
+    char* block = map_block(bytes);
+    if (keep > 0) std::memcpy(block, data_, keep);
+    release();
+    data_ = block;
+    mapped_ = true;
     capacity_ = bytes;
 }
 

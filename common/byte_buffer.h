@@ -3,8 +3,9 @@
 // Small blocks come from the heap. From kMappedBytes up, the block is mapped by itself and
 // marked for transparent huge pages: on the virtual machines mcpd is measured on, the first
 // touch of a 4 KiB page costs about 13 µs (3.3 ms per MiB, three times what it costs a plain
-// relay to forward that MiB), while 2 MiB pages cost about 0.1-0.2 ms per MiB. A buffer that
-// grows from the heap to a mapping copies its contents once; a mapping grows with mremap().
+// relay to forward that MiB), while 2 MiB pages cost about 0.1-0.2 ms per MiB. Mappings start
+// on a 2 MiB boundary (only aligned ranges can be huge pages) and grow into a new mapping with
+// one copy (mremap() could move them where their huge pages must be split).
 #pragma once
 
 #include <cstddef>

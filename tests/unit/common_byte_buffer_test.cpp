@@ -1,0 +1,63 @@
+// ByteBuffer: growth that keeps what it must, across the heap/mapping boundary.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "common/byte_buffer.h"
+
+using mcpd::ByteBuffer;
+
+namespace {
+
+void fill(ByteBuffer& b, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) b.data()[i] = static_cast<char>('a' + i % 26);
+}
+
+bool intact(const ByteBuffer& b, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        if (b.data()[i] != static_cast<char>('a' + i % 26)) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("byte buffer grows from the heap into an aligned mapping, keeping its contents") {
+    ByteBuffer b(1000);
+    REQUIRE(b.capacity() >= 1000);
+    fill(b, 1000);
+    b.reserve(ByteBuffer::kMappedBytes - 1, 1000);
+    CHECK(intact(b, 1000));
+    fill(b, ByteBuffer::kMappedBytes - 1);
+    b.reserve(ByteBuffer::kMappedBytes + 1, ByteBuffer::kMappedBytes - 1);
+    CHECK(b.capacity() >= ByteBuffer::kMappedBytes + 1);
+    CHECK(b.capacity() % ByteBuffer::kMappedBytes == 0);  // whole huge pages
+    CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % ByteBuffer::kMappedBytes == 0);
+    CHECK(intact(b, ByteBuffer::kMappedBytes - 1));
+    const std::size_t big = 3 * ByteBuffer::kMappedBytes + 5;
+    fill(b, b.capacity());
+    const std::size_t kept = b.capacity();
+    b.reserve(big, kept);
+    CHECK(intact(b, kept));
+    CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % ByteBuffer::kMappedBytes == 0);
+    fill(b, big);  // all of it is writable
+}
+
+TEST_CASE("byte buffer never shrinks on reserve, gives memory back on release, and moves") {
+    ByteBuffer b(4096);
+    const std::size_t capacity = b.capacity();
+    b.reserve(10, 0);
+    CHECK(b.capacity() == capacity);
+    ByteBuffer moved(std::move(b));
+    CHECK(moved.capacity() == capacity);
+    CHECK(b.capacity() == 0);
+    CHECK(b.data() == nullptr);
+    moved.release();
+    CHECK(moved.capacity() == 0);
+    moved.reserve(ByteBuffer::kMappedBytes * 2, 0);
+    ByteBuffer other;
+    other = std::move(moved);
+    CHECK(other.capacity() >= ByteBuffer::kMappedBytes * 2);
+    std::memset(other.data(), 1, other.capacity());
+}
