@@ -115,7 +115,9 @@ void Session::close(const std::string& reason, bool by_client) {
 void Session::finish(const std::string& reason) {
     if (closed_ || !finish_reason_.empty()) return;
     finish_reason_ = reason;
-    if (queued_bytes() == 0) {
+    // Held writes (eager_write.h) are not counted: they go out at the end of the current burst,
+    // before the session is freed on a later turn, and would never fire the drain callback.
+    if (evbuffer_get_length(bufferevent_get_output(output_)) == 0) {
         close(reason, true);
         return;
     }
