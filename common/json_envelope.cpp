@@ -457,22 +457,6 @@ ScanStatus EnvelopeScanner::scan(PaddedText padded, Envelope& out) {
     return ScanStatus::ok;
 }
 
-void splice(std::string_view text, std::vector<Replacement> replacements, std::string& out) {
-    std::sort(replacements.begin(), replacements.end(),
-              [](const Replacement& a, const Replacement& b) { return a.span.offset < b.span.offset; });
-    out.clear();
-    std::size_t grow = 0;
-    for (const Replacement& r : replacements) grow += r.text.size();
-    out.reserve(text.size() + grow);
-    std::size_t at = 0;
-    for (const Replacement& r : replacements) {
-        out.append(text.substr(at, r.span.offset - at));
-        out.append(r.text);
-        at = r.span.offset + r.span.length;
-    }
-    out.append(text.substr(at));
-}
-
 void splice(std::string_view text, std::vector<Replacement> replacements,
             std::vector<std::string_view>& out) {
     std::sort(replacements.begin(), replacements.end(),
@@ -485,6 +469,16 @@ void splice(std::string_view text, std::vector<Replacement> replacements,
         at = r.span.offset + r.span.length;
     }
     out.push_back(text.substr(at));
+}
+
+void splice(std::string_view text, std::vector<Replacement> replacements, std::string& out) {
+    std::vector<std::string_view> pieces;
+    splice(text, std::move(replacements), pieces);
+    std::size_t size = 0;
+    for (std::string_view piece : pieces) size += piece.size();
+    out.clear();
+    out.reserve(size);
+    for (std::string_view piece : pieces) out.append(piece);
 }
 
 std::string_view unquoted(std::string_view token) {
