@@ -39,8 +39,12 @@ std::string last_exit_text(const nlohmann::json& server) {
         if (last.contains(key) && last[key].is_string())
             how.push_back(last[key].get<std::string>());
     if (!how.empty()) text += " (" + join(how, ", ") + ")";
-    if (last.contains("ago_ms") && last["ago_ms"].is_number())
-        text += " " + age_text(last, "ago_ms") + " ago";
+    if (last.contains("ago_ms") && last["ago_ms"].is_number()) {
+        // Appended piece by piece: gcc 12 at -O3 warns about `" " + string` (a false -Wrestrict).
+        text += ' ';
+        text += age_text(last, "ago_ms");
+        text += " ago";
+    }
     return text;
 }
 

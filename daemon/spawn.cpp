@@ -130,9 +130,10 @@ ResolvedCommand resolve_command(const std::string& command, const std::string& p
     while (begin <= path.size()) {
         std::size_t end = path.find(':', begin);
         if (end == std::string::npos) end = path.size();
-        std::string dir = path.substr(begin, end - begin);
+        // An empty entry means the current directory. (Built whole, not assigned ".": gcc 12
+        // at -O3 warns about the assignment with a false -Wrestrict.)
+        const std::string dir = end > begin ? path.substr(begin, end - begin) : std::string(".");
         begin = end + 1;
-        if (dir.empty()) dir = ".";
         const std::string candidate = dir + "/" + command;
         const int err = check(candidate);
         if (err == 0) {
