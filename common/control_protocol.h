@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/socket_location.h"
+
 namespace mcpd::control {
 
 // Bump whenever a request or reply changes shape; both sides check it on every request.
@@ -22,17 +24,5 @@ inline constexpr std::string_view config = "config";        // reload found erro
 inline constexpr std::string_view shutting_down = "shutting_down";
 inline constexpr std::string_view limit = "limit";  // max_sessions reached
 }  // namespace code
-
-// Where the socket lives when nothing says otherwise:
-// $XDG_RUNTIME_DIR/mcpd/mcpd.sock, else /tmp/mcpd-<uid>/mcpd.sock.
-std::string default_socket_path();
-
-// The socket of the system-wide service (systemd/mcpd.socket).
-inline constexpr std::string_view kSystemSocketPath = "/run/mcpd/mcpd.sock";
-
-// Resolve the socket path for a client: explicit flag, then $MCPD_SOCKET, then the default;
-// when the per-user default does not exist but `system_socket` does, the system service's.
-std::string client_socket_path(std::string_view flag_value,
-                               std::string_view system_socket = kSystemSocketPath);
 
 }  // namespace mcpd::control

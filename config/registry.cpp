@@ -2,11 +2,13 @@
 
 #include <toml++/toml.h>
 
+#include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <system_error>
 
+#include "common/accounts.h"
 #include "config/enum_names.h"
 #include "config/registry_server.h"
 #include "config/text_file.h"
@@ -19,8 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kTopLevelKeys[] = {"daemon", "servers"};
-constexpr std::string_view kDaemonKeys[] = {"socket", "log_level", "max_message_bytes",
-                                            "max_session_queue_bytes"};
+constexpr std::string_view kDaemonKeys[] = {"socket",          "socket_group",
+                                            "socket_mode",     "log_level",
+                                            "max_message_bytes", "max_session_queue_bytes"};
 constexpr std::int64_t kMinMessageBytes = 1024;
 
 template <typename E>
@@ -48,6 +51,35 @@ std::string list_keys(std::span<const std::string_view> keys) {
     return text + "'";
 }
 
+// A group that exists on this machine, by name or number.
+void read_socket_group(const toml::node& value, DaemonConfig& daemon, Diagnostics& diag) {
+    const auto group = read_string(value, "socket_group", diag);
+    if (!group) return;
+    if (!accounts::gid_of(*group)) {
+        diag.error(value.source(), "'socket_group' names no group on this machine: '" + *group +
+                                       "' (create it with 'groupadd', or name an existing one)");
+        return;
+    }
+    daemon.socket_group = *group;
+}
+
+// An octal mode as text ("0660"): read and write bits only, and the owner's always.
+void read_socket_mode(const toml::node& value, DaemonConfig& daemon, Diagnostics& diag) {
+    const auto text = read_string(value, "socket_mode", diag);
+    if (!text) return;
+    unsigned mode = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), mode, 8);
+    if (text->empty() || ec != std::errc() || end != text->data() + text->size() ||
+        (mode & ~0666U) != 0 || (mode & 0600U) != 0600U) {
+        diag.error(value.source(),
+                   "'socket_mode' must be an octal mode with read and write bits only, the "
+                   "owner's included, such as \"0600\", \"0660\" or \"0666\"; got \"" +
+                       *text + "\"");
+        return;
+    }
+    daemon.socket_mode = mode;
+}
+
 void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag) {
     const auto* table = node.as_table();
     if (!table) {
@@ -59,6 +91,10 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
         const std::string_view name = key->str();
         if (name == "socket") {
             if (auto socket = read_string(*value, name, diag)) daemon.socket = std::move(*socket);
+        } else if (name == "socket_group") {
+            read_socket_group(*value, daemon, diag);
+        } else if (name == "socket_mode") {
+            read_socket_mode(*value, daemon, diag);
         } else if (name == "log_level") {
             if (auto level = read_enum<LogLevel>(*value, name, kLogLevelNames, diag)) {
                 daemon.log_level = *level;

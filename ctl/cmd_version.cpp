@@ -11,8 +11,13 @@ namespace {
 // --version should not hang on a stuck daemon.
 constexpr mcpd::Duration kFlagTimeout = std::chrono::seconds(2);
 
-nlohmann::json client_version() {
-    return {{"version", MCPD_VERSION}, {"protocol", mcpd::control::kProtocolVersion}};
+// The client's side, with the socket (or host) it uses and why: a client started with a
+// minimal environment shows here where it looked.
+nlohmann::json client_version(const Endpoint& endpoint) {
+    return {{"version", MCPD_VERSION},
+            {"protocol", mcpd::control::kProtocolVersion},
+            {endpoint.remote() ? "host" : "socket", endpoint.describe()},
+            {"reason", endpoint.reason}};
 }
 
 std::string client_line() {
@@ -37,7 +42,7 @@ int exec(const Context& ctx) {
     int exit_code = kExitOk;
     if (!call_daemon(ctx, ctx.request(), kReplyTimeout, result, exit_code)) return exit_code;
     if (ctx.output.json())
-        ctx.output.print_json({{"client", client_version()}, {"daemon", result}});
+        ctx.output.print_json({{"client", client_version(ctx.endpoint)}, {"daemon", result}});
     else
         ctx.output.print_text(render(result));
     return kExitOk;
@@ -55,7 +60,7 @@ int exec_version_flag(const Context& ctx) {
     const nlohmann::json daemon =
         answered ? reply.value("result", nlohmann::json::object()) : nlohmann::json(nullptr);
     if (ctx.output.json()) {
-        ctx.output.print_json({{"client", client_version()}, {"daemon", daemon}});
+        ctx.output.print_json({{"client", client_version(ctx.endpoint)}, {"daemon", daemon}});
     } else {
         ctx.output.print_text(client_line());
         if (answered) ctx.output.print_text(render(daemon));
@@ -70,7 +75,8 @@ extern const Command cmd_version{
     .help =
         "Print mcpctl's version and control protocol, then ask mcpd for its own (and its\n"
         "pid). Unlike --version, fails when mcpd does not answer. With --json prints\n"
-        "{\"client\": {...}, \"daemon\": {...}}.\n",
+        "{\"client\": {...}, \"daemon\": {...}}; the client part names the socket mcpctl\n"
+        "uses and why (--socket, $MCPD_SOCKET, $XDG_RUNTIME_DIR, /run/user/UID, ...).\n",
     .options = {},
     .min_args = 0,
     .max_args = 0,

@@ -5,9 +5,11 @@
 #include <sys/un.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "ctl/command.h"
+#include "ctl/listener_check.h"
 
 namespace mcpctl {
 
@@ -99,6 +101,18 @@ bool DaemonClient::connect(mcpd::Duration timeout) {
         return fail(kExitError, "connect",
                     "cannot connect to mcpd on " + path + ": " + std::strerror(err));
     }
+    // Nothing leaves this process before the listener is known to be mcpd of a trusted user.
+    ListenerPolicy policy;
+    std::string why;
+    if (!listener_policy(path, std::getenv("MCPD_SOCKET_OWNER"), policy, why))
+        return fail(kExitError, "impostor", why);
+    const std::optional<uid_t> listener = listener_uid(fd.get());
+    if (!listener)
+        return fail(kExitError, "impostor",
+                    "cannot tell who listens on " + path + " (" + std::strerror(errno) +
+                        "); refusing to talk to it");
+    if (auto refusal = distrust(*listener, policy, path))
+        return fail(kExitError, "impostor", std::move(*refusal));
     fd_ = std::move(fd);
     return true;
 }

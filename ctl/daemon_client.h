@@ -17,7 +17,7 @@ namespace mcpctl {
 // What went wrong talking to the daemon, phrased for the user (without the "mcpctl: ").
 struct ClientError {
     int exit_code = 1;
-    std::string code;  // not_running, connect, closed, timeout, bad_reply, io
+    std::string code;  // not_running, connect, impostor, closed, timeout, bad_reply, io
     std::string message;
 };
 
@@ -31,7 +31,7 @@ public:
     explicit DaemonClient(Endpoint endpoint)
         : endpoint_(std::move(endpoint)), where_(endpoint_.describe()) {}
     explicit DaemonClient(std::string socket_path)
-        : DaemonClient(Endpoint{std::move(socket_path), std::nullopt}) {}
+        : DaemonClient(Endpoint{std::move(socket_path), std::nullopt, {}}) {}
 
     // Connect, waiting at most `timeout` when the daemon's backlog is full. For a remote
     // endpoint this starts ssh; a failed login shows up as an error of the first read.

@@ -96,7 +96,7 @@ bool parse_host(std::string_view url, Endpoint& out, std::string& error) {
             error = "'" + given + "' is not a host: a unix:// URL needs an absolute path";
             return false;
         }
-        out = Endpoint{std::string(url), std::nullopt};
+        out = Endpoint{std::string(url), std::nullopt, {}};
         return true;
     }
     if (!url.starts_with(kSsh)) {
@@ -115,7 +115,7 @@ bool parse_host(std::string_view url, Endpoint& out, std::string& error) {
     }
     if (slash != std::string_view::npos && slash + 1 < url.size())
         target.socket = std::string(url.substr(slash));
-    out = Endpoint{{}, std::move(target)};
+    out = Endpoint{{}, std::move(target), {}};
     return true;
 }
 
@@ -127,13 +127,15 @@ bool resolve_endpoint(std::string_view host_flag, std::string_view socket_flag, 
         if (env != nullptr) host = env;
     }
     if (host.empty()) {
-        out = Endpoint{mcpd::control::client_socket_path(socket_flag), std::nullopt};
+        mcpd::control::SocketChoice choice = mcpd::control::client_socket(socket_flag);
+        out = Endpoint{std::move(choice.path), std::nullopt, std::move(choice.reason)};
         return true;
     }
     if (!parse_host(host, out, error)) {
         if (host_flag.empty()) error = "MCPD_HOST: " + error;
         return false;
     }
+    out.reason = host_flag.empty() ? "$MCPD_HOST names it" : "--host names it";
     if (out.ssh && out.ssh->socket.empty()) out.ssh->socket = std::string(socket_flag);
     if (!out.ssh && !socket_flag.empty()) {
         error = "--socket and a unix:// host both name the socket; give one";

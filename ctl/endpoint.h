@@ -20,6 +20,7 @@ struct SshTarget {
 struct Endpoint {
     std::string socket_path;        // the local socket when ssh is empty
     std::optional<SshTarget> ssh;  // set for a remote daemon
+    std::string reason;             // why this socket or host (`mcpctl version --json`)
 
     bool remote() const { return ssh.has_value(); }
     // For messages: the socket path, or "ssh://user@host:port/socket" as given.

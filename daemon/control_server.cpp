@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/accounts.h"
 #include "common/log.h"
 
 namespace mcpd {
@@ -24,29 +25,24 @@ bool make_address(const std::string& path, sockaddr_un& addr) {
     return true;
 }
 
-// mkdir -p with mode 0700 for the directories it creates.
-bool ensure_directory(const std::string& dir, std::string& error) {
-    if (dir.empty()) return true;
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) return true;
-        error = "'" + dir + "' exists and is not a directory";
-        return false;
-    }
-    const std::size_t slash = dir.rfind('/');
-    if (slash != std::string::npos && slash > 0 && !ensure_directory(dir.substr(0, slash), error)) {
-        return false;
-    }
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-        error = "cannot create directory '" + dir + "': " + errno_text();
-        return false;
-    }
-    return true;
+// Who listens on a connected socket, as "uid 1000 (alice)".
+std::string listener_of(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return "an unknown user";
+    return accounts::describe_uid(cred.uid);
+}
+
+bool listener_is_me(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == ::geteuid();
 }
 
 }  // namespace
 
-BindResult bind_control_socket(const std::string& path) {
+BindResult bind_control_socket(const std::string& path, const SocketAccess& access,
+                               bool private_dir) {
     BindResult out;
     sockaddr_un addr{};
     if (!make_address(path, addr)) {
@@ -55,15 +51,23 @@ BindResult bind_control_socket(const std::string& path) {
         return out;
     }
     const std::size_t slash = path.rfind('/');
-    if (slash != std::string::npos && !ensure_directory(path.substr(0, slash), out.error)) {
+    if (slash != std::string::npos &&
+        !prepare_socket_directory(slash == 0 ? "/" : path.substr(0, slash), access, private_dir,
+                                  out.error)) {
         return out;
     }
 
     // Is somebody home? A live daemon answers connect(); a stale file refuses it.
     UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-        out.error = "another mcpd is already listening on " + path +
-                    "; stop it first ('mcpctl shutdown') or choose another --socket";
+        if (listener_is_me(probe.get()))
+            out.error = "another mcpd is already listening on " + path +
+                        "; stop it first ('mcpctl shutdown') or choose another --socket";
+        else
+            out.error = "a process of " + listener_of(probe.get()) + ", not of mcpd's user (" +
+                        accounts::describe_uid(::geteuid()) + "), is listening on " + path +
+                        "; it may be impersonating mcpd: remove it (as root if need be) or "
+                        "choose another --socket";
         return out;
     }
     const int probe_errno = errno;
@@ -72,6 +76,12 @@ BindResult bind_control_socket(const std::string& path) {
         struct stat st {};
         if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
             out.error = "'" + path + "' exists and is not a socket; remove it or choose another --socket";
+            return out;
+        }
+        if (st.st_uid != ::geteuid()) {
+            out.error = "a stale socket of " + accounts::describe_uid(st.st_uid) + " is at " +
+                        path + "; mcpd removes only its own: remove it (as root if need be) or "
+                        "choose another --socket";
             return out;
         }
         log::info("replacing stale socket " + path);
@@ -92,6 +102,18 @@ BindResult bind_control_socket(const std::string& path) {
     ::umask(old_umask);
     if (bound != 0) {
         out.error = "cannot bind " + path + ": " + std::strerror(bind_errno);
+        return out;
+    }
+    // Opened up only now that it is ours: group first, so the group never sees a wider mode.
+    if (access.group && ::chown(path.c_str(), -1, *access.group) != 0) {
+        out.error = "cannot give " + path + " to " + accounts::describe_gid(*access.group) + ": " +
+                    errno_text() + " (mcpd's user must be a member of that group)";
+        ::unlink(path.c_str());
+        return out;
+    }
+    if (access.mode != 0600 && ::chmod(path.c_str(), access.mode) != 0) {
+        out.error = "cannot set the mode of " + path + ": " + errno_text();
+        ::unlink(path.c_str());
         return out;
     }
     if (::listen(fd.get(), 128) != 0) {

@@ -8,6 +8,7 @@
 
 #include "common/unique_fd.h"
 #include "daemon/event_loop.h"
+#include "daemon/socket_directory.h"
 
 namespace mcpd {
 
@@ -16,9 +17,11 @@ struct BindResult {
     std::string error;  // a sentence, when fd is empty
 };
 
-// Bind and listen on `path`: create its directory (0700) when missing, refuse when a live
-// daemon answers there, replace a stale socket file, and leave the socket mode 0600.
-BindResult bind_control_socket(const std::string& path);
+// Bind and listen on `path`: prepare its directory (socket_directory.h), refuse when anything
+// listens there already (naming its user when that is another), replace a stale socket file
+// of this user's (never another's), and leave the socket with `access`'s mode and group.
+BindResult bind_control_socket(const std::string& path, const SocketAccess& access = {},
+                               bool private_dir = true);
 
 class ControlServer {
 public:

@@ -78,7 +78,9 @@ int Daemon::run() {
 
     BindResult bound = activated_control_socket();
     const bool activated = static_cast<bool>(bound.fd);
-    if (!activated && bound.error.empty()) bound = bind_control_socket(options_.socket_path);
+    if (!activated && bound.error.empty())
+        bound = bind_control_socket(options_.socket_path, options_.socket_access,
+                                    options_.socket_is_default);
     if (!bound.fd) {
         log::error(bound.error);
         return 1;
@@ -97,6 +99,7 @@ int Daemon::run() {
         if (!report.errors.empty()) log::error("reload on SIGHUP refused; the old registry stays");
     }));
 
+    if (!activated) log::info("control socket " + options_.socket_path + ": " + options_.socket_reason);
     log::info("mcpd " MCPD_VERSION " listening on " + options_.socket_path + " with " +
               std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
     for (const config::ServerConfig& server : registry_.servers) add_server(server);
@@ -147,6 +150,7 @@ json Daemon::daemon_status() const {
          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count()},
         {"config", registry_.path},
         {"socket", options_.socket_path},
+        {"socket_reason", options_.socket_reason},
         {"servers", servers_.size()},
         {"running", running},
     };

@@ -25,6 +25,9 @@ namespace mcpd {
 struct DaemonOptions {
     std::string config_path;
     std::string socket_path;  // resolved: flag, $MCPD_SOCKET, registry, default
+    std::string socket_reason;  // why that one, for the log and `mcpctl version`
+    bool socket_is_default = false;  // a per-user default: its directory is mcpd's own
+    SocketAccess socket_access;
 };
 
 struct ReloadReport {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/accounts.h"
 #include "common/control_protocol.h"
 #include "common/log.h"
 #include "config/registry.h"
@@ -92,15 +93,26 @@ int main(int argc, char** argv) {
     mcpd::DaemonOptions options;
     options.config_path = config_path;
     const char* env_socket = std::getenv("MCPD_SOCKET");
+    const mcpd::config::DaemonConfig& settings = loaded.registry->daemon;
     if (!cli.socket_path.empty()) {
         options.socket_path = cli.socket_path;
+        options.socket_reason = "--socket names it";
     } else if (env_socket != nullptr && env_socket[0] != '\0') {
         options.socket_path = env_socket;
-    } else if (!loaded.registry->daemon.socket.empty()) {
-        options.socket_path = loaded.registry->daemon.socket;
+        options.socket_reason = "$MCPD_SOCKET names it";
+    } else if (!settings.socket.empty()) {
+        options.socket_path = settings.socket;
+        options.socket_reason = "[daemon] socket in " + config_path + " names it";
     } else {
-        options.socket_path = mcpd::control::default_socket_path();
+        const mcpd::control::SocketChoice choice = mcpd::control::default_socket();
+        options.socket_path = choice.path;
+        options.socket_reason = choice.reason;
+        options.socket_is_default = true;
     }
+    if (!settings.socket_group.empty()) options.socket_access.group = mcpd::accounts::gid_of(settings.socket_group);
+    options.socket_access.mode = settings.socket_mode != 0 ? settings.socket_mode
+                                 : options.socket_access.group ? 0660
+                                                               : 0600;
     mcpd::Daemon daemon(std::move(options), std::move(*loaded.registry));
     return daemon.run();
 }

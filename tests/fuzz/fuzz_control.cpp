@@ -164,7 +164,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const uid_t uids[] = {::getuid(), kAllowedUid, kStrangerUid};
     const PeerCredentials peer{::getpid(), uids[who % 3], ::getgid()};
 
-    Daemon daemon(DaemonOptions{scratch.registry(), scratch.socket()}, config::Registry{});
+    DaemonOptions options;
+    options.config_path = scratch.registry();
+    options.socket_path = scratch.socket();
+    Daemon daemon(std::move(options), config::Registry{});
     FUZZ_CHECK(daemon.reload().errors.empty(), "the fuzz registry does not load");
     ControlCommands commands(daemon);
     int fds[2];

@@ -288,8 +288,8 @@ start_limit = { qq = 1 }
           "unknown top-level key 'color'; expected [daemon] or [servers.<name>] tables");
     CHECK(result.errors[1].line == 3);
     CHECK(result.errors[1].message ==
-          "unknown key 'pidfile' in [daemon]; expected 'socket', 'log_level', "
-          "'max_message_bytes' or 'max_session_queue_bytes'");
+          "unknown key 'pidfile' in [daemon]; expected 'socket', 'socket_group', "
+          "'socket_mode', 'log_level', 'max_message_bytes' or 'max_session_queue_bytes'");
     CHECK(result.errors[2].line == 6);
     CHECK(contains(result.errors[2].message,
                    "unknown key 'zzz' in server 'demo'; a server takes "
@@ -1006,4 +1006,24 @@ TEST_CASE("config/example.toml loads cleanly", "[registry][example]") {
     CHECK(all.registry->find("everything")->command == "npx");
     CHECK(all.registry->find("filesystem")->args.back() == "/home/me/project");
     CHECK(all.registry->find("git")->command == "uvx");
+}
+
+TEST_CASE("socket_group and socket_mode open the socket to others, within bounds", "[registry]") {
+    const LoadResult ok = parse("[daemon]\nsocket_group = \"root\"\nsocket_mode = \"0660\"\n");
+    INFO(describe(ok));
+    REQUIRE(ok.registry);
+    CHECK(ok.registry->daemon.socket_group == "root");
+    CHECK(ok.registry->daemon.socket_mode == 0660U);
+    CHECK(parse("[daemon]\nsocket_mode = \"0666\"\n").registry->daemon.socket_mode == 0666U);
+    CHECK(parse("").registry->daemon.socket_mode == 0U);
+
+    for (const char* bad : {"\"0755\"", "\"0060\"", "\"660x\"", "\"\"", "\"4666\"", "660"}) {
+        const LoadResult result = parse(std::string("[daemon]\nsocket_mode = ") + bad + "\n");
+        INFO(bad);
+        REQUIRE(result.errors.size() == 1);
+        CHECK(result.errors[0].line == 2);
+    }
+    const LoadResult no_group = parse("[daemon]\nsocket_group = \"no-such-group-here\"\n");
+    REQUIRE(no_group.errors.size() == 1);
+    CHECK(contains(no_group.errors[0].message, "names no group on this machine"));
 }

@@ -180,7 +180,7 @@ struct Bridged {
 
 Bridged bridge(const std::string& socket, Transport transport, const Agent& agent) {
     std::ostringstream err;
-    const int code = mcpctl::bridge_session(mcpctl::Endpoint{socket, std::nullopt}, "demo", transport, agent.ends(), err);
+    const int code = mcpctl::bridge_session(mcpctl::Endpoint{socket, std::nullopt, {}}, "demo", transport, agent.ends(), err);
     return {code, err.str()};
 }
 
