@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/json_read.h"
+
 namespace mcpd {
 
 using nlohmann::json;
@@ -90,7 +92,7 @@ void Handshake::on_probe_reply(const json& message) {
         return;
     }
     const auto error = message.find("error");
-    if (error != message.end() && error->is_object() && error->value("code", 0) == -32022) {
+    if (error != message.end() && json_read::integer_at(*error, "code") == -32022) {
         // Modern, but none of the revisions it lists is ours: falling back would be wrong.
         callbacks_.on_failed("the server is modern but does not speak " +
                              std::string(kModernProtocolVersion) + ": " + error->dump());
@@ -111,6 +113,17 @@ void Handshake::send_ping() {
 }
 
 bool Handshake::handle(const json& message) {
+    try {
+        return handle_message(message);
+    } catch (const std::exception& error) {
+        // A backstop: every read of the reply is typed, so this is a bug in mcpd.
+        callbacks_.on_failed(std::string("mcpd could not read the server's answer (") +
+                             error.what() + ")");
+        return true;
+    }
+}
+
+bool Handshake::handle_message(const json& message) {
     if (!message.is_object()) return false;
     const auto method = message.find("method");
     const auto id = message.find("id");

@@ -64,6 +64,7 @@ public:
     const std::string& protocol_version() const { return protocol_version_; }
 
 private:
+    bool handle_message(const nlohmann::json& message);
     void send_initialize(const std::string& version);
     nlohmann::json capabilities_ = nlohmann::json::object();
     void on_initialize_reply(const nlohmann::json& message);

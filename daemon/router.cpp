@@ -365,6 +365,14 @@ void Router::broadcast(std::string_view line) {
     }
 }
 
+void Router::contained(const std::exception& error, std::string_view what) {
+    ++contained_failures_;
+    if (contained_failures_ == 1 || contained_failures_ % 100 == 0)
+        env_.note("a bug in mcpd: handling " + std::string(what) + " failed (" + error.what() +
+                  "); it was answered with an error and nothing else was affected (" +
+                  std::to_string(contained_failures_) + " so far)");
+}
+
 void Router::reply(Session& s, std::string_view raw_id, std::string_view result_json) {
     env_.session_send(s.id, jsonrpc::result(raw_id, result_json));
 }

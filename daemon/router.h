@@ -150,6 +150,13 @@ private:
         RouterTime deadline;
     };
 
+    // The work behind on_session_line / on_child_message; the public entry points wrap them
+    // so that a bug in handling one message answers that message and nothing else breaks.
+    void route_session_line(SessionId id, wire::PaddedText padded);
+    void route_child_message(std::string_view line, const wire::Envelope& e);
+    // Log a contained exception: the first, then every 100th, with the count.
+    void contained(const std::exception& error, std::string_view what);
+
     // Session side (router_session.cpp).
     void handle_session_message(Session& s, std::string_view line, const wire::Envelope& e);
     void handle_session_request(Session& s, std::string_view line, const wire::Envelope& e);
@@ -228,6 +235,7 @@ private:
     };
     std::deque<Waiting> serial_queue_;
     std::uint64_t next_token_ = 1;
+    std::uint64_t contained_failures_ = 0;
     std::uint64_t next_child_request_ = 1;
 };
 

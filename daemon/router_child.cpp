@@ -1,6 +1,7 @@
 // Router: what the child sends.
 #include <charconv>
 
+#include "common/json_read.h"
 #include "daemon/jsonrpc.h"
 #include "daemon/router.h"
 
@@ -36,6 +37,17 @@ std::string Router::task_id_of(const wire::Envelope& e, std::string_view line) {
 }
 
 void Router::on_child_message(std::string_view line, const wire::Envelope& e) {
+    try {
+        route_child_message(line, e);
+    } catch (const std::exception& error) {
+        contained(error, "a message from the server");
+        if (e.is_request() && (e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer))
+            env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kInternalError,
+                                           "internal error: mcpd could not handle this request"));
+    }
+}
+
+void Router::route_child_message(std::string_view line, const wire::Envelope& e) {
     // Ids are rewritten in place, which only works for one string or integer token.
     if (e.malformed || e.id_kind == wire::IdKind::invalid ||
         (e.is_request() && e.id_kind == wire::IdKind::null)) {
@@ -280,18 +292,27 @@ std::string Router::missing_capability(const Session& s, const wire::Envelope& e
     if (!caps.contains(name) || !caps[name].is_object()) return name;
     // Server→client requests are rare: reading their params in full costs nothing that matters.
     const json request = json::parse(line, nullptr, false);
-    const json params = request.is_object() ? request.value("params", json::object()) : json::object();
+    static const json kNoParams = json::object();
+    const json* found = json_read::object_at(request, "params");
+    const json& params = found != nullptr ? *found : kNoParams;
     if (method == "sampling/createMessage") {
         if (params.contains("tools") && !caps["sampling"].contains("tools")) return "sampling.tools";
-        const std::string context = params.is_object() ? params.value("includeContext", std::string("none")) : "none";
-        if (context != "none" && !caps["sampling"].contains("context")) return "sampling.context";
+        // Anything but an absent or "none" includeContext asks for the session's context.
+        const json* context = json_read::member(params, "includeContext");
+        const bool wants_context = context != nullptr && !context->is_null() && *context != "none";
+        if (wants_context && !caps["sampling"].contains("context")) return "sampling.context";
         return "";
     }
-    const std::string mode = params.is_object() ? params.value("mode", std::string("form")) : "form";
+    // An absent (or null) mode is a form; a mode that is not a string is neither kind.
+    const json* mode_value = json_read::member(params, "mode");
+    const std::string mode = mode_value == nullptr || mode_value->is_null() ? "form"
+                             : mode_value->is_string() ? mode_value->get<std::string>()
+                                                       : "?";
     const json& elicitation = caps["elicitation"];
     if (mode == "url" && !elicitation.contains("url")) return "elicitation.url";
     // An empty elicitation object means form only.
     if (mode == "form" && !elicitation.empty() && !elicitation.contains("form")) return "elicitation.form";
+    if (mode != "form" && mode != "url") return "elicitation (mode is not \"form\" or \"url\")";
     return "";
 }
 

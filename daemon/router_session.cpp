@@ -1,6 +1,7 @@
 // Router: what sessions send.
 #include <algorithm>
 
+#include "common/json_read.h"
 #include "daemon/handshake.h"
 #include "daemon/jsonrpc.h"
 #include "daemon/router.h"
@@ -31,6 +32,19 @@ void Router::on_session_line(SessionId id, std::string& line) {
 }
 
 void Router::on_session_line(SessionId id, wire::PaddedText padded) {
+    try {
+        route_session_line(id, padded);
+    } catch (const std::exception& error) {
+        contained(error, "a session's message");
+        const wire::Envelope& e = envelope_;
+        const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
+        if (find(id) != nullptr && e.is_request() && id_usable)
+            reply_error(id, e.id.in(padded.text), jsonrpc::kInternalError,
+                        "internal error: mcpd could not handle this request; it was not forwarded");
+    }
+}
+
+void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     Session* s = find(id);
     if (s == nullptr) return;
     const std::string_view line = padded.text;
@@ -172,16 +186,21 @@ void Router::handle_session_request(Session& s, std::string_view line, const wir
 
 void Router::answer_initialize(Session& s, std::string_view line, const wire::Envelope& e) {
     const json request = json::parse(line, nullptr, false);
-    const json& params = request.contains("params") && request["params"].is_object()
-                             ? request["params"]
-                             : json::object();
-    const std::string requested = params.value("protocolVersion", std::string());
-    if (params.contains("capabilities") && params["capabilities"].is_object()) {
-        s.capabilities = params["capabilities"];
+    static const json kNoParams = json::object();
+    const json* found = json_read::object_at(request, "params");
+    const json& params = found != nullptr ? *found : kNoParams;
+    const json* version = json_read::member(params, "protocolVersion");
+    if (version != nullptr && !version->is_string()) {
+        reply_error(s.id, e.id.in(line), jsonrpc::kInvalidParams,
+                    std::string("invalid params: protocolVersion must be a string such as \"") +
+                        child_version_ + "\", not " + std::string(json_read::type_phrase(*version)));
+        return;
     }
-    if (params.contains("clientInfo") && params["clientInfo"].is_object()) {
-        s.client_name = params["clientInfo"].value("name", std::string());
-        s.client_version = params["clientInfo"].value("version", std::string());
+    const std::string requested = json_read::string_or(params, "protocolVersion", "");
+    if (const json* caps = json_read::object_at(params, "capabilities")) s.capabilities = *caps;
+    if (const json* info = json_read::object_at(params, "clientInfo")) {
+        s.client_name = json_read::string_or(*info, "name", "");
+        s.client_version = json_read::string_or(*info, "version", "");
     }
     s.protocol = negotiate(requested, child_version_);
     s.initialized = true;
