@@ -62,6 +62,13 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     const wire::Envelope& e = envelope_;
     const std::string_view raw_id = e.id.in(line);
     const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
+    // A response is never answered, however wrong (an error with "id": null included): two
+    // peers that answer each other's bad responses would loop forever.
+    if (e.is_response() && (!e.jsonrpc_ok || e.malformed || !id_usable)) {
+        env_.note("dropped a response from session " + std::to_string(id) +
+                  " that is not valid JSON-RPC (responses are never answered)");
+        return;
+    }
     if (!e.jsonrpc_ok) {
         reply_error(id, id_usable ? raw_id : std::string_view(), jsonrpc::kInvalidRequest,
                     "invalid request: \"jsonrpc\" must be \"2.0\"");

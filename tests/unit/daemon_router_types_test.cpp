@@ -94,3 +94,24 @@ TEST_CASE("router: a child's sampling or elicitation request with odd field type
         }
     }
 }
+
+TEST_CASE("router: a session's response is never answered, however malformed", "[router][types]") {
+    // An error with "id": null is what a peer sends back for a line it could not read; answering
+    // it again made two such peers ping-pong forever.
+    for (const std::string& line :
+         {std::string(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}})"),
+          std::string(R"({"jsonrpc":"2.0","id":{},"result":{}})"),
+          std::string(R"({"jsonrpc":"1.0","id":3,"result":{}})"),
+          std::string(R"({"id":null,"error":{"code":-32700,"message":"parse error"}})"),
+          std::string(R"({"jsonrpc":"2.0","id":1.5,"error":{"code":1,"message":"m"}})")}) {
+        DYNAMIC_SECTION(line) {
+            RouterHarness h;
+            h.child_ready();
+            h.connect(1);
+            h.send(1, line);
+            CHECK(h.env.sent_to(1).empty());
+            CHECK(h.env.child_lines.empty());
+            check_still_serving(h, 1);
+        }
+    }
+}
