@@ -1,0 +1,56 @@
+// Messages that used to end mcpd (an uncaught type error): each is sent while another session
+// has a call in flight. The call completes, the sender gets an answer, and mcpd's pid is
+// unchanged.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "mcp_session.h"
+
+using namespace integration;
+using nlohmann::json;
+
+namespace {
+
+// A session with a slow call in flight; `finish` checks that it completes.
+struct BusySession {
+    explicit BusySession(const TestEnv& env) : session(env.socket(), "demo") {
+        session.initialize("busy-client");
+        id = session.call_tool("slow", {{"steps", 10}, {"interval_ms", 100}});
+    }
+    void finish() {
+        const McpMessage reply = session.wait_response(id, 30s);
+        INFO(reply.raw);
+        CHECK(reply.tool_text() == "done after 10 steps");
+    }
+    McpSession session;
+    json id;
+};
+
+}  // namespace
+
+TEST_CASE("session messages of the wrong types are answered and mcpd lives on", "[crash]") {
+    TestEnv env("crash-session");
+    env.write_registry(server_toml("demo"));
+    const pid_t pid = env.start_daemon().pid();
+    env.wait_state("demo", "running");
+
+    const std::vector<std::string> triggers{
+        // The issue's reproduction: protocolVersion as a number.
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":20251125,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}})",
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":5,"version":["1"]}}})",
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":null,"capabilities":[],"clientInfo":"x"}})",
+    };
+    for (const std::string& trigger : triggers) {
+        INFO(trigger);
+        BusySession busy(env);
+        McpSession attacker(env.socket(), "demo");
+        REQUIRE(attacker.send_line(trigger));
+        const McpMessage answer = attacker.wait_response(1, 10s);
+        CHECK(answer.is_response());
+        busy.finish();
+        CHECK(env.daemon_pid() == pid);
+        CHECK_FALSE(env.daemon().poll_exit());
+    }
+}
