@@ -329,12 +329,22 @@ private:
     // an input must mean the same with every compiler.)
     void session_initialize(std::size_t slot) {
         const std::string id = in_.pick(kSessionIds);
-        const std::string version = in_.pick(kVersions);
+        const std::string version = "\"" + std::string(in_.pick(kVersions)) + "\"";
         const std::string capabilities = in_.pick(kCapabilities);
+        // Any field may hold a value of another type (a number for the version, ...).
+        const std::uint8_t odd = in_.byte();
+        const std::string odd_value = in_.pick(fuzz::kAnyJson);
+        const std::string client_info = (odd & 0x30) == 0x10 ? odd_value
+                                        : (odd & 0x30) == 0x20
+                                            ? R"({"name":)" + odd_value + R"(,"version":"1"})"
+                                        : (odd & 0x30) == 0x30
+                                            ? R"({"name":"fuzz","version":)" + odd_value + "}"
+                                            : std::string(R"({"name":"fuzz","version":"1"})");
         session_line(slot, R"({"jsonrpc":"2.0","id":)" + id +
-                               R"(,"method":"initialize","params":{"protocolVersion":")" + version +
-                               R"(","capabilities":)" + capabilities +
-                               R"(,"clientInfo":{"name":"fuzz","version":"1"}}})");
+                               R"(,"method":"initialize","params":{"protocolVersion":)" +
+                               ((odd & 1) != 0 ? odd_value : version) +
+                               R"(,"capabilities":)" + ((odd & 2) != 0 ? odd_value : capabilities) +
+                               R"(,"clientInfo":)" + client_info + "}}");
     }
 
     std::string request_params(std::string_view method) {
@@ -583,6 +593,12 @@ private:
         std::string line =
             R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":")" + method + R"(","params":)";
         line += in_.pick(params);
+        // The fields mcpd reads to pick a capability, with values of any type.
+        const char* read_fields[] = {"includeContext", "mode", "tools", nullptr};
+        if (const char* field = in_.pick(read_fields)) {
+            const std::string value = in_.pick(fuzz::kAnyJson);
+            line += std::string(line.back() == '{' ? "" : ",") + "\"" + field + "\":" + value;
+        }
         const std::uint8_t bits = in_.byte();
         if ((bits & 3) != 0) {
             line += std::string(line.back() == '{' ? "" : ",") + R"("_meta":{)";

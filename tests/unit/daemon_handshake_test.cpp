@@ -252,3 +252,23 @@ TEST_CASE("handshake: messages that are not mcpd's own are left for the sessions
     CHECK_FALSE(r.handshake.ready());
     CHECK(r.pongs == 0);
 }
+
+TEST_CASE("handshake: a probe error whose code is not a number falls back to initialize") {
+    // The -32022 check used to read the code with a throwing accessor: a string code ended mcpd.
+    for (const json& code : {json("-32022"), json(nullptr), json::array(), json::object(), json(1.5)}) {
+        Recorder r;
+        r.handshake.begin_probe(json::object());
+        REQUIRE(r.sent.size() == 1);
+        const json probe = r.sent.back();
+        CHECK(probe["method"] == "server/discover");
+        CHECK(r.handshake.handle(Recorder::error_for(probe["id"], {{"code", code}, {"message", "x"}})));
+        CHECK(r.failures.empty());
+        REQUIRE(r.sent.size() == 2);
+        CHECK(r.sent.back()["method"] == "initialize");
+    }
+    // The real code still means "modern, but not a revision mcpd speaks".
+    Recorder r;
+    r.handshake.begin_probe(json::object());
+    CHECK(r.handshake.handle(Recorder::error_for(r.sent.back()["id"], {{"code", -32022}, {"message", "x"}})));
+    CHECK(r.failures.size() == 1);
+}
