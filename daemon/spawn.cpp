@@ -251,6 +251,9 @@ SpawnOutcome spawn_process(const SpawnRequest& request) {
                 break;
             case 2:
                 out.error = "cannot execute '" + request.path + "': " + errno_sentence(failure.err);
+                // Out of descriptors, processes or memory: the system's state, not the server's.
+                out.transient = failure.err == EMFILE || failure.err == ENFILE ||
+                                failure.err == ENOMEM || failure.err == EAGAIN;
                 break;
             default:
                 out.error = "cannot set up the server's stdio: " + errno_sentence(failure.err);

@@ -332,13 +332,14 @@ void Supervisor::spawn_now() {
     if (!result.ok) {
         error_ = std::move(result.error);
         if (result.transient) {
-            schedule_restart();
+            schedule_retry();
         } else {
             set_state(ServerState::failed);
         }
         return;
     }
     pid_ = result.pid;
+    transient_failures_ = 0;
     spawned_at_ = env_.now();
     set_state(ServerState::starting);
     env_.arm_timer(TimerKind::start_timeout, config_.start_timeout);
@@ -370,6 +371,17 @@ void Supervisor::schedule_restart() {
     }
     const Duration delay =
         backoff_delay(config_.restart_delay, config_.restart_delay_max, consecutive_failures_);
+    next_start_ = env_.now() + delay;
+    set_state(ServerState::backoff);
+    env_.arm_timer(TimerKind::backoff, delay);
+}
+
+void Supervisor::schedule_retry() {
+    // The machine ran short (descriptors, processes, memory), not the server: back off and try
+    // again for as long as it takes, without counting toward start_limit.
+    ++transient_failures_;
+    const Duration delay =
+        backoff_delay(config_.restart_delay, config_.restart_delay_max, transient_failures_);
     next_start_ = env_.now() + delay;
     set_state(ServerState::backoff);
     env_.arm_timer(TimerKind::backoff, delay);

@@ -52,7 +52,9 @@ struct SpawnResult {
     bool ok = false;
     int pid = -1;
     std::string error;       // a sentence, when !ok
-    bool transient = false;  // worth retrying (EAGAIN, EMFILE), unlike a missing command
+    // Worth retrying (EAGAIN, EMFILE, ENFILE, ENOMEM), unlike a missing command: retried with
+    // backoff for as long as it lasts, never counted toward start_limit.
+    bool transient = false;
 };
 
 class SupervisorEnvironment {
@@ -125,6 +127,7 @@ private:
     void begin_stop(StopReason reason);
     void after_exit();
     void schedule_restart();
+    void schedule_retry();  // after a transient spawn failure
     void give_up(std::string why);
     bool clean_exit(int status) const;
     bool within_start_limit();
@@ -148,6 +151,7 @@ private:
 
     unsigned restarts_ = 0;
     unsigned consecutive_failures_ = 0;
+    unsigned transient_failures_ = 0;  // spawns in a row that failed for want of resources
     std::deque<TimePoint> failure_times_;  // within the start_limit window
     std::string error_;
 

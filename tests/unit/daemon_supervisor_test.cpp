@@ -616,3 +616,27 @@ TEST_CASE("supervisor: names of states, steps and reasons") {
     CHECK(to_string(StopReason::stdout_closed) == "stdout-closed");
     CHECK(to_string(StopReason::unresponsive) == "unresponsive");
 }
+
+TEST_CASE("supervisor: transient spawn failures never count toward start_limit") {
+    // A crash while descriptors ran out used to end in `failed` for good: every retry failed
+    // with EMFILE and counted as one more failure.
+    Fixture f;
+    f.crash();
+    const unsigned burst = f.sup.config().start_limit.burst;
+    std::vector<Duration> delays;
+    for (unsigned i = 0; i < burst * 3; ++i) {
+        f.env.fail_next_spawn("cannot create pipes for the server: Too many open files", true);
+        f.fire(T::backoff);
+        REQUIRE(f.sup.state() == S::backoff);
+        delays.push_back(f.env.last_armed(T::backoff));
+    }
+    CHECK(f.sup.error() == "cannot create pipes for the server: Too many open files");
+    // Backing off all the same, up to restart_delay_max.
+    CHECK(delays.front() == 1s);
+    CHECK(delays.back() == f.sup.config().restart_delay_max);
+    // Descriptors are back: it starts without `mcpctl start`.
+    f.fire(T::backoff);
+    CHECK(f.sup.state() == S::starting);
+    f.sup.on_ready();
+    CHECK(f.sup.state() == S::running);
+}
