@@ -146,12 +146,54 @@ void check_splice(std::string& text, const Envelope& original, EnvelopeScanner& 
     FUZZ_CHECK(restored == text, "splicing the old tokens back did not restore the text");
 }
 
-}  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// A well-formed message whose fields (every one the scanner reads) hold values of any JSON
+// type, chosen by the input: byte mutations alone rarely turn a string into an object.
+std::string typed_message(mcpd::fuzz::FuzzInput& in) {
+    struct Slot {
+        const char* key;
+        const char* usual;
+    };
+    // path prefix: "" top level, "p" params, "m" params._meta, "r" result, "e" error
+    constexpr Slot kTop[] = {{"jsonrpc", R"("2.0")"}, {"id", "1"}, {"method", R"("tools/call")"}};
+    constexpr Slot kParams[] = {{"progressToken", R"("t")"}, {"requestId", "1"},
+                                {"uri", R"("file:///a")"},  {"level", R"("info")"},
+                                {"taskId", R"("task-1")"},   {"protocolVersion", R"("2025-11-25")"}};
+    constexpr Slot kMeta[] = {{"progressToken", R"("t")"},
+                              {"io.modelcontextprotocol/subscriptionId", R"("s")"},
+                              {"io.modelcontextprotocol/related-task", R"({"taskId":"task-1"})"}};
+    constexpr Slot kResult[] = {{"task", R"({"taskId":"task-1","status":"working"})"},
+                                {"resultType", R"("complete")"}};
+    auto value = [&in](const char* usual) -> std::string {
+        return (in.byte() & 3) == 0 ? std::string(in.pick(mcpd::fuzz::kAnyJson)) : usual;
+    };
+    auto members = [&](const Slot* slots, std::size_t n, std::uint8_t present) {
+        std::string out;
+        for (std::size_t i = 0; i < n; ++i) {
+            if ((present >> i & 1) == 0) continue;
+            const std::string v = value(slots[i].usual);
+            out += std::string(out.empty() ? "" : ",") + "\"" + slots[i].key + "\":" + v;
+        }
+        return out;
+    };
+    const std::uint8_t shape = in.byte();
+    std::string body = members(kTop, std::size(kTop), shape);
+    std::string meta = members(kMeta, std::size(kMeta), in.byte());
+    std::string params = members(kParams, std::size(kParams), in.byte());
+    if (!meta.empty()) params += std::string(params.empty() ? "" : ",") + "\"_meta\":{" + meta + "}";
+    auto add = [&body](const std::string& key, const std::string& v) {
+        body += std::string(body.empty() ? "" : ",") + "\"" + key + "\":" + v;
+    };
+    if ((shape & 0x10) != 0) add("params", (in.byte() & 7) == 0 ? std::string(in.pick(mcpd::fuzz::kAnyJson)) : "{" + params + "}");
+    if ((shape & 0x20) != 0) add("result", "{" + members(kResult, std::size(kResult), in.byte()) + "}");
+    if ((shape & 0x40) != 0) add("error", value(R"({"code":-32601,"message":"m"})"));
+    return "{" + body + "}";
+}
+
+void check_text(std::string_view input) {
     static EnvelopeScanner scanner(16 * 1024 * 1024);
     static EnvelopeScanner small(kSmallLimit);
-    const std::string_view input(reinterpret_cast<const char*>(data), size);
+    const std::size_t size = input.size();
 
     std::string text(input);
     Envelope e;
@@ -169,7 +211,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                        (status != ScanStatus::ok || same_envelope(e, limited)),
                    "a scanner with a smaller limit disagrees on a text that fits it");
     }
-    if (status != ScanStatus::ok) return 0;
+    if (status != ScanStatus::ok) return;
 
     for (const Field& field : kFields) {
         FUZZ_CHECK(inside(e.*field.span, text),
@@ -179,5 +221,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (e.repeated_id) FUZZ_CHECK(e.malformed, "a repeated id is not malformed");
     check_splice(text, e, scanner, true);
     check_splice(text, e, scanner, false);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    check_text(std::string_view(reinterpret_cast<const char*>(data), size));
+    mcpd::fuzz::FuzzInput in(data, size);
+    check_text(typed_message(in));
     return 0;
 }
