@@ -54,6 +54,9 @@ struct ServerConfig {
     Duration request_timeout = 0ms;  // 0: no limit
     Duration health_interval = 30s;  // 0: no health pings
     unsigned max_sessions = 0;       // 0: unlimited
+    // Processes of this server at once where sessions get their own (sharing = "exclusive"):
+    // one client must not be able to start hundreds. 0: unlimited.
+    unsigned max_children = 16;
     std::vector<std::string> roots;
     std::vector<std::string> allow_users;   // names or numeric uids, as written
     std::vector<std::string> allow_groups;  // names or numeric gids, as written

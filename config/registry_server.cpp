@@ -186,6 +186,10 @@ void read_max_sessions(const toml::node& value, std::string_view key, ServerRead
     assign(r.server.max_sessions, read_integer(value, key, 0, UINT_MAX, r.diag));
 }
 
+void read_max_children(const toml::node& value, std::string_view key, ServerReader& r) {
+    assign(r.server.max_children, read_integer(value, key, 0, UINT_MAX, r.diag));
+}
+
 void read_args(const toml::node& value, std::string_view key, ServerReader& r) {
     assign(r.server.args, read_string_array(value, key, r.diag));
 }
@@ -244,6 +248,7 @@ constexpr Field kFields[] = {
     {"request_timeout", read_duration_field<&ServerConfig::request_timeout, true>},
     {"health_interval", read_duration_field<&ServerConfig::health_interval, true>},
     {"max_sessions", read_max_sessions},
+    {"max_children", read_max_children},
     {"roots", read_roots},
     {"allow_users", read_principals<&ServerConfig::allow_users>},
     {"allow_groups", read_principals<&ServerConfig::allow_groups>},

@@ -165,6 +165,7 @@ TEST_CASE("absent keys take their defaults", "[registry]") {
     CHECK(s.request_timeout == 0ms);
     CHECK(s.health_interval == 30s);
     CHECK(s.max_sessions == 0);
+    CHECK(s.max_children == 16);
     CHECK(s.roots.empty());
     CHECK(s.allow_users.empty());
     CHECK(s.allow_groups.empty());
@@ -956,10 +957,12 @@ era = "modern"
 idle_timeout = "10m"
 request_timeout = "30s"
 max_sessions = 2
+max_children = 3
 roots = ["/r"]
 )"));
     CHECK(s.sharing == Sharing::serialized);
     CHECK(s.max_sessions == 2);
+    CHECK(s.max_children == 3);
 }
 
 namespace {
