@@ -7,6 +7,11 @@
 // --direct: no mcpd; every client spawns its own copy of the server. Only for telling whether a
 // failure is mcpd's or the scenario's: ctest never passes it.
 //
+// A scenario declared with `userRuntimeDir: true` runs mcpd as `systemctl --user` does (with
+// XDG_RUNTIME_DIR=/run/user/UID, no --socket), and its clients as an agent configured with
+// `mcpctl connect NAME` would: no XDG_RUNTIME_DIR, no MCPD_SOCKET, mcpctl found on PATH. It
+// must run as root through user-runtime-ns.sh, which gives it a /run of its own and no network.
+//
 // A scenario exits 0 when it passes, 1 with "FAIL: ..." (plus mcpd's and the clients' stderr)
 // when it fails or runs out of time (and always with INTEROP_VERBOSE=1). mcpd is always stopped and the temporary directory removed.
 
@@ -71,16 +76,17 @@ function parseArgs(argv) {
   return options;
 }
 
-// The installed package's stdio entry point (its `bin`), run with this very node.
-function packageBin(pkg) {
+// The installed package's entry point (its `bin`: `name`, else the first), run with this very node.
+export function packageBin(pkg, name) {
   const dir = path.join(HERE, 'node_modules', ...pkg.split('/'));
   const manifestPath = path.join(dir, 'package.json');
   if (!fs.existsSync(manifestPath)) {
     fail(`${pkg} is not installed in ${path.join(HERE, 'node_modules')}: run 'npm ci' in ${HERE}`);
   }
   const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
-  const bin = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
-  if (!bin) fail(`${pkg} has no bin entry in its package.json`);
+  const bins = typeof manifest.bin === 'string' ? { [manifest.name]: manifest.bin } : (manifest.bin ?? {});
+  const bin = name ? bins[name] : Object.values(bins)[0];
+  if (!bin) fail(`${pkg} has no bin entry${name ? ` '${name}'` : ''} in its package.json`);
   return { script: path.join(dir, bin), version: manifest.version };
 }
 
@@ -160,15 +166,70 @@ function descendants(pid) {
   return result;
 }
 
+// SIGKILL to the process group of a child started with `detached: true` (it leads its group).
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {}
+}
+
+function namespaceOf(pid, kind) {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/${kind}`);
+  } catch {
+    return null;
+  }
+}
+
+// For a `userRuntimeDir` scenario: root, in a mount and a network namespace of its own (as
+// user-runtime-ns.sh makes), with a /run/user/UID owned by this user. Returns that directory.
+function checkUserRuntimeNamespace() {
+  const script = path.basename(process.argv[1]);
+  if (process.getuid() !== 0) {
+    fail(`${script} needs root: it runs in private mount and network namespaces; run it as root through user-runtime-ns.sh (ctest does)`);
+  }
+  // Never start mcpd on the machine's real /run/user/UID, nor clients with the network reachable.
+  const own = ['mnt', 'net'].map((kind) => namespaceOf('self', kind));
+  const host = ['mnt', 'net'].map((kind) => namespaceOf(1, kind));
+  if (process.env.MCPD_INTEROP_NAMESPACES !== own.join(' ') || own.some((ns, i) => ns === host[i])) {
+    fail(`${script} is not in the mount and network namespaces user-runtime-ns.sh makes: run it through that script`);
+  }
+  const interfaces = Object.keys(os.networkInterfaces()).filter((name) => name !== 'lo');
+  check(interfaces.length === 0, `network interfaces besides loopback in the scenario's namespace: ${interfaces.join(', ')}`);
+  const runtimeDir = `/run/user/${process.getuid()}`;
+  let st = null;
+  try {
+    st = fs.lstatSync(runtimeDir);
+  } catch {}
+  check(st?.isDirectory() && st.uid === process.getuid(), `${runtimeDir} is not a directory of this user's: run it through user-runtime-ns.sh`);
+  return runtimeDir;
+}
+
+// Makes this process's environment the one every client of a `userRuntimeDir` scenario starts
+// from: nothing that names the socket, mcpctl (and this node) first on PATH.
+function becomeAgentEnvironment(binDir) {
+  for (const key of ['XDG_RUNTIME_DIR', 'MCPD_SOCKET', 'MCPD_HOST', 'MCPD_INTEROP_NAMESPACES']) delete process.env[key];
+  process.env.PATH = [binDir, path.dirname(process.execPath), process.env.PATH || '/usr/bin:/bin'].join(':');
+}
+
 class Context {
-  constructor(name, options, servers) {
+  constructor(name, options, servers, userRuntimeDir) {
     this.name = name;
     this.options = options;
     this.direct = options.direct;
-    this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpd-interop-'));
-    this.socket = path.join(this.tmp, 'mcpd.sock');
     this.mcpd = path.join(options.binDir, 'mcpd');
     this.mcpctl = path.join(options.binDir, 'mcpctl');
+    this.runtimeDir = null;
+    if (userRuntimeDir) {
+      check(!options.direct, '--direct does not apply: this scenario is about reaching mcpd');
+      this.runtimeDir = checkUserRuntimeNamespace();
+      becomeAgentEnvironment(options.binDir);
+    }
+    this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpd-interop-'));
+    // Where mcpd listens by default under `systemctl --user`, and where mcpctl must find it.
+    this.socket = this.runtimeDir ? path.join(this.runtimeDir, 'mcpd', 'mcpd.sock') : path.join(this.tmp, 'mcpd.sock');
+    this.runs = [];
+    this.running = new Set();
     this.definitions = {};
     try {
       for (const server of servers) this.definitions[server] = serverDefinition(server, this.tmp);
@@ -190,11 +251,16 @@ class Context {
     fs.writeFileSync(registry, registryToml(this.definitions));
     this.daemonLog = path.join(this.tmp, 'mcpd.log');
     const out = fs.openSync(this.daemonLog, 'w');
-    const argv = [this.mcpd, '--config', registry, '--socket', this.socket];
+    // In a userRuntimeDir scenario mcpd picks its socket itself, from XDG_RUNTIME_DIR, as under
+    // `systemctl --user` (only mcpd's environment has it).
+    const argv = this.runtimeDir
+      ? [this.mcpd, '--config', registry]
+      : [this.mcpd, '--config', registry, '--socket', this.socket];
+    const env = this.runtimeDir ? { ...process.env, XDG_RUNTIME_DIR: this.runtimeDir } : process.env;
     // setpriv --pdeathsig: mcpd gets SIGTERM should this process be killed without cleaning up.
     const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
     const [command, ...args] = setpriv ? [setpriv, '--pdeathsig', 'TERM', '--', ...argv] : argv;
-    this.daemon = spawn(command, args, { stdio: ['ignore', out, out], env: process.env });
+    this.daemon = spawn(command, args, { stdio: ['ignore', out, out], env });
     fs.closeSync(out);
     this.daemonExit = new Promise((resolve) => {
       this.daemon.on('exit', (code, signal) => resolve({ code, signal }));
@@ -231,12 +297,16 @@ class Context {
 
   // An SDK client connected to `server`: through `mcpctl connect SERVER`, or to its own copy of
   // the server with --direct. `setup(client)` runs before the MCP handshake (request handlers).
+  // In a userRuntimeDir scenario it is configured as the README says, {"command": "mcpctl",
+  // "args": ["connect", SERVER]}, and the SDK gives mcpctl its default environment.
   async connect(server, clientName, { capabilities = {}, setup } = {}) {
     const def = this.definitions[server];
     check(def, `scenario did not declare server '${server}'`);
     const params = this.direct
       ? { command: def.command, args: def.args, env: { ...getDefaultEnvironment(), ...def.env }, stderr: 'pipe' }
-      : { command: this.mcpctl, args: ['--socket', this.socket, 'connect', server], stderr: 'pipe' };
+      : this.runtimeDir
+        ? { command: 'mcpctl', args: ['connect', server], stderr: 'pipe' }
+        : { command: this.mcpctl, args: ['--socket', this.socket, 'connect', server], stderr: 'pipe' };
     const transport = new StdioClientTransport(params);
     const record = { name: clientName, stderr: '' };
     transport.stderr?.on('data', (chunk) => (record.stderr += chunk.toString()));
@@ -281,6 +351,72 @@ class Context {
     }
   }
 
+  // Runs a client program to its end, in its own process group (killed on timeout and when the
+  // scenario ends); its output is kept for the diagnostics. Returns { status, signal, stdout, stderr }.
+  async run(label, command, args, { env = process.env, cwd, timeoutMs = 30000 } = {}) {
+    const record = { name: label, stdout: '', stderr: '', status: null };
+    this.runs.push(record);
+    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    this.running.add(child);
+    child.stdout.on('data', (chunk) => (record.stdout += chunk.toString()));
+    child.stderr.on('data', (chunk) => (record.stderr += chunk.toString()));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child);
+    }, timeoutMs);
+    const { status, signal, error } = await new Promise((resolve) => {
+      child.on('close', (status, signal) => resolve({ status, signal }));
+      child.on('error', (error) => resolve({ error }));
+    });
+    clearTimeout(timer);
+    this.running.delete(child);
+    record.status = status;
+    if (error) fail(`${label}: could not run ${command}: ${error.message}`);
+    if (timedOut) fail(`${label}: ${path.basename(command)} ${args.join(' ')} did not finish within ${timeoutMs} ms`);
+    return { status, signal, stdout: record.stdout, stderr: record.stderr };
+  }
+
+  // Waits until mcpd reports `server` running: for clients that give a server only seconds.
+  async waitRunning(server, timeoutMs = 20000) {
+    await waitFor(() => {
+      const status = this.mcpctlJson(['status', server]);
+      const list = Array.isArray(status) ? status : (status.servers ?? [status]);
+      return list.some((s) => s.name === server && s.state === 'running');
+    }, timeoutMs, `mcpd to report ${server} running`);
+  }
+
+  // How many sessions mcpd has attached so far, from its log ("session N attached ...").
+  attachedSessions() {
+    return (readIfExists(this.daemonLog).match(/ session \d+ attached /g) ?? []).length;
+  }
+
+  // mcpctl on its own, started as an SDK client starts a stdio server (the SDK's default
+  // environment: HOME, LOGNAME, PATH, SHELL, TERM, USER): it must reach this mcpd, on
+  // /run/user/UID/mcpd/mcpd.sock. Before mcpctl knew that directory it looked in /tmp/mcpd-UID.
+  checkDefaultSocket() {
+    const env = getDefaultEnvironment();
+    const run = spawnSync('mcpctl', ['--json', 'version'], { env, encoding: 'utf8', timeout: 10000 });
+    const where = `mcpctl --json version with only ${Object.keys(env).sort().join(', ')} in its environment`;
+    check(run.status === 0, `${where} did not reach mcpd on ${this.socket} (exit ${run.status}): ${(run.stderr || run.stdout).trim()}`);
+    let reply = null;
+    try {
+      reply = JSON.parse(run.stdout);
+    } catch {
+      fail(`${where} printed no JSON: ${run.stdout}`);
+    }
+    // An mcpctl that does not name its socket in `version` is judged by the daemon's pid alone.
+    const socket = reply.client?.socket;
+    check(socket === undefined || socket === this.socket, `${where} used ${socket} (${reply.client?.reason}), not ${this.socket}`);
+    check(reply.daemon?.pid === this.daemon.pid, `${where} reached mcpd pid ${reply.daemon?.pid}, not this scenario's mcpd (pid ${this.daemon.pid})`);
+    log(`mcpctl with the SDK's default environment reaches this mcpd on ${socket ?? this.socket}${reply.client?.reason ? ` (${reply.client.reason})` : ''}`);
+  }
+
+  killRunning() {
+    for (const child of this.running) killGroup(child);
+    this.running.clear();
+  }
+
   async closeClients() {
     this.closing = true;
     await Promise.all(
@@ -294,6 +430,12 @@ class Context {
     for (const { name, stderr } of this.clients) {
       if (stderr.trim()) parts.push(`--- ${name}: stderr of ${this.direct ? 'the server' : 'mcpctl connect'} ---\n${tail(stderr, 20)}`);
     }
+    // Of the client programs run, those that failed and the last one (all with INTEROP_VERBOSE=1).
+    for (const [i, { name, stdout, stderr, status }] of this.runs.entries()) {
+      if (status === 0 && i !== this.runs.length - 1 && process.env.INTEROP_VERBOSE !== '1') continue;
+      if (stdout.trim()) parts.push(`--- ${name}: stdout ---\n${tail(stdout, 20)}`);
+      if (stderr.trim()) parts.push(`--- ${name}: stderr ---\n${tail(stderr, 20)}`);
+    }
     return parts.join('\n');
   }
 
@@ -303,7 +445,7 @@ class Context {
 }
 
 // Runs one scenario: `body(ctx)` with mcpd up, within `timeoutSeconds`. Never returns.
-export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60 }, body) {
+export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60, userRuntimeDir = false }, body) {
   const options = parseArgs(process.argv.slice(2));
   let ctx = null;
   let finished = false;
@@ -315,6 +457,7 @@ export async function scenario(name, { servers = ['everything'], timeoutSeconds 
     let diagnostics = '';
     if (ctx) {
       let t = Date.now();
+      ctx.killRunning();
       await ctx.closeClients();
       const closeMs = Date.now() - t;
       if (!failure) {
@@ -345,7 +488,7 @@ export async function scenario(name, { servers = ['everything'], timeoutSeconds 
   process.on('unhandledRejection', (error) => finish(`unhandled rejection: ${error?.stack ?? error}`));
 
   try {
-    ctx = new Context(name, options, servers);
+    ctx = new Context(name, options, servers, userRuntimeDir);
     log(`scenario: ${name} (node ${process.version})${options.direct ? ' (--direct: no mcpd, one server per client)' : ''}`);
     if (!options.direct) await ctx.startDaemon();
     await body(ctx);
