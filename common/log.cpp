@@ -7,6 +7,8 @@
 #include <ctime>
 #include <string>
 
+#include "common/terminal_text.h"
+
 namespace mcpd::log {
 namespace {
 
@@ -69,8 +71,10 @@ void set_sink(Sink sink) { g_sink = sink; }
 
 void write(Level lvl, std::string_view server, std::string_view message) {
     if (lvl < g_level) return;
+    // Messages carry other people's text (a server's stderr, a client's name): escaped, none
+    // can start a forged line, change a terminal or hide in the journal.
     if (g_sink != nullptr) {
-        g_sink(lvl, server, message);
+        g_sink(lvl, escape_controls(server), escape_controls(message));
         return;
     }
     std::string line;
@@ -86,10 +90,10 @@ void write(Level lvl, std::string_view server, std::string_view message) {
     }
     if (!server.empty()) {
         line += '[';
-        line += server;
+        append_escaped_controls(line, server);
         line += "] ";
     }
-    line += message;
+    append_escaped_controls(line, message);
     line += '\n';
     // One write per line keeps lines whole when several processes share stderr.
     std::size_t done = 0;

@@ -1,4 +1,6 @@
-// The daemon log: one line per event on stderr, optionally tagged with a server name.
+// The daemon log: one line per event on stderr, optionally tagged with a server name. Control
+// characters in the server name and the message are escaped (common/terminal_text.h), on
+// stderr and in a sink alike: one message is always one line.
 #pragma once
 
 #include <string>
@@ -22,6 +24,7 @@ void set_journal_mode(bool on);
 void write(Level level, std::string_view server, std::string_view message);
 
 // Where lines go instead of stderr (journald's native protocol, with the server as a field).
+// It receives the server and the message already escaped.
 using Sink = void (*)(Level level, std::string_view server, std::string_view message);
 void set_sink(Sink sink);
 

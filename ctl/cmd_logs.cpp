@@ -1,6 +1,7 @@
 // mcpctl logs [-f] [-n N] NAME: a server's recent stderr lines, then optionally new ones.
 #include <charconv>
 
+#include "common/terminal_text.h"
 #include "ctl/command.h"
 #include "ctl/daemon_client.h"
 #include "ctl/interrupt.h"
@@ -35,11 +36,19 @@ bool build(const CommandLine& line, nlohmann::json& request, std::string& error)
     return true;
 }
 
+// One log line for the terminal: the server wrote it, so its control characters are escaped.
+std::string line_text(const nlohmann::json& line) {
+    std::string text = mcpd::escape_controls(
+        line.is_string() ? line.get<std::string>()
+                         : line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    text += '\n';
+    return text;
+}
+
 std::string render(const nlohmann::json& result) {
     std::string text;
     if (result.contains("lines") && result["lines"].is_array())
-        for (const auto& line : result["lines"])
-            text += (line.is_string() ? line.get<std::string>() : line.dump()) + '\n';
+        for (const auto& line : result["lines"]) text += line_text(line);
     return text;
 }
 
@@ -65,7 +74,7 @@ int follow(const Context& ctx, DaemonClient& client) {
         if (ctx.output.json())
             ctx.output.print_json(message);
         else if (message.contains("log") && message["log"].is_string())
-            ctx.output.print_text(message["log"].get<std::string>() + '\n');
+            ctx.output.print_text(line_text(message["log"]));
     }
 }
 
@@ -98,7 +107,9 @@ extern const Command cmd_logs{
         "Print the last N lines (default 50) the server wrote on its stderr, as kept in\n"
         "mcpd's per-server ring. With --follow, keep printing new lines as they arrive\n"
         "until mcpd closes the connection or ^C (exit status 0). With --json, the first\n"
-        "reply and then each {\"log\": \"...\"} message are printed one per line.\n",
+        "reply and then each {\"log\": \"...\"} message are printed one per line.\n"
+        "Control characters the server wrote (escape sequences, bells, carriage returns)\n"
+        "are printed as \\u00XX, bytes that are not UTF-8 as \\xXX.\n",
     .options = kOptions,
     .min_args = 1,
     .max_args = 1,

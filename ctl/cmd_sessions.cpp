@@ -12,7 +12,8 @@ bool build(const CommandLine& line, nlohmann::json& request, std::string&) {
     return true;
 }
 
-// "claude-code 1.0" from {"name", "version"}; "-" when the client has not said who it is.
+// "claude-code 1.0" from {"name", "version"}; "-" when the client has not said who it is. The
+// client chose these strings: field_text escapes their control characters.
 std::string client_text(const nlohmann::json& session) {
     const auto it = session.find("client");
     if (it == session.end() || !it->is_object()) return "-";

@@ -1,4 +1,5 @@
-// mcpctl status [NAME...]: one table row per server.
+// mcpctl status [NAME...]: one table row per server. Every text cell goes through field_text,
+// which escapes control characters (a failed server's error may quote what it printed).
 #include "ctl/command.h"
 #include "ctl/output.h"
 
@@ -36,8 +37,7 @@ std::string last_exit_text(const nlohmann::json& server) {
     std::string text = field_text(last, "status");
     std::vector<std::string> how;
     for (const char* key : {"step", "reason"})
-        if (last.contains(key) && last[key].is_string())
-            how.push_back(last[key].get<std::string>());
+        if (last.contains(key) && last[key].is_string()) how.push_back(field_text(last, key));
     if (!how.empty()) text += " (" + join(how, ", ") + ")";
     if (last.contains("ago_ms") && last["ago_ms"].is_number()) {
         // Appended piece by piece: gcc 12 at -O3 warns about `" " + string` (a false -Wrestrict).
@@ -61,7 +61,7 @@ std::string render(const nlohmann::json& result) {
                         age_text(server, "uptime_ms"), field_text(server, "restarts"),
                         last_exit_text(server), field_text(server, "sessions")});
         if (server.contains("error") && server["error"].is_string())
-            errors.push_back(name + ": " + server["error"].get<std::string>());
+            errors.push_back(name + ": " + field_text(server, "error"));
     }
     std::string text =
         format_table({"NAME", "STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "SESSIONS"}, rows);

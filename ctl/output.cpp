@@ -2,12 +2,17 @@
 
 #include <algorithm>
 
+#include "common/terminal_text.h"
 #include "ctl/daemon_client.h"
 
 namespace mcpctl {
 
+using mcpd::escape_controls;
+
 void Output::print_json(const nlohmann::json& value) {
-    out_ << value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'
+    // The writer escapes C0 controls but leaves DEL and C1 raw; escaping them keeps the value.
+    out_ << escape_controls(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+         << '\n'
          << std::flush;
 }
 
@@ -16,7 +21,7 @@ void Output::print_text(std::string_view text) {
 }
 
 void Output::error(std::string_view message) {
-    err_ << "mcpctl: " << message << '\n' << std::flush;
+    err_ << "mcpctl: " << escape_controls(message) << '\n' << std::flush;
 }
 
 void Output::daemon_error(const nlohmann::json& error) {
@@ -28,7 +33,7 @@ void Output::daemon_error(const nlohmann::json& error) {
     const auto details = error.find("details");
     if (details == error.end() || !details->is_array()) return;
     for (const auto& line : *details)
-        err_ << (line.is_string() ? line.get<std::string>() : line.dump()) << '\n';
+        err_ << escape_controls(line.is_string() ? line.get<std::string>() : line.dump()) << '\n';
     err_ << std::flush;
 }
 
@@ -69,8 +74,8 @@ std::string field_text(const nlohmann::json& object, std::string_view key) {
     if (!object.is_object()) return "-";
     const auto it = object.find(key);
     if (it == object.end() || it->is_null()) return "-";
-    if (it->is_string()) return it->get<std::string>();
-    return it->dump();
+    if (it->is_string()) return escape_controls(it->get<std::string>());
+    return escape_controls(it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {

@@ -21,15 +21,17 @@ public:
     std::ostream& out() { return out_; }
     std::ostream& err() { return err_; }
 
-    // One compact JSON line on stdout, flushed (logs --follow streams them).
+    // One compact JSON line on stdout, flushed (logs --follow streams them). No control
+    // character is left raw, in strings either (escape_controls).
     void print_json(const nlohmann::json& value);
     // Human text on stdout, as is.
     void print_text(std::string_view text);
-    // "mcpctl: MESSAGE" on stderr, whatever the mode.
+    // "mcpctl: MESSAGE" on stderr, whatever the mode, control characters escaped.
     void error(std::string_view message);
 
     // The daemon's "error" object: {"error": {...}} on stdout in JSON mode, else its message
-    // and then each of its details (one per line, as the daemon wrote them) on stderr.
+    // and then each of its details (one per line, as the daemon wrote them, control characters
+    // escaped) on stderr.
     void daemon_error(const nlohmann::json& error);
     // A failure on our side of the socket, the same way.
     void client_error(const ClientError& error);
@@ -44,8 +46,9 @@ private:
 std::string format_table(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows);
 
-// Text for a JSON field of `object`: strings as they are, numbers in decimal, "-" when absent
-// or null.
+// Text for a JSON field of `object`: strings as they are but with control characters escaped
+// (escape_controls: a server's or a client's text cannot drive the terminal), numbers in
+// decimal, "-" when absent or null.
 std::string field_text(const nlohmann::json& object, std::string_view key);
 
 // Join strings with a separator.

@@ -56,12 +56,16 @@ void ControlCommands::handle_request(ControlConnection& c, const json& request) 
     (this->*(entry->second))(c, request);
 }
 
+bool ControlCommands::trusted(const ControlConnection& c) const {
+    return is_privileged_peer(c.peer(), ::getuid());
+}
+
 bool ControlCommands::allowed(const ControlConnection& c, const ManagedServer& server) const {
-    return is_privileged_peer(c.peer(), ::getuid()) || peer_allowed_for(c.peer(), server.config());
+    return trusted(c) || peer_allowed_for(c.peer(), server.config());
 }
 
 bool ControlCommands::privileged(ControlConnection& c) {
-    if (is_privileged_peer(c.peer(), ::getuid())) return true;
+    if (trusted(c)) return true;
     c.reply_error(control::code::denied,
                   "permission denied: only root and mcpd's own user may do this");
     return false;
@@ -78,33 +82,65 @@ bool ControlCommands::resolve(ControlConnection& c, const json& names,
         c.reply_error(control::code::bad_request, "name at least one server");
         return false;
     }
-    std::vector<std::string> unknown;
+    std::vector<std::string> missing;
     for (const json& n : names) {
         if (!n.is_string()) {
             c.reply_error(control::code::bad_request, "server names must be strings");
             return false;
         }
+        // A server the peer may not use is missing to it, exactly like one that does not
+        // exist: one answer for both, so no name it tries tells it what else is configured.
         ManagedServer* server = daemon_.find(n.get<std::string>());
-        if (server == nullptr) {
-            unknown.push_back(n.get<std::string>());
+        if (server == nullptr || !allowed(c, *server)) {
+            missing.push_back(n.get<std::string>());
             continue;
-        }
-        if (!allowed(c, *server)) {
-            c.reply_error(control::code::denied,
-                          "permission denied for server '" + server->name() + "'");
-            return false;
         }
         out.push_back(server);
     }
-    if (!unknown.empty()) {
-        std::vector<std::string> known;
-        for (ManagedServer* s : daemon_.servers()) known.push_back(s->name());
-        c.reply_error(control::code::not_found,
-                      "no server named " + join(unknown) + " in " + daemon_.registry().path +
-                          (known.empty() ? " (it lists no servers)" : "; known: " + join(known)));
-        return false;
+    if (missing.empty()) return true;
+    out.clear();
+    c.reply_error(control::code::not_found, trusted(c) ? unknown_servers_message(missing)
+                                                       : hidden_servers_message(c, missing));
+    return false;
+}
+
+std::string ControlCommands::unknown_servers_message(const std::vector<std::string>& names) {
+    std::vector<std::string> known;
+    for (ManagedServer* s : daemon_.servers()) known.push_back(s->name());
+    return "no server named " + join(names) + " in " + daemon_.registry().path +
+           (known.empty() ? " (it lists no servers)" : "; known: " + join(known));
+}
+
+std::string ControlCommands::hidden_servers_message(const ControlConnection& c,
+                                                    const std::vector<std::string>& names) {
+    std::vector<std::string> quoted, usable;
+    for (const std::string& name : names) quoted.push_back("'" + name + "'");
+    for (ManagedServer* s : daemon_.servers()) {
+        if (allowed(c, *s)) usable.push_back(s->name());
     }
-    return true;
+    return std::string(names.size() == 1 ? "no server named " : "no servers named ") +
+           join(quoted) + " that you may use" +
+           (usable.empty() ? "; you may use none" : "; you may use: " + join(usable));
+}
+
+json ControlCommands::daemon_json(const ControlConnection& c) {
+    json full = daemon_.daemon_status();
+    if (trusted(c)) return full;
+    // Only what says nothing about the rest of the registry: a list of what may be shown, so a
+    // field added to daemon_status later stays hidden until it is added here.
+    json shown = json::object();
+    for (const char* key : {"pid", "version", "uptime_ms"}) {
+        if (full.contains(key)) shown[key] = full[key];
+    }
+    std::size_t visible = 0, running = 0;
+    for (ManagedServer* s : daemon_.servers()) {
+        if (!allowed(c, *s)) continue;
+        ++visible;
+        if (s->supervisor().state() == ServerState::running) ++running;
+    }
+    shown["servers"] = visible;
+    shown["running"] = running;
+    return shown;
 }
 
 json ControlCommands::statuses(const std::vector<std::string>& names) {
@@ -138,7 +174,7 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
         }
         list.push_back(std::move(entry));
     }
-    c.reply_ok({{"daemon", daemon_.daemon_status()}, {"servers", list}});
+    c.reply_ok({{"daemon", daemon_json(c)}, {"servers", list}});
 }
 
 void ControlCommands::start(ControlConnection& c, const json& r) { act(c, r, Action::start); }
