@@ -130,6 +130,9 @@ bool DaemonClient::send(const nlohmann::json& request) {
         }
         if (errno == EINTR) continue;
         if (errno == EPIPE || errno == ECONNRESET) {
+            // mcpd answers a peer it refuses at once and hangs up: the answer is waiting.
+            pollfd pending{fd_.get(), POLLIN, 0};
+            if (::poll(&pending, 1, 0) == 1 && (pending.revents & POLLIN) != 0) return true;
             if (tunnel_failed()) return false;
             return fail(kExitError, "closed",
                         "mcpd closed the connection before reading the request (" + where_ + ")");
