@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/control_protocol.h"
+#include "common/json_read.h"
 #include "common/log.h"
 #include "daemon/daemon.h"
 
@@ -15,8 +16,41 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kDefaultLogLines = 50;
+constexpr std::int64_t kDefaultLogLines = 50;
+constexpr std::int64_t kMaxLogLines = 1'000'000;
 constexpr Duration kDefaultWait = std::chrono::seconds(60);
+constexpr std::int64_t kMaxWaitMs = 7LL * 24 * 3600 * 1000;  // a week
+
+// The optional boolean `key` of a request into `out` (left as it is when absent). A value of
+// another type is answered with an error naming the field and what it needs, and false.
+bool read_flag(ControlConnection& c, const json& request, std::string_view key, bool& out) {
+    const json* value = json_read::member(request, key);
+    if (value == nullptr) return true;
+    if (value->is_boolean()) {
+        out = value->get<bool>();
+        return true;
+    }
+    c.reply_error(control::code::bad_request, "\"" + std::string(key) + "\" must be true or false, not " +
+                                                  std::string(json_read::type_phrase(*value)));
+    return false;
+}
+
+// The optional whole number `key` (0 to `max`) of a request into `out`, likewise.
+bool read_count(ControlConnection& c, const json& request, std::string_view key, std::int64_t max,
+                std::int64_t& out) {
+    const json* value = json_read::member(request, key);
+    if (value == nullptr) return true;
+    const std::optional<std::int64_t> n = json_read::as_integer(*value);
+    if (n && *n >= 0 && *n <= max) {
+        out = *n;
+        return true;
+    }
+    c.reply_error(control::code::bad_request,
+                  "\"" + std::string(key) + "\" must be a whole number from 0 to " +
+                      std::to_string(max) + ", not " +
+                      (n ? std::to_string(*n) : std::string(json_read::type_phrase(*value))));
+    return false;
+}
 
 std::string join(const std::vector<std::string>& names) {
     std::string out;
@@ -182,6 +216,12 @@ void ControlCommands::stop(ControlConnection& c, const json& r) { act(c, r, Acti
 void ControlCommands::restart(ControlConnection& c, const json& r) { act(c, r, Action::restart); }
 
 void ControlCommands::act(ControlConnection& c, const json& request, Action action) {
+    // Every field is read before anything is done: a bad request changes nothing.
+    bool wait = false;
+    std::int64_t timeout_ms = std::chrono::duration_cast<std::chrono::milliseconds>(kDefaultWait).count();
+    if (!read_flag(c, request, "wait", wait) ||
+        !read_count(c, request, "timeout_ms", kMaxWaitMs, timeout_ms))
+        return;
     std::vector<ManagedServer*> targets;
     if (!resolve(c, request.value("servers", json()), targets, false)) return;
     std::vector<std::string> names;
@@ -193,14 +233,11 @@ void ControlCommands::act(ControlConnection& c, const json& request, Action acti
             case Action::restart: s->supervisor().request_restart(); break;
         }
     }
-    if (!request.value("wait", false)) {
+    if (!wait) {
         c.reply_ok({{"servers", statuses(names)}});
         return;
     }
-    Duration timeout = kDefaultWait;
-    if (const auto t = request.find("timeout_ms"); t != request.end() && t->is_number_integer()) {
-        timeout = Duration(std::max<std::int64_t>(0, t->get<std::int64_t>()));
-    }
+    const Duration timeout = std::chrono::milliseconds(timeout_ms);
     const bool up = action != Action::stop;
     c.defer_reply();
     ControlConnection* connection = &c;
@@ -263,15 +300,15 @@ void ControlCommands::logs(ControlConnection& c, const json& request) {
         c.reply_error(control::code::bad_request, "name the server whose logs you want");
         return;
     }
+    std::int64_t count = kDefaultLogLines;
+    bool follow = false;
+    if (!read_count(c, request, "lines", kMaxLogLines, count) || !read_flag(c, request, "follow", follow))
+        return;
     std::vector<ManagedServer*> found;
     if (!resolve(c, json::array({*name}), found, false)) return;
     ManagedServer& server = *found.front();
-    std::size_t count = kDefaultLogLines;
-    if (const auto n = request.find("lines"); n != request.end() && n->is_number_unsigned()) {
-        count = n->get<std::size_t>();
-    }
-    c.reply_ok({{"lines", server.logs().tail(count)}});
-    if (!request.value("follow", false)) return;
+    c.reply_ok({{"lines", server.logs().tail(static_cast<std::size_t>(count))}});
+    if (!follow) return;
 
     ControlConnection* connection = &c;
     const std::string server_name = server.name();
@@ -300,6 +337,8 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
         c.reply_error(control::code::bad_request, "name the server to attach to");
         return;
     }
+    bool pass_fds = false;
+    if (!read_flag(c, request, "pass_fds", pass_fds)) return;
     std::vector<ManagedServer*> found;
     if (!resolve(c, json::array({*name}), found, false)) return;
     ManagedServer& server = *found.front();
@@ -323,7 +362,7 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
     const std::string server_name = server.name();
     const PeerCredentials peer = c.peer();
     const bool exclusive = server.config().sharing == config::Sharing::exclusive;
-    if (!request.value("pass_fds", false)) {
+    if (!pass_fds) {
         c.reply_ok({{"server", server_name}, {"session", id}});
         bufferevent* bev = c.hand_over();
         ManagedServer& target = exclusive ? daemon_.exclusive_instance(server, id) : server;

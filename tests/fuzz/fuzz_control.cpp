@@ -2,7 +2,8 @@
 // daemon/control_commands, common/control_protocol).
 //
 // The first byte picks the peer (the daemon's own user, a user one server allows, a user no
-// server allows); the rest is what a client writes on the control socket. A real daemon
+// server allows); the rest is what a client writes on the control socket, or, when the first
+// byte's top bit is set, decisions that build requests with fields of every JSON type. A real daemon
 // (never run; its registry re-read once) answers through a real ControlConnection and the
 // real command table, on one end of a socket pair. Its servers' command does not exist, so
 // a start fails before any fork. An attach turns the rest of the bytes into an MCP session.
@@ -152,15 +153,53 @@ std::string converse(EventLoop& loop, int client, std::string_view request, bool
     return received;
 }
 
+// Requests whose every field may hold a value of any JSON type, decided by the input: byte
+// mutations of text alone rarely turn `"follow":true` into `"follow":"x"`.
+std::string typed_requests(fuzz::FuzzInput& in) {
+    constexpr const char* kCommands[] = {"version", "status",   "start",  "stop",
+                                         "restart", "reload",   "logs",   "attach",
+                                         "sessions", "shutdown", "nosuch"};
+    struct Field {
+        const char* key;
+        const char* usual;
+    };
+    constexpr Field kFields[] = {
+        {"server", R"("alpha")"}, {"servers", R"(["alpha","beta"])"}, {"wait", "true"},
+        {"timeout_ms", "1"},      {"lines", "3"},                     {"follow", "true"},
+        {"pass_fds", "false"},    {"cwd", R"("/tmp")"}};
+    std::string out;
+    const std::size_t count = 1 + in.below(6);
+    for (std::size_t i = 0; i < count && !in.empty(); ++i) {
+        const std::uint8_t odd = in.byte();
+        std::string line = std::string(R"({"protocol":)") +
+                           ((odd & 1) != 0 ? std::string(in.pick(fuzz::kAnyJson)) : "1");
+        const std::string command = (odd & 2) != 0 ? std::string(in.pick(fuzz::kAnyJson))
+                                                   : "\"" + std::string(in.pick(kCommands)) + "\"";
+        line += R"(,"command":)" + command;
+        for (const Field& field : kFields) {
+            const std::uint8_t choice = in.byte() % 4;  // absent, usual, any type, any type
+            if (choice == 0) continue;
+            const std::string value = choice == 1 ? std::string(field.usual) : in.pick(fuzz::kAnyJson);
+            line += std::string(",\"") + field.key + "\":" + value;
+        }
+        out += line + "}\n";
+    }
+    return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const Scratch scratch;
     fuzz::FuzzInput in(data, size);
     const std::uint8_t who = in.byte();
+    // The peer byte's top bit: the rest of the input chooses typed requests instead of being
+    // the bytes the client writes (checked-in text inputs start with '0', '1' or '2').
+    const std::string typed = (who & 0x80) != 0 ? typed_requests(in) : std::string();
     const std::string_view request =
-        size > 0 ? std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1)
-                 : std::string_view();
+        (who & 0x80) != 0 ? std::string_view(typed)
+        : size > 0        ? std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1)
+                          : std::string_view();
     const uid_t uids[] = {::getuid(), kAllowedUid, kStrangerUid};
     const PeerCredentials peer{::getpid(), uids[who % 3], ::getgid()};
 
