@@ -358,10 +358,19 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
                                                 " sessions (max_sessions); try again later");
         return;
     }
+    const bool exclusive = server.config().sharing == config::Sharing::exclusive;
+    const unsigned children = server.config().max_children;
+    if (exclusive && children > 0 && attached >= children) {
+        c.reply_error(control::code::limit,
+                      "server '" + server.name() + "' already runs " + std::to_string(children) +
+                          " private processes, one per session (max_children, sharing = "
+                          "\"exclusive\"); try again when a session has ended, or raise "
+                          "max_children in the registry");
+        return;
+    }
     const SessionId id = daemon_.next_session_id();
     const std::string server_name = server.name();
     const PeerCredentials peer = c.peer();
-    const bool exclusive = server.config().sharing == config::Sharing::exclusive;
     if (!pass_fds) {
         c.reply_ok({{"server", server_name}, {"session", id}});
         bufferevent* bev = c.hand_over();
