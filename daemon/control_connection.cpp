@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "common/control_protocol.h"
@@ -22,6 +23,17 @@ constexpr std::size_t kMaxQueuedOutput = 8 * 1024 * 1024;
 
 }  // namespace
 
+bool speaks_our_protocol(const json& request) {
+    const auto version = request.find("protocol");
+    if (version == request.end()) return false;
+    // Compared as the 64-bit value it was written as: get<int>() would cut 4294967297 to 1.
+    const std::int64_t ours = control::kProtocolVersion;
+    if (version->is_number_unsigned())
+        return version->get<std::uint64_t>() == static_cast<std::uint64_t>(ours);
+    if (version->is_number_integer()) return version->get<std::int64_t>() == ours;
+    return false;
+}
+
 ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer,
                                      RequestHandler& handler,
                                      std::function<void(ControlConnection&)> on_closed)
@@ -29,10 +41,12 @@ ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredenti
       peer_(peer),
       handler_(handler),
       on_closed_(std::move(on_closed)),
-      reader_(kMaxRequestBytes) {
+      reader_(kMaxRequestBytes),
+      idle_(base, [this] { on_idle(); }) {
     bufferevent_setcb(bev_, &ControlConnection::on_read, &ControlConnection::on_write,
                       &ControlConnection::on_event, this);
     bufferevent_enable(bev_, EV_READ | EV_WRITE);
+    idle_.arm(kIdleTimeout);
 }
 
 ControlConnection::~ControlConnection() {
@@ -50,14 +64,37 @@ void ControlConnection::reply_ok(const json& result) {
 
 void ControlConnection::reply_error(std::string_view code, const std::string& message,
                                     const std::vector<std::string>& details) {
+    write_error(code, message, details);
+    reply_done();
+}
+
+void ControlConnection::write_error(std::string_view code, const std::string& message,
+                                    const std::vector<std::string>& details) {
     json error = {{"code", code}, {"message", message}};
     if (!details.empty()) error["details"] = details;
     write_line(json{{"ok", false}, {"error", error}});
-    reply_done();
+}
+
+void ControlConnection::defer_reply() {
+    reply_pending_ = true;
+    idle_.cancel();  // mcpd owes the answer: the client is not idle
+}
+
+void ControlConnection::refuse(std::string_view code, const std::string& message) {
+    if (closed_ || bev_ == nullptr) return;
+    mode_ = Mode::refused;
+    // Its requests (or announced descriptors) are never read: they go with the socket.
+    bufferevent_disable(bev_, EV_READ);
+    if (fd_event_ != nullptr) event_del(fd_event_);
+    write_error(code, message);
+    idle_.arm(kIdleTimeout);  // in case the answer cannot be written: see on_idle()
+    close_after_flush();
 }
 
 void ControlConnection::reply_done() {
     reply_pending_ = false;
+    // The idle time counts again from this answer.
+    if (mode_ == Mode::requests && !closed_) idle_.arm(kIdleTimeout);
     // A reply given later (after --wait) resumes reading; one given from inside
     // process_input() lets its loop carry on instead of recursing.
     if (!processing_) process_input();
@@ -97,6 +134,7 @@ void ControlConnection::on_read(bufferevent*, void* self) {
 
 bufferevent* ControlConnection::hand_over() {
     mode_ = Mode::handed_over;
+    idle_.cancel();
     bufferevent* bev = bev_;
     bev_ = nullptr;
     bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
@@ -153,6 +191,7 @@ void ControlConnection::on_fds_ready(evutil_socket_t fd, short, void* self) {
         return;
     }
     connection->mode_ = Mode::linked;
+    connection->idle_.cancel();  // a link lasts as long as its session
     bufferevent_enable(connection->bev_, EV_READ);
     connection->on_fds_(std::move(fds));
 }
@@ -204,9 +243,8 @@ void ControlConnection::process_lines() {
                         "a request must be one JSON object on one line");
             continue;
         }
-        const auto version = request.find("protocol");
-        if (version == request.end() || !version->is_number_integer() ||
-            version->get<int>() != control::kProtocolVersion) {
+        if (!speaks_our_protocol(request)) {
+            const auto version = request.find("protocol");
             reply_error(control::code::protocol,
                         "control protocol mismatch: mcpd speaks version " +
                             std::to_string(control::kProtocolVersion) + ", the client sent " +
@@ -219,9 +257,49 @@ void ControlConnection::process_lines() {
     }
 }
 
+void ControlConnection::on_idle() {
+    if (closed_) return;
+    const std::string who =
+        "pid " + std::to_string(peer_.pid) + " uid " + std::to_string(peer_.uid);
+    const std::string limit = format_duration(kIdleTimeout);
+    switch (mode_) {
+        case Mode::refused:
+            // Its answer could not be written within the time: it is not reading.
+            close();
+            return;
+        case Mode::awaiting_fds:
+            log::warning("control client " + who + " did not pass its descriptors within " +
+                         limit + "; closing");
+            if (on_hangup_) on_hangup_();
+            close();
+            return;
+        case Mode::linked:
+        case Mode::handed_over:
+            return;
+        case Mode::requests:
+            break;
+    }
+    if (reply_pending_ || !cleanups_.empty()) return;  // waiting for mcpd, or following
+    if (closing_) {
+        // Its last answer is still not written: it is not reading.
+        close();
+        return;
+    }
+    log::info("closing the control connection of " + who + ": no request within " + limit);
+    mode_ = Mode::refused;
+    bufferevent_disable(bev_, EV_READ);
+    write_error(control::code::timeout,
+                "no complete request within " + limit +
+                    " of connecting or of the last answer; mcpd closed the connection "
+                    "(send each request as one line)");
+    idle_.arm(kIdleTimeout);
+    close_after_flush();
+}
+
 void ControlConnection::close() {
     if (closed_) return;
     closed_ = true;
+    idle_.cancel();
     if (bev_ != nullptr) {
         bufferevent_setcb(bev_, nullptr, nullptr, nullptr, nullptr);
         bufferevent_free(bev_);

@@ -2,6 +2,11 @@
 //
 // Requests are answered in order. A request whose answer comes later (start --wait) holds
 // back the reading of further requests until it has been answered.
+//
+// A connection that is idle, waiting for a request line, is closed kIdleTimeout after it was
+// accepted or last answered (a partial line does not count: a request is sent at once, in one
+// piece). One that waits for mcpd (a reply deferred by --wait), carries a stream someone
+// registered a cleanup for (followed logs, a session link) or was handed over never idles.
 #pragma once
 
 #include <event2/bufferevent.h>
@@ -16,11 +21,19 @@
 
 #include "common/line_reader.h"
 #include "common/unique_fd.h"
+#include "daemon/event_loop.h"
 #include "daemon/peer_auth.h"
 
 namespace mcpd {
 
 class ControlConnection;
+
+// How long a connection may stay without a complete request before it is closed.
+inline constexpr Duration kIdleTimeout = std::chrono::seconds(10);
+
+// Whether a request's "protocol" is exactly this mcpd's version: an integer (not 1.0 or "1")
+// with that value (not one that only truncates to it, such as 4294967297).
+bool speaks_our_protocol(const nlohmann::json& request);
 
 class RequestHandler {
 public:
@@ -45,7 +58,10 @@ public:
     void send(const nlohmann::json& message);
 
     // The handler will answer later: stop reading requests until it does.
-    void defer_reply() { reply_pending_ = true; }
+    void defer_reply();
+    // Answer with an error before any request (a refused peer), read nothing more, and close
+    // once the answer is written (at the latest after kIdleTimeout).
+    void refuse(std::string_view code, const std::string& message);
     // Close once everything queued has been written.
     void close_after_flush();
     // Runs when the connection goes away (unfollow logs, drop waiters).
@@ -70,6 +86,9 @@ private:
     void process_lines();
     void reply_done();
     void write_line(const nlohmann::json& message);
+    void write_error(std::string_view code, const std::string& message,
+                     const std::vector<std::string>& details = {});
+    void on_idle();
     void close();
 
     bufferevent* bev_;
@@ -79,8 +98,9 @@ private:
     LineReader reader_;
     std::string line_;
     std::vector<std::function<void()>> cleanups_;
-    enum class Mode { requests, awaiting_fds, linked, handed_over };
+    enum class Mode { requests, awaiting_fds, linked, handed_over, refused };
     Mode mode_ = Mode::requests;
+    Timer idle_;
     event* fd_event_ = nullptr;
     std::function<void(std::vector<UniqueFd>)> on_fds_;
     std::function<void()> on_hangup_;

@@ -7,9 +7,10 @@
 #include <algorithm>
 #include <csignal>
 
-#include "common/control_protocol.h"
 #include "common/log.h"
+#include "daemon/config_change.h"
 #include "daemon/control_commands.h"
+#include "daemon/descriptor_limit.h"
 #include "daemon/keeper.h"
 #include "daemon/peer_auth.h"
 #include "daemon/socket_activation.h"
@@ -37,20 +38,6 @@ log::Level to_log_level(config::LogLevel level) {
     return log::Level::info;
 }
 
-// Answers every request of a peer that may not use the daemon, then hangs up. Reading the
-// request first means the client is never cut off mid-send and always sees why.
-class DeniedHandler final : public RequestHandler {
-public:
-    explicit DeniedHandler(std::string message) : message_(std::move(message)) {}
-    void handle_request(ControlConnection& c, const json&) override {
-        c.reply_error(control::code::denied, message_);
-        c.close_after_flush();
-    }
-
-private:
-    std::string message_;
-};
-
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options, config::Registry registry)
@@ -59,7 +46,8 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
       registry_dir_(directory_of(registry_.path)),
       owner_(::getuid()),
       started_at_(Clock::now()),
-      reaper_(loop_.base()) {}
+      reaper_(loop_.base()),
+      limits_(owner_, 0) {}
 
 Daemon::~Daemon() {
     waiters_.clear();
@@ -75,6 +63,7 @@ int Daemon::run() {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     ::signal(SIGPIPE, SIG_IGN);
     log::set_level(to_log_level(registry_.daemon.log_level));
+    limits_.set_descriptor_limit(raise_descriptor_limit());
 
     BindResult bound = activated_control_socket();
     const bool activated = static_cast<bool>(bound.fd);
@@ -184,6 +173,8 @@ ReloadReport Daemon::reload() {
             report.unchanged.push_back(config.name);
         } else {
             report.changed.push_back(config.name);
+            if (classify_change(existing->config(), config) == ConfigChange::access)
+                report.access_only.push_back(config.name);
         }
     }
     for (const std::string& name : order_) {
@@ -210,9 +201,12 @@ ReloadReport Daemon::reload() {
             servers_[name]->supervisor().request_start();
         }
     }
+    revoke_access();
     log::info("reload applied: " + std::to_string(report.added.size()) + " added, " +
               std::to_string(report.removed.size()) + " removed, " +
-              std::to_string(report.changed.size()) + " changed, " +
+              std::to_string(report.changed.size()) + " changed (" +
+              std::to_string(report.access_only.size()) +
+              " only in allow_users/allow_groups, kept running), " +
               std::to_string(report.unchanged.size()) + " unchanged");
     if (ready_) notifier_.ready(status_text());
     check_waiters();
@@ -277,32 +271,6 @@ void Daemon::maybe_finish_shutdown() {
     event_base_loopexit(loop_.base(), &linger);
 }
 
-void Daemon::accept_connection(UniqueFd fd) {
-    const std::optional<PeerCredentials> peer = peer_credentials(fd.get());
-    if (!peer) {
-        log::warning("dropped a control connection whose credentials could not be read");
-        return;
-    }
-    RequestHandler* handler = commands_.get();
-    std::unique_ptr<RequestHandler> denied;
-    if (!peer_may_connect(*peer, registry_, owner_)) {
-        log::warning("refused a control connection from pid " + std::to_string(peer->pid) +
-                     " uid " + std::to_string(peer->uid) +
-                     ": not root, not mcpd's user, and not in any allow_users/allow_groups");
-        denied = std::make_unique<DeniedHandler>(
-            "permission denied: uid " + std::to_string(peer->uid) +
-            " may not use this mcpd (ask its owner to add you to allow_users)");
-        handler = denied.get();
-    }
-    auto connection = std::make_unique<ControlConnection>(
-        loop_.base(), std::move(fd), *peer, *handler, [this](ControlConnection& closed) {
-            ControlConnection* key = &closed;
-            loop_.defer([this, key] { connections_.erase(key); });
-        });
-    ControlConnection* key = connection.get();
-    connections_[key] = Connection{std::move(connection), std::move(denied)};
-}
-
 ManagedServer* Daemon::find_any(const std::string& name) {
     if (ManagedServer* server = find(name)) return server;
     for (auto& server : retired_) {
@@ -331,7 +299,10 @@ void Daemon::open_session(ManagedServer& server, SessionId id, const PeerCredent
                                              registry_.daemon.max_session_queue_bytes,
                                              std::move(callbacks));
     Session* raw = session.get();
-    sessions_[id] = SessionEntry{std::move(session), link};
+    // A session on the socket takes its connection's place (freed on the next turn); one
+    // with passed descriptors lives on its link, which keeps its own.
+    ConnectionLimits::Slot slot = link == nullptr ? limits_.take(peer) : ConnectionLimits::Slot();
+    sessions_[id] = SessionEntry{std::move(session), link, std::move(slot)};
     if (link != nullptr) {
         link->on_close([this, id] {
             const auto it = sessions_.find(id);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/registry.h"
+#include "daemon/connection_limits.h"
 #include "daemon/control_connection.h"
 #include "daemon/control_server.h"
 #include "daemon/event_loop.h"
@@ -33,6 +34,8 @@ struct DaemonOptions {
 struct ReloadReport {
     std::vector<std::string> errors;  // non-empty: nothing was changed
     std::vector<std::string> added, removed, changed, unchanged;
+    // Those of `changed` whose allow_users/allow_groups alone changed: kept running.
+    std::vector<std::string> access_only;
 };
 
 class Daemon final : public ServerHost {
@@ -100,7 +103,11 @@ private:
         std::unique_ptr<Timer> timer;
     };
 
+    // daemon_peers.cpp: who may hold connections.
     void accept_connection(UniqueFd fd);
+    // After a reload: end the sessions, and close the control connections, of users the new
+    // registry no longer allows.
+    void revoke_access();
     void on_session_closed(Session& session, const std::string& reason, bool by_client);
     void close_sessions_of(const std::string& server, const std::string& reason);
     ManagedServer* find_any(const std::string& name);  // retired servers included
@@ -125,9 +132,10 @@ private:
     Notifier notifier_;
     std::unique_ptr<ControlServer> control_;
     std::unique_ptr<RequestHandler> commands_;
+    ConnectionLimits limits_;  // before everything that holds a slot
     struct Connection {
         std::unique_ptr<ControlConnection> connection;
-        std::unique_ptr<RequestHandler> denied;  // answers a refused peer
+        ConnectionLimits::Slot slot;  // none for a refused peer, which is closed at once
     };
     std::map<ControlConnection*, Connection> connections_;
 
@@ -138,6 +146,7 @@ private:
     struct SessionEntry {
         std::unique_ptr<Session> session;
         ControlConnection* link = nullptr;
+        ConnectionLimits::Slot slot;  // a socket session's; a linked one counts on its link's
     };
     std::map<SessionId, SessionEntry> sessions_;
     std::map<SessionId, std::unique_ptr<ManagedServer>> exclusive_;  // by the session they serve

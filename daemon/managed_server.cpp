@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "daemon/config_change.h"
 #include "daemon/jsonrpc.h"
 #include "daemon/message_edges.h"
 #include "daemon/reaper.h"
@@ -88,10 +89,16 @@ ManagedServer::~ManagedServer() {
 }
 
 void ManagedServer::apply_config(const config::ServerConfig& config) {
-    if (config == config_) return;
+    const ConfigChange change = classify_change(config_, config);
+    if (change == ConfigChange::none) return;
     config_ = config;
     supervisor_.set_config(config);
     router_.set_config(config);
+    if (change == ConfigChange::access) {
+        // The process never sees who may use it; the daemon ends sessions no longer allowed.
+        log::info(config_.name, "allow_users/allow_groups changed: applied without a restart");
+        return;
+    }
     modern_verdict_.reset();
     if (supervisor_.wanted_up()) {
         supervisor_.request_restart(StopReason::reload);

@@ -60,7 +60,8 @@ public:
     const Router& router() const { return router_; }
     const nlohmann::json& initialize_result() const { return initialize_result_; }
 
-    // Apply a changed registry entry: restart if it should be up, start if it now autostarts.
+    // Apply a changed registry entry: restart if it should be up, start if it now autostarts;
+    // a change of allow_users/allow_groups alone only replaces them (config_change.h).
     void apply_config(const config::ServerConfig& config);
     // No process at all, not even one draining.
     bool drained() const { return child_ == nullptr && draining_.empty(); }

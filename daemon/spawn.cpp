@@ -14,6 +14,7 @@
 #include <set>
 #include <string_view>
 
+#include "daemon/descriptor_limit.h"
 #include "daemon/keeper.h"
 
 namespace mcpd {
@@ -65,6 +66,8 @@ bool place_fd(int fd, int target) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // mcpd's raised descriptor limit is mcpd's: servers get the one it was started with.
+    restore_descriptor_limit();
 
     if (!place_fd(in_fd, STDIN_FILENO) || !place_fd(out_fd, STDOUT_FILENO) ||
         !place_fd(err_fd, STDERR_FILENO)) {

@@ -1,0 +1,41 @@
+#include <catch2/catch.hpp>
+
+#include "daemon/config_change.h"
+
+using mcpd::classify_change;
+using mcpd::ConfigChange;
+using mcpd::config::ServerConfig;
+
+namespace {
+
+ServerConfig demo() {
+    ServerConfig config;
+    config.name = "demo";
+    config.command = "mcpd-demo-server";
+    config.allow_users = {"alice"};
+    return config;
+}
+
+}  // namespace
+
+TEST_CASE("a server entry's change is classified by what the process would see") {
+    const ServerConfig current = demo();
+    CHECK(classify_change(current, current) == ConfigChange::none);
+
+    ServerConfig users = current;
+    users.allow_users = {"alice", "bob"};
+    CHECK(classify_change(current, users) == ConfigChange::access);
+
+    ServerConfig groups = current;
+    groups.allow_groups = {"developers"};
+    groups.allow_users.clear();
+    CHECK(classify_change(current, groups) == ConfigChange::access);
+
+    ServerConfig args = users;
+    args.args = {"--verbose"};
+    CHECK(classify_change(current, args) == ConfigChange::restart);
+
+    ServerConfig timing = current;
+    timing.stop_grace = std::chrono::seconds(7);
+    CHECK(classify_change(current, timing) == ConfigChange::restart);
+}
