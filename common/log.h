@@ -3,6 +3,7 @@
 // stderr and in a sink alike: one message is always one line.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,12 @@ Level level();
 // connected to journald. Otherwise lines start with an ISO-8601 local timestamp.
 void set_journal_mode(bool on);
 
+// Messages longer than this are cut, saying how long they were.
+inline constexpr std::size_t kMaxMessageBytes = 4096;
+
+// Write one line, escaped, unless its source (the server, or mcpd itself) is over its rate
+// (see log.cpp); lines go to stderr without blocking once use_nonblocking_stderr() was called
+// (log_output.h), or to the sink.
 void write(Level level, std::string_view server, std::string_view message);
 
 // Where lines go instead of stderr (journald's native protocol, with the server as a field).

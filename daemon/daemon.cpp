@@ -12,6 +12,7 @@
 #include "daemon/control_commands.h"
 #include "daemon/descriptor_limit.h"
 #include "daemon/keeper.h"
+#include "daemon/log_pump.h"
 #include "daemon/peer_auth.h"
 #include "daemon/socket_activation.h"
 
@@ -63,6 +64,8 @@ int Daemon::run() {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     ::signal(SIGPIPE, SIG_IGN);
     log::set_level(to_log_level(registry_.daemon.log_level));
+    // From here on no log line blocks the loop, whoever reads (or does not read) stderr.
+    const LogPump log_pump(loop_.base());
     limits_.set_descriptor_limit(raise_descriptor_limit());
 
     BindResult bound = activated_control_socket();
