@@ -6,8 +6,13 @@ namespace mcpctl {
 
 namespace {
 
-bool build(const CommandLine&, nlohmann::json& request, std::string&) {
+constexpr OptionSpec kOptions[] = {
+    {'\0', "allow-remove-all", "", "apply a registry that removes every server"},
+};
+
+bool build(const CommandLine& line, nlohmann::json& request, std::string&) {
     request = make_request("reload");
+    if (line.has("allow-remove-all")) request["allow_remove_all"] = true;
     return true;
 }
 
@@ -28,14 +33,18 @@ std::string render(const nlohmann::json& result) {
 
 extern const Command cmd_reload{
     .name = "reload",
-    .usage = "reload",
+    .usage = "reload [--allow-remove-all]",
     .summary = "re-read the registry and apply what changed",
     .help =
         "Ask mcpd to re-read its registry file (as SIGHUP does). Only added, removed and\n"
         "changed servers are touched; the others keep running. Prints the names in each\n"
         "category. When the file has errors mcpd keeps the running configuration, and\n"
-        "mcpctl prints each error (file:line:column: message) and exits with 1.\n",
-    .options = {},
+        "mcpctl prints each error (file:line:column: message) and exits with 1.\n"
+        "\n"
+        "A registry that would remove every running server (an empty file, or one an\n"
+        "editor is still writing) is refused the same way unless --allow-remove-all is\n"
+        "given.\n",
+    .options = kOptions,
     .min_args = 0,
     .max_args = 0,
     .build = build,

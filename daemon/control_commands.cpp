@@ -276,9 +276,11 @@ void ControlCommands::act(ControlConnection& c, const json& request, Action acti
     c.on_close([this, id] { daemon_.cancel_wait(id); });
 }
 
-void ControlCommands::reload(ControlConnection& c, const json&) {
+void ControlCommands::reload(ControlConnection& c, const json& request) {
     if (!privileged(c)) return;
-    const ReloadReport report = daemon_.reload();
+    bool allow_remove_all = false;
+    if (!read_flag(c, request, "allow_remove_all", allow_remove_all)) return;
+    const ReloadReport report = daemon_.reload(allow_remove_all);
     if (!report.errors.empty()) {
         c.reply_error(control::code::config,
                       daemon_.options().config_path + " has " +

@@ -148,7 +148,7 @@ json Daemon::daemon_status() const {
     };
 }
 
-ReloadReport Daemon::reload() {
+ReloadReport Daemon::reload(bool allow_remove_all) {
     ReloadReport report;
     log::info("reloading " + options_.config_path);
     config::LoadResult loaded = config::load_registry(options_.config_path);
@@ -159,8 +159,22 @@ ReloadReport Daemon::reload() {
         }
         return report;
     }
-    notifier_.reloading();
     config::Registry next = std::move(*loaded.registry);
+    const bool keeps_any = std::any_of(order_.begin(), order_.end(), [&next](const std::string& name) {
+        return next.find(name) != nullptr;
+    });
+    if (!order_.empty() && !keeps_any && !allow_remove_all) {
+        // An empty file, or one an editor or `cp` is still writing, would stop everything.
+        report.errors.push_back(
+            options_.config_path + ": " +
+            (next.servers.empty() ? "it lists no servers" : "it lists none of the running servers") +
+            ", so reloading it would stop every server and end every session; nothing was "
+            "changed. Check the file (an editor or a copy may still be writing it); to remove "
+            "every server all the same, run 'mcpctl reload --allow-remove-all'");
+        log::error(report.errors.back());
+        return report;
+    }
+    notifier_.reloading();
     if (next.daemon.socket != registry_.daemon.socket) {
         log::warning("[daemon].socket changed; the new path takes effect when mcpd restarts");
     }

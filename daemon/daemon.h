@@ -47,7 +47,9 @@ public:
     int run();
 
     // Re-read the registry and apply the difference.
-    ReloadReport reload();
+    // Refused (report.errors) when the new file would remove every server, unless
+    // `allow_remove_all`: an empty or half-written registry must not stop everything.
+    ReloadReport reload(bool allow_remove_all = false);
     // Stop every server through the stop ladder, then exit. A second call kills at once.
     void shutdown();
     bool shutting_down() const { return shutting_down_; }

@@ -105,3 +105,39 @@ TEST_CASE("reload applies added, removed and changed servers and keeps the rest"
         CHECK(names_of(env) == std::vector<std::string>{"b", "c", "d", "e"});
     }
 }
+
+TEST_CASE("a reload that would remove every server is refused unless asked for", "[reload]") {
+    TestEnv env("reload-remove-all");
+    env.write_registry(server_toml("a") + server_toml("b"));
+    DaemonProcess& daemon = env.start_daemon();
+    env.wait_state("a", "running");
+    env.wait_state("b", "running");
+    const auto before = pids_of(env);
+
+    // An empty file (an editor or `cp` caught mid-write), one cut at a table boundary, and one
+    // naming only other servers: each refused, by mcpctl and by SIGHUP, and nothing stops.
+    for (const std::string& text :
+         {std::string(), std::string("[daemon]\nlog_level = \"info\"\n"), server_toml("other")}) {
+        env.write_registry(text);
+        const RunResult refused = env.ctl({"reload"});
+        INFO(refused.describe());
+        CHECK(refused.exit_code == 1);
+        CHECK(refused.err.find("would stop every server and end every session; nothing was changed") !=
+              std::string::npos);
+        CHECK(refused.err.find("mcpctl reload --allow-remove-all") != std::string::npos);
+        daemon.signal(SIGHUP);
+        wait_until("the SIGHUP reload is refused", 10s, [&] {
+            return count_of(daemon.log(), "reload on SIGHUP refused") >= 1;
+        });
+        CHECK(pids_of(env) == before);
+        CHECK(env.server("other").is_null());
+    }
+
+    // Asked for: applied.
+    env.write_registry(std::string());
+    const RunResult applied = env.ctl({"reload", "--allow-remove-all"});
+    INFO(applied.describe());
+    CHECK(applied.exit_code == 0);
+    CHECK(applied.out.find("removed: a, b\n") != std::string::npos);
+    wait_until("every server is gone", 20s, [&] { return env.status_json()["servers"].empty(); });
+}
