@@ -253,7 +253,24 @@ void ControlConnection::process_lines() {
             close_after_flush();
             return;
         }
+        handle(request);
+    }
+}
+
+void ControlConnection::handle(const json& request) {
+    // A backstop: every field is read by type, so a throw here is a bug in mcpd. It costs
+    // this one request an error, not the daemon and every session with it.
+    try {
         handler_.handle_request(*this, request);
+    } catch (const std::exception& error) {
+        static std::uint64_t failures = 0;
+        if (++failures == 1 || failures % 100 == 0)
+            log::error(std::string("a bug in mcpd: a control request failed (") + error.what() +
+                       "); it was answered with an error (" + std::to_string(failures) +
+                       " so far)");
+        if (!closed_ && reply_pending_ == false)
+            reply_error(control::code::bad_request,
+                        "mcpd could not handle this request; nothing else was affected");
     }
 }
 

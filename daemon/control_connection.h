@@ -84,6 +84,8 @@ private:
 
     void process_input();
     void process_lines();
+    // Run one request's handler, containing anything it throws to this request.
+    void handle(const nlohmann::json& request);
     void reply_done();
     void write_line(const nlohmann::json& message);
     void write_error(std::string_view code, const std::string& message,

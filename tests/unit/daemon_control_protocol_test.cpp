@@ -1,3 +1,7 @@
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -27,4 +31,49 @@ TEST_CASE("the control protocol version is compared as the exact integer it was 
     CHECK_FALSE(speaks("2"));
     CHECK_FALSE(speaks("0"));
     CHECK_FALSE(speaks_our_protocol(json::object()));
+}
+
+namespace {
+
+// A handler with a bug: it throws on the first request, answers the second.
+class ThrowingHandler final : public mcpd::RequestHandler {
+public:
+    void handle_request(mcpd::ControlConnection& c, const json& request) override {
+        if (request.value("command", std::string()) == "boom") throw std::runtime_error("bug");
+        c.reply_ok(json{{"fine", true}});
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a request whose handler throws is answered with an error and the connection goes on") {
+    event_base* base = event_base_new();
+    REQUIRE(base != nullptr);
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+    ThrowingHandler handler;
+    {
+        mcpd::ControlConnection connection(base, mcpd::UniqueFd(fds[0]), mcpd::PeerCredentials{},
+                                           handler, [](mcpd::ControlConnection&) {});
+        const std::string requests =
+            "{\"protocol\":1,\"command\":\"boom\"}\n{\"protocol\":1,\"command\":\"ok\"}\n";
+        REQUIRE(::write(fds[1], requests.data(), requests.size()) ==
+                static_cast<ssize_t>(requests.size()));
+        std::string received;
+        for (int turn = 0; turn < 100 && std::count(received.begin(), received.end(), '\n') < 2; ++turn) {
+            event_base_loop(base, EVLOOP_NONBLOCK);
+            char buf[4096];
+            const ssize_t n = ::read(fds[1], buf, sizeof buf);
+            if (n > 0) received.append(buf, static_cast<std::size_t>(n));
+        }
+        const auto newline = received.find('\n');
+        REQUIRE(newline != std::string::npos);
+        const json first = json::parse(received.substr(0, newline));
+        CHECK(first["ok"] == false);
+        CHECK(first["error"]["message"] == "mcpd could not handle this request; nothing else was affected");
+        const json second = json::parse(received.substr(newline + 1));
+        CHECK(second["ok"] == true);
+    }
+    ::close(fds[1]);
+    event_base_free(base);
 }
