@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <charconv>
 #include <vector>
 
@@ -39,9 +40,14 @@ std::optional<gid_t> lookup_gid(const std::string& name) {
     return found->gr_gid;
 }
 
-// The peer's primary group plus the supplementary groups of its user.
+// The peer's primary group plus its supplementary groups: the process's own when the kernel
+// said them, else those the group database gives its user.
 std::vector<gid_t> groups_of(const PeerCredentials& peer) {
     std::vector<gid_t> groups{peer.gid};
+    if (peer.groups_known) {
+        groups.insert(groups.end(), peer.groups.begin(), peer.groups.end());
+        return groups;
+    }
     std::vector<char> buf(16384);
     passwd pw{};
     passwd* found = nullptr;
@@ -65,7 +71,20 @@ std::optional<PeerCredentials> peer_credentials(int socket_fd) {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return std::nullopt;
-    return PeerCredentials{cred.pid, cred.uid, cred.gid};
+    PeerCredentials peer{cred.pid, cred.uid, cred.gid};
+    std::vector<gid_t> groups(64);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        socklen_t size = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+        if (getsockopt(socket_fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &size) == 0) {
+            groups.resize(size / sizeof(gid_t));
+            peer.groups = std::move(groups);
+            peer.groups_known = true;
+            break;
+        }
+        if (errno != ERANGE) break;  // an older kernel: the group database it is
+        groups.resize(size / sizeof(gid_t) + 1);
+    }
+    return peer;
 }
 
 bool is_privileged_peer(const PeerCredentials& peer, uid_t owner) {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/registry.h"
 
@@ -15,6 +16,11 @@ struct PeerCredentials {
     pid_t pid = 0;
     uid_t uid = 0;
     gid_t gid = 0;
+    // The connecting process's supplementary groups (SO_PEERGROUPS), which is what a file's
+    // group permission goes by; where the kernel cannot tell (groups_known false), the user's
+    // groups from the group database are used instead.
+    std::vector<gid_t> groups = {};
+    bool groups_known = false;
 };
 
 std::optional<PeerCredentials> peer_credentials(int socket_fd);

@@ -231,6 +231,13 @@ TEST_CASE("mcpd refuses its own socket directory when others may write to it", "
     INFO(status.describe());
     CHECK(status.exit_code == 0);
     CHECK(contains(status.out, "demo"));
+    // Which socket the client took, and why, for anyone wondering where it looked.
+    const RunResult version = run_process(as_user(victim, {bin("mcpctl"), "--json", "version"}), 20s);
+    INFO(version.describe());
+    REQUIRE(version.exit_code == 0);
+    const nlohmann::json client = nlohmann::json::parse(version.out)["client"];
+    CHECK(client["socket"] == dir + "/mcpd.sock");
+    CHECK(contains(client["reason"].get<std::string>(), "XDG_RUNTIME_DIR is unset"));
     CHECK(daemon.stop(SIGTERM) == 0);
 }
 
@@ -306,4 +313,39 @@ TEST_CASE("mcpd names a foreign listener and keeps a foreign stale socket", "[so
     struct stat st {};
     REQUIRE(::lstat(socket.c_str(), &st) == 0);  // still there, still the attacker's
     CHECK(st.st_uid == attacker.uid());
+}
+
+TEST_CASE("socket_group lets that group's allowed users in, and nobody else", "[socket][access]") {
+    // allow_groups on a daemon whose socket is otherwise private: the group reaches the socket
+    // (0660, its group), mcpd's own check still decides; others cannot even connect.
+    TestEnv env("socket-group");
+    const OtherUser member(0), stranger(1);
+    env.write_registry("[daemon]\nsocket_group = \"nogroup\"\n\n" +
+                       server_toml("demo", {}, {{"allow_groups", "[\"nogroup\"]"}}));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    open_directory(env.dir());
+    struct stat st {};
+    REQUIRE(::lstat(env.socket().c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0660);
+    CHECK(st.st_gid == 65534);
+
+    // The member runs with nogroup as a supplementary group, as a login in that group would.
+    const std::vector<std::string> as_member{"/usr/bin/setpriv", "--reuid=" + member.id(),
+                                             "--regid=" + member.id(), "--groups=65534", "--"};
+    std::vector<std::string> status = as_member;
+    for (const std::string& word : {bin("mcpctl"), std::string("--socket"), env.socket(),
+                                    std::string("--json"), std::string("status")})
+        status.push_back(word);
+    // The daemon runs as root, whom mcpctl always trusts.
+    const RunResult allowed = run_process(status, 20s);
+    INFO(allowed.describe());
+    CHECK(allowed.exit_code == 0);
+    CHECK(allowed.out.find("\"demo\"") != std::string::npos);
+
+    const RunResult refused = run_process(
+        stranger.command({bin("mcpctl"), "--socket", env.socket(), "status"}), 20s);
+    INFO(refused.describe());
+    CHECK(refused.exit_code == 1);
+    CHECK(refused.err.find("Permission denied") != std::string::npos);
 }
