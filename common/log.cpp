@@ -29,6 +29,7 @@ constexpr double kBurst = 1000;
 struct Bucket {
     double tokens = kBurst;
     std::chrono::steady_clock::time_point refilled = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point noted{};  // when held-back lines were last counted
     std::uint64_t held_back = 0;
 };
 
@@ -52,8 +53,13 @@ bool admit(std::string_view source, std::uint64_t& held_back) {
         return false;
     }
     b.tokens -= 1;
-    held_back = b.held_back;
-    b.held_back = 0;
+    // Said at most once a second, so that a steady flood costs one more line a second.
+    held_back = 0;
+    if (b.held_back > 0 && now - b.noted >= std::chrono::seconds(1)) {
+        held_back = b.held_back;
+        b.held_back = 0;
+        b.noted = now;
+    }
     return true;
 }
 
