@@ -8,36 +8,18 @@
 #include <charconv>
 #include <vector>
 
+#include "common/accounts.h"
+
 namespace mcpd {
 namespace {
 
-std::optional<unsigned long> parse_number(const std::string& text) {
-    unsigned long value = 0;
+// A group named in allow_groups: a number as it is (a group the database does not list may
+// still be a process's), else a name the group database knows.
+std::optional<gid_t> allowed_gid(const std::string& text) {
+    gid_t value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-    return value;
-}
-
-std::optional<uid_t> lookup_uid(const std::string& name) {
-    if (auto n = parse_number(name)) return static_cast<uid_t>(*n);
-    std::vector<char> buf(16384);
-    passwd pw{};
-    passwd* found = nullptr;
-    if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
-        return std::nullopt;
-    }
-    return found->pw_uid;
-}
-
-std::optional<gid_t> lookup_gid(const std::string& name) {
-    if (auto n = parse_number(name)) return static_cast<gid_t>(*n);
-    std::vector<char> buf(16384);
-    group gr{};
-    group* found = nullptr;
-    if (getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
-        return std::nullopt;
-    }
-    return found->gr_gid;
+    if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) return value;
+    return accounts::gid_of(text);
 }
 
 // The peer's primary group plus its supplementary groups: the process's own when the kernel
@@ -93,12 +75,12 @@ bool is_privileged_peer(const PeerCredentials& peer, uid_t owner) {
 
 bool peer_allowed_for(const PeerCredentials& peer, const config::ServerConfig& server) {
     for (const std::string& user : server.allow_users) {
-        if (lookup_uid(user) == peer.uid) return true;
+        if (accounts::uid_of(user) == peer.uid) return true;
     }
     if (server.allow_groups.empty()) return false;
     const std::vector<gid_t> groups = groups_of(peer);
     for (const std::string& name : server.allow_groups) {
-        const std::optional<gid_t> gid = lookup_gid(name);
+        const std::optional<gid_t> gid = allowed_gid(name);
         if (!gid) continue;
         for (gid_t g : groups) {
             if (g == *gid) return true;
