@@ -11,6 +11,7 @@
 
 #include "common/accounts.h"
 #include "common/log.h"
+#include "daemon/peer_auth.h"
 
 namespace mcpd {
 namespace {
@@ -23,20 +24,6 @@ bool make_address(const std::string& path, sockaddr_un& addr) {
     if (path.size() >= sizeof addr.sun_path) return false;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     return true;
-}
-
-// Who listens on a connected socket, as "uid 1000 (alice)".
-std::string listener_of(int fd) {
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return "an unknown user";
-    return accounts::describe_uid(cred.uid);
-}
-
-bool listener_is_me(int fd) {
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == ::geteuid();
 }
 
 }  // namespace
@@ -60,11 +47,15 @@ BindResult bind_control_socket(const std::string& path, const SocketAccess& acce
     // Is somebody home? A live daemon answers connect(); a stale file refuses it.
     UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-        if (listener_is_me(probe.get()))
+        // Who listens: peer_credentials reads SO_PEERCRED, as for every accepted peer.
+        const std::optional<PeerCredentials> listener = peer_credentials(probe.get());
+        if (listener && listener->uid == ::geteuid())
             out.error = "another mcpd is already listening on " + path +
                         "; stop it first ('mcpctl shutdown') or choose another --socket";
         else
-            out.error = "a process of " + listener_of(probe.get()) + ", not of mcpd's user (" +
+            out.error = "a process of " +
+                        (listener ? accounts::describe_uid(listener->uid) : "an unknown user") +
+                        ", not of mcpd's user (" +
                         accounts::describe_uid(::geteuid()) + "), is listening on " + path +
                         "; it may be impersonating mcpd: remove it (as root if need be) or "
                         "choose another --socket";

@@ -8,18 +8,11 @@
 
 #include "ctl/command.h"
 #include "ctl/output.h"
+#include "render_command.h"
 
 using nlohmann::json;
 
 namespace {
-
-std::string render(std::string_view command, const json& result) {
-    std::string error;
-    const mcpctl::Command* found = mcpctl::find_command(command, error);
-    REQUIRE(found != nullptr);
-    REQUIRE(found->render != nullptr);
-    return found->render(result);
-}
 
 // Bytes a terminal acts on: C0 controls but the line ends, DEL, and C1 controls in UTF-8.
 bool has_raw_controls(const std::string& text) {

@@ -5,19 +5,12 @@
 
 #include "ctl/command.h"
 #include "ctl/output.h"
+#include "render_command.h"
 #include "ctl/server_action.h"
 
 using nlohmann::json;
 
 namespace {
-
-std::string render(std::string_view command, const json& result) {
-    std::string error;
-    const mcpctl::Command* found = mcpctl::find_command(command, error);
-    REQUIRE(found != nullptr);
-    REQUIRE(found->render != nullptr);
-    return found->render(result);
-}
 
 // A status result as CONTROL.md describes it: one running server with a past exit, one failed
 // server that never ran, one in backoff.
