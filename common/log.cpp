@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "common/log_limits.h"
 #include "common/log_output.h"
 #include "common/terminal_text.h"
 
@@ -22,45 +23,27 @@ Sink g_sink = nullptr;
 // Each source (a server's name, or mcpd's own lines) may log kRate lines a second, in bursts of
 // up to kBurst: a server flooding its stderr (a million lines in seconds) or a peer sending
 // thousands of stray replies would otherwise fill the disk. What is held back is counted and
-// said once the source is under the limit again. `mcpctl logs` keeps its own ring, unthrottled.
+// the count said once a second. `mcpctl logs` keeps its own ring, unthrottled.
 constexpr double kRate = 200;
 constexpr double kBurst = 1000;
+// A repeated event (see repeated()) is written once per window, then counted.
+constexpr std::chrono::seconds kRepeatWindow{10};
 
-struct Bucket {
-    double tokens = kBurst;
-    std::chrono::steady_clock::time_point refilled = std::chrono::steady_clock::now();
-    std::chrono::steady_clock::time_point noted{};  // when held-back lines were last counted
-    std::uint64_t held_back = 0;
-};
-
-std::map<std::string, Bucket, std::less<>>& buckets() {
-    static std::map<std::string, Bucket, std::less<>> all;
+SourceRates& rates() {
+    static SourceRates all(kRate, kBurst);
     return all;
 }
 
-// Whether a line of `source` may be written now; `held_back` is set to how many lines of it
-// were not written since it last was.
-bool admit(std::string_view source, std::uint64_t& held_back) {
-    auto& all = buckets();
-    auto it = all.find(source);
-    if (it == all.end()) it = all.emplace(std::string(source), Bucket{}).first;
-    Bucket& b = it->second;
-    const auto now = std::chrono::steady_clock::now();
-    b.tokens = std::min(kBurst, b.tokens + kRate * std::chrono::duration<double>(now - b.refilled).count());
-    b.refilled = now;
-    if (b.tokens < 1) {
-        ++b.held_back;
-        return false;
-    }
-    b.tokens -= 1;
-    // Said at most once a second, so that a steady flood costs one more line a second.
-    held_back = 0;
-    if (b.held_back > 0 && now - b.noted >= std::chrono::seconds(1)) {
-        held_back = b.held_back;
-        b.held_back = 0;
-        b.noted = now;
-    }
-    return true;
+RepeatFolder& repeats() {
+    static RepeatFolder all(kRepeatWindow);
+    return all;
+}
+
+FlushWanted g_flush_wanted = nullptr;
+
+// Something is now counted that a later flush_due() must say.
+void want_flush() {
+    if (g_flush_wanted != nullptr) g_flush_wanted();
 }
 
 // syslog priorities journald understands as "<N>" line prefixes.
@@ -147,12 +130,11 @@ void set_sink(Sink sink) { g_sink = sink; }
 
 void write(Level lvl, std::string_view server, std::string_view message) {
     if (lvl < g_level) return;
-    std::uint64_t held_back = 0;
-    if (!admit(server, held_back)) return;
-    if (held_back > 0) {
-        write_line(Level::warning, server,
-                   std::to_string(held_back) + " log lines were not written (more than " +
-                       std::to_string(static_cast<int>(kRate)) + " a second from this source)");
+    const SteadyTime now = SteadyClock::now();
+    flush_due(now);
+    if (!rates().admit(server, now)) {
+        want_flush();
+        return;
     }
     if (message.size() > kMaxMessageBytes) {
         // A 1 MiB id or a line of base64 says nothing more past its start.
@@ -163,5 +145,58 @@ void write(Level lvl, std::string_view server, std::string_view message) {
     }
     write_line(lvl, server, message);
 }
+
+void repeated(Level lvl, std::string_view server, std::string_view kind, std::string_view detail) {
+    if (lvl < g_level) return;
+    const SteadyTime now = SteadyClock::now();
+    flush_due(now);
+    if (!repeats().first(server, kind, now)) {
+        want_flush();
+        return;
+    }
+    std::string message(kind);
+    if (!detail.empty()) {
+        message += ": ";
+        message += detail;
+    }
+    message += " (the same again within ";
+    message += std::to_string(kRepeatWindow.count());
+    message += " s is counted, not written)";
+    write(lvl, server, message);
+}
+
+std::string excerpt(std::string_view text, std::size_t max_bytes) {
+    if (text.size() <= max_bytes) return std::string(text);
+    std::string out(text.substr(0, max_bytes));
+    out += "... (";
+    out += std::to_string(text.size());
+    out += " bytes)";
+    return out;
+}
+
+std::optional<std::chrono::steady_clock::time_point> flush_due(std::chrono::steady_clock::time_point now) {
+    for (const SourceRates::HeldBack& held : rates().take_due(now)) {
+        std::string message = std::to_string(held.lines);
+        message += " log lines were not written (more than ";
+        message += std::to_string(static_cast<int>(kRate));
+        message += " a second from this source)";
+        write_line(Level::warning, held.source, message);
+    }
+    for (const RepeatFolder::Folded& folded : repeats().take_due(now)) {
+        std::string message = folded.kind;
+        message += ": ";
+        message += std::to_string(folded.count);
+        message += " more in the last ";
+        message += std::to_string(kRepeatWindow.count());
+        message += " s";
+        write_line(Level::info, folded.source, message);
+    }
+    const auto held = rates().next_due();
+    const auto folded = repeats().next_due();
+    if (held && folded) return std::min(*held, *folded);
+    return held ? held : folded;
+}
+
+void on_flush_wanted(FlushWanted callback) { g_flush_wanted = callback; }
 
 }  // namespace mcpd::log

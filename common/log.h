@@ -3,7 +3,9 @@
 // stderr and in a sink alike: one message is always one line.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +31,24 @@ inline constexpr std::size_t kMaxMessageBytes = 4096;
 // (see log.cpp); lines go to stderr without blocking once use_nonblocking_stderr() was called
 // (log_output.h), or to the sink.
 void write(Level level, std::string_view server, std::string_view message);
+
+// A repeated event from `server` (a stray reply, a declined request), named by `kind`, a fixed
+// phrase: the first in a window of 10 s is written as "kind: detail", the rest are counted,
+// and the count is said as one line when the window ends (flush_due).
+void repeated(Level level, std::string_view server, std::string_view kind, std::string_view detail);
+
+// `text` cut to `max_bytes`, saying how long it was: for ids and names a peer chose.
+std::string excerpt(std::string_view text, std::size_t max_bytes = 64);
+
+// Say the counts that are due at `now` (lines over the rate, folded repeats); returns when
+// the next one falls due, if any. Called before each line is written, and by whoever owns a
+// timer (daemon/log_pump) so a count is said when a flood ends, not when the source next
+// logs.
+std::optional<std::chrono::steady_clock::time_point> flush_due(std::chrono::steady_clock::time_point now);
+
+// Called whenever something starts being counted: the owner of the timer arms it.
+using FlushWanted = void (*)();
+void on_flush_wanted(FlushWanted callback);
 
 // Where lines go instead of stderr (journald's native protocol, with the server as a field).
 // It receives the server and the message already escaped.

@@ -40,6 +40,7 @@ void free_event(bufferevent*& bev) {
 ChildProcess::ChildProcess(event_base* base, SpawnedProcess process,
                            std::size_t max_message_bytes, Callbacks callbacks)
     : pid_(process.pid),
+      tag_(process.tag),
       callbacks_(std::move(callbacks)),
       stdout_reader_(max_message_bytes, /*keep_edges=*/true),
       stderr_reader_(kMaxLogLine) {
@@ -91,7 +92,9 @@ void ChildProcess::on_stdin_written(bufferevent*, void* self) {
 }
 
 void ChildProcess::signal_group(int signo) const {
-    if (!exited_) ::kill(-pid_, signo);
+    if (exited_) return;
+    ::kill(-pid_, signo);
+    signal_escaped_processes(mark(), signo, ::getpid());
 }
 
 void ChildProcess::mark_exited(int status) {

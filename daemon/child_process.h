@@ -16,6 +16,7 @@
 #include "common/json_envelope.h"
 #include "common/line_reader.h"
 #include "common/unique_fd.h"
+#include "daemon/server_processes.h"
 #include "daemon/spawn.h"
 
 namespace mcpd {
@@ -45,6 +46,8 @@ public:
     ChildProcess& operator=(const ChildProcess&) = delete;
 
     int pid() const { return pid_; }
+    // Its process group and tag: what finds the processes that left the group.
+    ServerMark mark() const { return {pid_, tag_}; }
 
     // Queue one message (a newline is appended). False once stdin is closed.
     bool send(std::string_view line);
@@ -55,6 +58,7 @@ public:
     void set_input_watermark(std::size_t low);
     // Close stdin now, dropping anything still queued: the first step of the stop ladder.
     void close_stdin();
+    // Signal its process group, and the descendants that left it (daemon/server_processes.h).
     void signal_group(int signo) const;
 
     // From the reaper.
@@ -80,6 +84,7 @@ private:
     void check_finished();
 
     int pid_;
+    std::string tag_;
     Callbacks callbacks_;
     bufferevent* stdin_ = nullptr;
     // stdout and stderr are read with plain read() into their line readers (see Session).

@@ -14,6 +14,7 @@
 #include "daemon/keeper.h"
 #include "daemon/log_pump.h"
 #include "daemon/peer_auth.h"
+#include "daemon/server_processes.h"
 #include "daemon/socket_activation.h"
 
 namespace mcpd {
@@ -106,6 +107,12 @@ int Daemon::run() {
 
     loop_.run();
 
+    // Every server is stopped and its processes with it. What is left below mcpd came from
+    // one of them and could not be told whose (see daemon/server_processes.h): it goes too.
+    if (const std::size_t leftover = kill_descendants(::getpid(), Keeper::instance().pid())) {
+        log::info("killed " + std::to_string(leftover) +
+                  " leftover process(es) of stopped servers before exiting");
+    }
     control_.reset();
     // A socket systemd passed belongs to the socket unit, which keeps listening.
     if (!activated) ::unlink(options_.socket_path.c_str());

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "daemon/server_processes.h"
 
 namespace mcpd {
 namespace {
@@ -34,13 +35,19 @@ void close_all_but(int keep) {
 }
 
 // The keeper's whole life, in the forked child (every signal already blocked).
-[[noreturn]] void run_keeper(int read_fd) {
+[[noreturn]] void run_keeper(int read_fd, pid_t daemon) {
     close_all_but(read_fd);
     ::prctl(PR_SET_NAME, "mcpd-keeper");
     if (::chdir("/") != 0) {
         // Nothing to report it to; staying in mcpd's directory is harmless.
     }
-    for (const pid_t group : read_keeper_pipe(read_fd)) ::kill(-group, SIGKILL);
+    const std::map<pid_t, std::uint32_t> groups = read_keeper_pipe(read_fd);
+    // Every group first, so no server outlives the keeper's looking for its escaped processes.
+    for (const auto& [group, serial] : groups) ::kill(-group, SIGKILL);
+    for (const auto& [group, serial] : groups) {
+        ServerMark mark{group, serial == 0 ? std::string() : process_tag(daemon, serial)};
+        kill_server_processes(mark, 0);
+    }
     _exit(0);
 }
 
@@ -54,7 +61,7 @@ void KeeperLedger::feed(std::string_view bytes) {
         std::memcpy(&message, partial_.data() + at, sizeof message);
         if (message.pgid < 2) continue;
         if (message.op == static_cast<std::uint32_t>(KeeperOp::add)) {
-            groups_.insert(message.pgid);
+            groups_[message.pgid] = message.serial;
         } else if (message.op == static_cast<std::uint32_t>(KeeperOp::remove)) {
             groups_.erase(message.pgid);
         }
@@ -62,7 +69,7 @@ void KeeperLedger::feed(std::string_view bytes) {
     partial_.erase(0, at);
 }
 
-std::set<pid_t> read_keeper_pipe(int fd) {
+std::map<pid_t, std::uint32_t> read_keeper_pipe(int fd) {
     KeeperLedger ledger;
     std::array<char, 4096> buffer{};
     for (;;) {
@@ -90,8 +97,9 @@ KeeperProcess fork_keeper() {
     sigset_t all, saved;
     sigfillset(&all);
     ::sigprocmask(SIG_SETMASK, &all, &saved);
+    const pid_t daemon = ::getpid();
     const pid_t pid = ::fork();
-    if (pid == 0) run_keeper(read_end.get());
+    if (pid == 0) run_keeper(read_end.get(), daemon);
     const int fork_errno = errno;
     ::sigprocmask(SIG_SETMASK, &saved, nullptr);
     if (pid < 0) {
@@ -122,12 +130,12 @@ void Keeper::start() {
     log::debug("keeper started, pid " + std::to_string(pid_));
 }
 
-void Keeper::track(pid_t pgid) {
-    if (running() && tracked_.insert(pgid).second) send(KeeperOp::add, pgid);
+void Keeper::track(pid_t pgid, std::uint32_t serial) {
+    if (running() && tracked_.insert(pgid).second) send(KeeperOp::add, pgid, serial);
 }
 
 void Keeper::untrack(pid_t pgid) {
-    if (running() && tracked_.erase(pgid) > 0) send(KeeperOp::remove, pgid);
+    if (running() && tracked_.erase(pgid) > 0) send(KeeperOp::remove, pgid, 0);
 }
 
 bool Keeper::reaped(pid_t pid, int status) {
@@ -140,8 +148,9 @@ bool Keeper::reaped(pid_t pid, int status) {
     return true;
 }
 
-void Keeper::send(KeeperOp op, pid_t pgid) {
-    const KeeperMessage message{static_cast<std::uint32_t>(op), static_cast<std::int32_t>(pgid)};
+void Keeper::send(KeeperOp op, pid_t pgid, std::uint32_t serial) {
+    const KeeperMessage message{static_cast<std::uint32_t>(op), static_cast<std::int32_t>(pgid),
+                                serial};
     ssize_t n;
     do {
         n = ::write(pipe_.get(), &message, sizeof message);

@@ -5,15 +5,15 @@
 // `npx` -> `node`) do not. The keeper holds the read end of a pipe whose only write end is
 // mcpd's (close-on-exec, so no server inherits it). mcpd writes one fixed-size message when a
 // server's process group appears and one when it is gone. EOF on the pipe means mcpd has
-// exited, however it exited: the keeper SIGKILLs every group still listed and exits. After a
-// normal shutdown the list is empty, so it only exits. A process that left its group with
-// setsid() is out of its reach (under systemd, KillMode=mixed still ends it).
+// exited, however it exited: the keeper SIGKILLs every process of every server still listed
+// (its group, its session and its tag: daemon/server_processes.h) and exits. After a normal
+// shutdown the list is empty, so it only exits.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
-#include <set>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -29,8 +29,9 @@ enum class KeeperOp : std::uint32_t { add = 1, remove = 2 };
 struct KeeperMessage {
     std::uint32_t op = 0;  // a KeeperOp
     std::int32_t pgid = 0;
+    std::uint32_t serial = 0;  // of the server's tag (process_tag); 0: none
 };
-static_assert(sizeof(KeeperMessage) == 8);
+static_assert(sizeof(KeeperMessage) == 12);
 
 // The keeper's list of live process groups, fed the bytes read off the pipe.
 class KeeperLedger {
@@ -38,15 +39,16 @@ public:
     // Apply every whole message in `bytes`; the start of a split one waits for its rest.
     // Unknown operations and group ids below 2 are ignored (kill(-1) would mean everyone).
     void feed(std::string_view bytes);
-    const std::set<pid_t>& groups() const { return groups_; }
+    // Each listed group with the serial of its tag.
+    const std::map<pid_t, std::uint32_t>& groups() const { return groups_; }
 
 private:
     std::string partial_;
-    std::set<pid_t> groups_;
+    std::map<pid_t, std::uint32_t> groups_;
 };
 
 // Read `fd` until EOF (or an error other than EINTR) and return the groups left listed.
-std::set<pid_t> read_keeper_pipe(int fd);
+std::map<pid_t, std::uint32_t> read_keeper_pipe(int fd);
 
 struct KeeperProcess {
     pid_t pid = -1;
@@ -55,7 +57,8 @@ struct KeeperProcess {
 };
 
 // Fork a keeper. The child keeps only the pipe's read end, blocks every signal, reads until
-// EOF, SIGKILLs the groups still listed and exits; it never returns into the caller's code.
+// EOF, SIGKILLs the processes of the servers still listed (their tags made with the calling
+// process's pid) and exits; it never returns into the caller's code.
 KeeperProcess fork_keeper();
 
 // mcpd's handle on its keeper. Process-wide, because servers are spawned and reaped from
@@ -70,8 +73,9 @@ public:
     bool running() const { return static_cast<bool>(pipe_); }
     pid_t pid() const { return pid_; }
 
-    // A server's process group exists / is gone (after its leader was reaped).
-    void track(pid_t pgid);
+    // A server's process group exists (with the serial of its tag) / is gone (after its
+    // leader was reaped).
+    void track(pid_t pgid, std::uint32_t serial);
     void untrack(pid_t pgid);
 
     // From the reaper: true when `pid` was the keeper itself (and notes that it is gone).
@@ -79,7 +83,7 @@ public:
 
 private:
     Keeper() = default;
-    void send(KeeperOp op, pid_t pgid);
+    void send(KeeperOp op, pid_t pgid, std::uint32_t serial);
 
     pid_t pid_ = -1;
     UniqueFd pipe_;

@@ -162,7 +162,7 @@ SpawnResult ManagedServer::spawn() {
                                             host_.max_message_bytes(), std::move(callbacks));
     ChildProcess* child = child_.get();
     child->set_input_watermark(kStdinLowWater);
-    host_.reaper().watch(pid, [this, child](int status) { on_child_exit(child, status); });
+    host_.reaper().watch(child->mark(), [this, child](int status) { on_child_exit(child, status); });
 
     ids_ = std::make_unique<ChildIds>();
     Handshake::Callbacks hs;
@@ -432,6 +432,10 @@ void ManagedServer::deadlines_changed() {
 }
 
 void ManagedServer::note(std::string_view message) { log::info(config_.name, message); }
+
+void ManagedServer::note_repeated(std::string_view kind, std::string_view detail) {
+    log::repeated(log::Level::info, config_.name, kind, detail);
+}
 
 void ManagedServer::sessions_changed() {
     if (router_.session_count() == 0 && config_.idle_timeout.count() > 0 &&

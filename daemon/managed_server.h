@@ -89,6 +89,7 @@ public:
     void want_child() override;
     void deadlines_changed() override;
     void note(std::string_view message) override;
+    void note_repeated(std::string_view kind, std::string_view detail) override;
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const;

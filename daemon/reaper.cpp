@@ -18,7 +18,9 @@ int decode_wait_status(int status) {
 
 Reaper::Reaper(event_base* base) : sigchld_(base, SIGCHLD, [this] { reap_all(); }) {}
 
-void Reaper::watch(pid_t pid, ExitHandler on_exit) { watched_[pid] = std::move(on_exit); }
+void Reaper::watch(const ServerMark& mark, ExitHandler on_exit) {
+    watched_[mark.leader] = Watched{mark, std::move(on_exit)};
+}
 
 void Reaper::forget(pid_t pid) { watched_.erase(pid); }
 
@@ -34,7 +36,13 @@ void Reaper::reap_all() {
         if (pid == 0) return;
 
         const auto it = watched_.find(pid);
-        if (it != watched_.end()) ::kill(-pid, SIGKILL);
+        if (it != watched_.end()) {
+            const SweepResult swept = kill_server_processes(it->second.mark, ::getpid());
+            if (swept.outside_group > 0) {
+                log::info("killed " + std::to_string(swept.outside_group) + " process(es) of pid " +
+                          std::to_string(pid) + " that had left its process group");
+            }
+        }
 
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -48,7 +56,7 @@ void Reaper::reap_all() {
                       std::to_string(decoded) + ")");
             continue;
         }
-        ExitHandler handler = std::move(it->second);
+        ExitHandler handler = std::move(it->second.on_exit);
         watched_.erase(it);
         handler(decoded);
     }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "daemon/event_loop.h"
+#include "daemon/server_processes.h"
 
 namespace mcpd {
 
@@ -19,10 +20,11 @@ public:
     // Installs the SIGCHLD watcher on `base`.
     explicit Reaper(event_base* base);
 
-    // A server process that leads its own process group. When it exits, whatever is left in
-    // its group is killed before the leader is reaped (the unreaped zombie keeps the group id
-    // from being reused), then `on_exit` runs.
-    void watch(pid_t pid, ExitHandler on_exit);
+    // A server process that leads its own session and process group. When it exits, whatever
+    // is left of it (its group, and the descendants that left the group: server_processes.h)
+    // is killed before the leader is reaped (the unreaped zombie keeps the group and session
+    // ids from being reused), then `on_exit` runs.
+    void watch(const ServerMark& mark, ExitHandler on_exit);
     void forget(pid_t pid);
 
     // Reap until nothing is left. SIGCHLD coalesces, so one signal may mean many exits.
@@ -32,7 +34,11 @@ public:
 
 private:
     SignalWatcher sigchld_;
-    std::unordered_map<pid_t, ExitHandler> watched_;
+    struct Watched {
+        ServerMark mark;
+        ExitHandler on_exit;
+    };
+    std::unordered_map<pid_t, Watched> watched_;
     std::size_t orphans_reaped_ = 0;
 };
 

@@ -30,6 +30,13 @@ std::string_view log_level_name(int severity) {
     return kLevels[static_cast<std::size_t>(severity)];
 }
 
+void RouterEnvironment::note_repeated(std::string_view kind, std::string_view detail) {
+    std::string message(kind);
+    message += ": ";
+    message += detail;
+    note(message);
+}
+
 void RouterEnvironment::session_send_spliced(SessionId session,
                                              std::span<const std::string_view> pieces) {
     std::string line;

@@ -51,6 +51,10 @@ public:
     // The earliest deadline may have changed: call on_timer() at next_deadline().
     virtual void deadlines_changed() = 0;
     virtual void note(std::string_view message) = 0;
+    // An event a peer may repeat without end (a stray reply, a declined request): `kind` is
+    // a fixed phrase, `detail` this occurrence's. The daemon writes the first and counts the
+    // rest (log::repeated); by default it is a note like any other.
+    virtual void note_repeated(std::string_view kind, std::string_view detail);
 };
 
 struct SessionSummary {

@@ -2,6 +2,7 @@
 #include <charconv>
 
 #include "common/json_read.h"
+#include "common/log.h"
 #include "daemon/jsonrpc.h"
 #include "daemon/router.h"
 
@@ -51,8 +52,9 @@ void Router::route_child_message(std::string_view line, const wire::Envelope& e)
     // Ids are rewritten in place, which only works for one string or integer token.
     if (e.malformed || e.id_kind == wire::IdKind::invalid ||
         (e.is_request() && e.id_kind == wire::IdKind::null)) {
-        env_.note("dropped a message from the server that is not valid JSON-RPC (a repeated or "
-                  "invalid id, a method that is not a string, or params that are not an object)");
+        env_.note_repeated("dropped a message from the server that is not valid JSON-RPC",
+                           "a repeated or invalid id, a method that is not a string, or params "
+                           "that are not an object");
         return;
     }
     if (e.is_response()) {
@@ -70,8 +72,8 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     const auto it = child_id ? pending_.find(*child_id) : pending_.end();
     if (it == pending_.end()) {
         if (child_id && tombstones_.contains(*child_id)) return;  // answered after a cancel
-        env_.note("dropped a response with an id mcpd never sent: " +
-                 std::string(e.id.empty() ? std::string_view("(none)") : e.id.in(line)));
+        env_.note_repeated("dropped a response with an id mcpd never sent",
+                           e.id.empty() ? std::string("(none)") : log::excerpt(e.id.in(line)));
         return;
     }
     Pending p = std::move(it->second);
@@ -165,7 +167,8 @@ void Router::handle_modern_notification(std::string_view line, const wire::Envel
         if (const std::optional<SessionId> only = only_busy_session()) env_.session_send(*only, line);
         return;
     }
-    env_.note("dropped a notification no session can be told apart for: " + e.method);
+    env_.note_repeated("dropped a notification no session can be told apart for",
+                       log::excerpt(e.method));
 }
 
 void Router::handle_child_notification(std::string_view line, const wire::Envelope& e) {
@@ -272,7 +275,10 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
         const int code = method == "elicitation/create" ? jsonrpc::kInvalidParams : jsonrpc::kMethodNotFound;
         env_.child_send(jsonrpc::error(e.id.in(line), code,
                                        "the client session did not declare " + missing));
-        env_.note("declined " + method + ": the session did not declare " + missing);
+        std::string detail = log::excerpt(method);
+        detail += ": the session did not declare ";
+        detail += missing;
+        env_.note_repeated("declined a request from the server", detail);
         return;
     }
     const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
@@ -326,7 +332,10 @@ void Router::decline_child_request(std::string_view line, const wire::Envelope& 
     } else {
         env_.child_send(jsonrpc::error(raw_id, jsonrpc::kMethodNotFound, e.method + " is not available: " + why));
     }
-    env_.note("declined " + e.method + " from the server: " + why);
+    std::string detail = log::excerpt(e.method);
+    detail += ": ";
+    detail += why;
+    env_.note_repeated("declined a request from the server", detail);
 }
 
 }  // namespace mcpd

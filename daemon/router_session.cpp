@@ -65,8 +65,9 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     // A response is never answered, however wrong (an error with "id": null included): two
     // peers that answer each other's bad responses would loop forever.
     if (e.is_response() && (!e.jsonrpc_ok || e.malformed || !id_usable)) {
-        env_.note("dropped a response from session " + std::to_string(id) +
-                  " that is not valid JSON-RPC (responses are never answered)");
+        env_.note_repeated("dropped a response from a session that is not valid JSON-RPC "
+                           "(responses are never answered)",
+                           "session " + std::to_string(id));
         return;
     }
     if (!e.jsonrpc_ok) {

@@ -16,6 +16,7 @@
 
 #include "daemon/descriptor_limit.h"
 #include "daemon/keeper.h"
+#include "daemon/server_processes.h"
 
 namespace mcpd {
 namespace {
@@ -208,8 +209,24 @@ SpawnOutcome spawn_process(const SpawnRequest& request) {
         out.transient = true;
         return out;
     }
+    // A serial per server process: the tag tells this one's descendants from any other's.
+    static std::uint32_t serial = 0;
+    ++serial;
+    const std::string tag = process_tag(::getpid(), serial);
+    std::vector<std::string> env;
+    env.reserve(request.env.size() + 1);
+    for (const std::string& entry : request.env) {
+        const bool is_tag = entry.size() > kProcessTagVariable.size() &&
+                            entry.starts_with(kProcessTagVariable) &&
+                            entry[kProcessTagVariable.size()] == '=';
+        if (!is_tag) env.push_back(entry);
+    }
+    std::string tag_entry(kProcessTagVariable);
+    tag_entry += '=';
+    tag_entry += tag;
+    env.push_back(std::move(tag_entry));
     std::vector<char*> argv = c_strings(request.argv);
-    std::vector<char*> envp = c_strings(request.env);
+    std::vector<char*> envp = c_strings(env);
 
     // Block every signal across fork so the child never runs the daemon's handlers before it
     // has reset them; the child clears its mask itself.
@@ -230,7 +247,7 @@ SpawnOutcome spawn_process(const SpawnRequest& request) {
         return out;
     }
     // The child leads its own process group (setsid): the keeper kills it if mcpd dies.
-    Keeper::instance().track(pid);
+    Keeper::instance().track(pid, serial);
 
     status_write.reset();
     in_read.reset();
@@ -271,6 +288,7 @@ SpawnOutcome spawn_process(const SpawnRequest& request) {
     set_nonblocking(err_read.get());
     out.ok = true;
     out.process.pid = pid;
+    out.process.tag = tag;
     out.process.stdin_fd = std::move(in_write);
     out.process.stdout_fd = std::move(out_read);
     out.process.stderr_fd = std::move(err_read);

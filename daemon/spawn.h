@@ -23,6 +23,7 @@ struct SpawnRequest {
 
 struct SpawnedProcess {
     int pid = -1;
+    std::string tag;  // MCPD_PROCESS_TAG in its environment (daemon/server_processes.h)
     UniqueFd stdin_fd;  // parent ends, non-blocking and close-on-exec
     UniqueFd stdout_fd;
     UniqueFd stderr_fd;
@@ -55,7 +56,9 @@ std::vector<std::string> build_child_environment(const config::ServerConfig& ser
 // The value of `key` in a KEY=VALUE list, or empty.
 std::string find_env(const std::vector<std::string>& env, const std::string& key);
 
-// Fork and exec. Blocks only until the child has exec'd or failed to.
+// Fork and exec, with MCPD_PROCESS_TAG added to the environment (whatever `env` says), so
+// descendants that leave the process group can still be found. Blocks only until the child
+// has exec'd or failed to.
 SpawnOutcome spawn_process(const SpawnRequest& request);
 
 }  // namespace mcpd

@@ -7,25 +7,36 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "daemon/keeper.h"
+#include "daemon/process_table.h"
+#include "daemon/server_processes.h"
 
 using namespace mcpd;
 
 namespace {
 
-std::string encode(KeeperOp op, pid_t pgid) {
-    const KeeperMessage message{static_cast<std::uint32_t>(op), static_cast<std::int32_t>(pgid)};
+std::string encode(KeeperOp op, pid_t pgid, std::uint32_t serial = 0) {
+    const KeeperMessage message{static_cast<std::uint32_t>(op), static_cast<std::int32_t>(pgid),
+                                serial};
     return std::string(reinterpret_cast<const char*>(&message), sizeof message);
 }
 
 std::string encode_raw(std::uint32_t op, std::int32_t pgid) {
-    const KeeperMessage message{op, pgid};
+    const KeeperMessage message{op, pgid, 0};
     return std::string(reinterpret_cast<const char*>(&message), sizeof message);
+}
+
+std::set<pid_t> groups_of(const std::map<pid_t, std::uint32_t>& listed) {
+    std::set<pid_t> out;
+    for (const auto& [group, serial] : listed) out.insert(group);
+    return out;
 }
 
 // Whether `pid` is dead: gone from /proc, or a zombie nobody has reaped yet.
@@ -101,9 +112,9 @@ TEST_CASE("the keeper ledger adds and removes process groups", "[keeper]") {
     KeeperLedger ledger;
     ledger.feed(encode(KeeperOp::add, 100) + encode(KeeperOp::add, 200) +
                 encode(KeeperOp::add, 100));
-    CHECK(ledger.groups() == std::set<pid_t>{100, 200});
+    CHECK(groups_of(ledger.groups()) == std::set<pid_t>{100, 200});
     ledger.feed(encode(KeeperOp::remove, 100) + encode(KeeperOp::remove, 300));
-    CHECK(ledger.groups() == std::set<pid_t>{200});
+    CHECK(groups_of(ledger.groups()) == std::set<pid_t>{200});
 }
 
 TEST_CASE("the keeper ledger joins messages split across reads", "[keeper]") {
@@ -112,7 +123,7 @@ TEST_CASE("the keeper ledger joins messages split across reads", "[keeper]") {
         encode(KeeperOp::add, 4242) + encode(KeeperOp::add, 77) + encode(KeeperOp::remove, 4242);
     for (std::size_t cut = 0; cut + 3 <= bytes.size(); cut += 3) ledger.feed(bytes.substr(cut, 3));
     ledger.feed(bytes.substr(bytes.size() / 3 * 3));
-    CHECK(ledger.groups() == std::set<pid_t>{77});
+    CHECK(groups_of(ledger.groups()) == std::set<pid_t>{77});
 }
 
 TEST_CASE("the keeper ledger ignores what it cannot mean", "[keeper]") {
@@ -120,17 +131,17 @@ TEST_CASE("the keeper ledger ignores what it cannot mean", "[keeper]") {
     // Group ids 0, 1 and negatives would make kill(-pgid) hit far more than one group.
     ledger.feed(encode(KeeperOp::add, 0) + encode(KeeperOp::add, 1) + encode(KeeperOp::add, -5) +
                 encode_raw(7, 500) + encode(KeeperOp::add, 600));
-    CHECK(ledger.groups() == std::set<pid_t>{600});
+    CHECK(groups_of(ledger.groups()) == std::set<pid_t>{600});
 }
 
 TEST_CASE("read_keeper_pipe returns the groups listed when the writer closes", "[keeper]") {
     int fds[2];
     REQUIRE(::pipe(fds) == 0);
     const std::string bytes = encode(KeeperOp::add, 10) + encode(KeeperOp::add, 11) +
-                              encode(KeeperOp::remove, 10) + encode(KeeperOp::add, 12);
+                              encode(KeeperOp::remove, 10) + encode(KeeperOp::add, 12, 9);
     REQUIRE(::write(fds[1], bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
     ::close(fds[1]);
-    CHECK(read_keeper_pipe(fds[0]) == std::set<pid_t>{11, 12});
+    CHECK(read_keeper_pipe(fds[0]) == std::map<pid_t, std::uint32_t>{{11, 0}, {12, 9}});
     ::close(fds[0]);
 }
 
@@ -215,4 +226,65 @@ TEST_CASE("the keeper holds no descriptor but its pipe", "[keeper]") {
     ::close(extra[0]);
     keeper.pipe.reset();
     CHECK(wait_exit(keeper.pid, std::chrono::seconds(10)));
+}
+
+TEST_CASE("a keeper also kills a listed server's processes that left its group", "[keeper]") {
+    // A server (our child, leading its session) with two descendants that left its group:
+    // one by setpgid(0, 0), found by session; one by setsid() with the server's tag in its
+    // environment, found by tag. The keeper is told the server's group and serial, and makes
+    // the tag from this process's pid, as mcpd's keeper does from mcpd's.
+    const std::uint32_t serial = 77;
+    const std::string tag_entry =
+        std::string(kProcessTagVariable) + "=" + process_tag(::getpid(), serial);
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    Group server;
+    server.leader = ::fork();
+    REQUIRE(server.leader >= 0);
+    if (server.leader == 0) {
+        ::setsid();
+        const pid_t grouped = ::fork();
+        if (grouped == 0) {
+            ::setpgid(0, 0);
+            for (;;) ::pause();
+        }
+        const pid_t escaped = ::fork();
+        if (escaped == 0) {
+            ::setsid();
+            char* const argv[] = {const_cast<char*>("sleep"), const_cast<char*>("300"), nullptr};
+            char* const envp[] = {const_cast<char*>(tag_entry.c_str()), nullptr};
+            ::execve("/bin/sleep", argv, envp);
+            _exit(127);
+        }
+        const pid_t both[2] = {grouped, escaped};
+        [[maybe_unused]] const ssize_t n = ::write(fds[1], both, sizeof both);
+        for (;;) ::pause();
+    }
+    ::close(fds[1]);
+    pid_t both[2] = {-1, -1};
+    REQUIRE(::read(fds[0], both, sizeof both) == static_cast<ssize_t>(sizeof both));
+    ::close(fds[0]);
+    // Reaped here or, when the test fails early, killed by the guards.
+    struct Guard {
+        pid_t pid;
+        ~Guard() { ::kill(pid, SIGKILL); }
+    } guard_grouped{both[0]}, guard_escaped{both[1]};
+    // The escaped one has exec'd: its environment is the one with the tag.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!process_environment_has(both[1], tag_entry) &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    REQUIRE(process_environment_has(both[1], tag_entry));
+
+    KeeperProcess keeper = fork_keeper();
+    REQUIRE(keeper.pid > 0);
+    const std::string bytes = encode(KeeperOp::add, server.leader, serial);
+    REQUIRE(::write(keeper.pipe.get(), bytes.data(), bytes.size()) ==
+            static_cast<ssize_t>(bytes.size()));
+    keeper.pipe.reset();
+    REQUIRE(wait_exit(keeper.pid, std::chrono::seconds(10)));
+    CHECK(wait_exit(server.leader, std::chrono::seconds(10)));
+    CHECK(wait_dead(both[0], std::chrono::seconds(10)));
+    CHECK(wait_dead(both[1], std::chrono::seconds(10)));
 }

@@ -349,9 +349,13 @@ TEST_CASE("spawn_process runs the command with exactly the given argv, env and c
         Child child(spawn_process(SpawnRequest{"/bin/sh", {"my-server", "-c", "echo $0"}, {}, ""}));
         CHECK(read_all(child.process().stdout_fd.get()) == "my-server\n");
     }
-    SECTION("environment") {
-        Child child(spawn_process(SpawnRequest{"/usr/bin/env", {"env"}, {"A=1", "B=two"}, ""}));
-        CHECK(read_all(child.process().stdout_fd.get()) == "A=1\nB=two\n");
+    SECTION("environment, and the process tag last, whatever the request says") {
+        Child child(spawn_process(SpawnRequest{
+            "/usr/bin/env", {"env"}, {"A=1", "MCPD_PROCESS_TAG=forged", "B=two"}, ""}));
+        const std::string tag = child.process().tag;
+        CHECK(tag.starts_with(std::to_string(::getpid()) + "."));
+        CHECK(read_all(child.process().stdout_fd.get()) ==
+              "A=1\nB=two\nMCPD_PROCESS_TAG=" + tag + "\n");
     }
     SECTION("working directory") {
         Child child(spawn_process(SpawnRequest{"/bin/pwd", {"pwd"}, {}, tmp.path()}));
