@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 namespace mcpd::wire {
@@ -36,8 +37,22 @@ unsigned hex4(const char* p) {
     return value;
 }
 
-// The escapes of a string's raw text (between its quotes) are all valid JSON, with surrogates
-// in pairs, as simdjson's own unescaping requires. Stage 1 has already checked the UTF-8.
+bool is_high_surrogate(unsigned unit) { return unit >= 0xd800 && unit < 0xdc00; }
+bool is_low_surrogate(unsigned unit) { return unit >= 0xdc00 && unit < 0xe000; }
+
+// Whether a \uXXXX escape starts at `p` (before `end`); its code unit into `unit`.
+bool unicode_escape(const char* p, const char* end, unsigned& unit) {
+    if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !is_hex(p[2]) || !is_hex(p[3]) ||
+        !is_hex(p[4]) || !is_hex(p[5])) {
+        return false;
+    }
+    unit = hex4(p + 2);
+    return true;
+}
+
+// The escapes of a string's raw text (between its quotes) are all valid JSON. Stage 1 has
+// already checked the UTF-8. A surrogate escape need not have its other half: the grammar
+// allows it (RFC 8259 §8.2), servers emit it, and mcpd forwards the bytes as they are.
 bool valid_escapes(std::string_view body) {
     const char* p = body.data();
     const char* const end = p + body.size();
@@ -51,19 +66,77 @@ bool valid_escapes(std::string_view body) {
             case 'u': break;
             default: return false;
         }
-        if (end - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5])) return false;
-        const unsigned unit = hex4(p + 2);
+        unsigned unit = 0;
+        if (!unicode_escape(p, end, unit)) return false;
         p += 6;
-        if (unit >= 0xdc00 && unit <= 0xdfff) return false;  // a low surrogate on its own
-        if (unit >= 0xd800 && unit < 0xdc00) {
-            if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !is_hex(p[2]) || !is_hex(p[3]) ||
-                !is_hex(p[4]) || !is_hex(p[5])) {
-                return false;
-            }
-            const unsigned low = hex4(p + 2);
-            if (low < 0xdc00 || low > 0xdfff) return false;
-            p += 6;
+    }
+    return true;
+}
+
+void append_utf8(unsigned code_point, std::string& out) {
+    if (code_point < 0x80) {
+        out += static_cast<char>(code_point);
+    } else if (code_point < 0x800) {
+        out += static_cast<char>(0xc0 | (code_point >> 6));
+        out += static_cast<char>(0x80 | (code_point & 0x3f));
+    } else if (code_point < 0x10000) {
+        out += static_cast<char>(0xe0 | (code_point >> 12));
+        out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (code_point & 0x3f));
+    } else {
+        out += static_cast<char>(0xf0 | (code_point >> 18));
+        out += static_cast<char>(0x80 | ((code_point >> 12) & 0x3f));
+        out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (code_point & 0x3f));
+    }
+}
+
+// A string's raw text (between its quotes) unescaped into `out`; false on an invalid escape.
+// simdjson's own unescaping refuses lone surrogates, so the strings mcpd keeps are decoded
+// here, a lone surrogate as U+FFFD (the UTF-8 stays valid for everything that reads them).
+bool unescape(std::string_view body, std::string& out) {
+    out.clear();
+    const char* p = body.data();
+    const char* const end = p + body.size();
+    while (p < end) {
+        const char* slash =
+            static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
+        if (slash == nullptr) {
+            out.append(p, end);
+            break;
         }
+        out.append(p, slash);
+        p = slash;
+        if (end - p < 2) return false;
+        char simple = 0;
+        switch (p[1]) {
+            case '"': simple = '"'; break;
+            case '\\': simple = '\\'; break;
+            case '/': simple = '/'; break;
+            case 'b': simple = '\b'; break;
+            case 'f': simple = '\f'; break;
+            case 'n': simple = '\n'; break;
+            case 'r': simple = '\r'; break;
+            case 't': simple = '\t'; break;
+            case 'u': break;
+            default: return false;
+        }
+        if (simple != 0) {
+            out += simple;
+            p += 2;
+            continue;
+        }
+        unsigned unit = 0;
+        if (!unicode_escape(p, end, unit)) return false;
+        p += 6;
+        unsigned low = 0;
+        if (is_high_surrogate(unit) && unicode_escape(p, end, low) && is_low_surrogate(low)) {
+            unit = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+            p += 6;
+        } else if (is_high_surrogate(unit) || is_low_surrogate(unit)) {
+            unit = 0xfffd;
+        }
+        append_utf8(unit, out);
     }
     return true;
 }
@@ -84,9 +157,9 @@ bool is_integer_token(std::string_view token) {
 }
 
 // A member's key as text: where it lies when it has no escapes (nearly always), otherwise
-// unescaped (which also checks the escapes). Stage 1 has checked that the key's closing quote
-// is there, so the search is bounded by it.
-error_code key_of(od::field& field, std::string_view& key) {
+// unescaped into `storage` (which also checks the escapes). Stage 1 has checked that the key's
+// closing quote is there, so the searches are bounded by it.
+error_code key_of(od::field& field, std::string_view& key, std::string& storage) {
     const char* const start = field.key().raw();
     const char* p = start;
     while (*p != '"' && *p != '\\') ++p;
@@ -94,7 +167,12 @@ error_code key_of(od::field& field, std::string_view& key) {
         key = std::string_view(start, static_cast<std::size_t>(p - start));
         return SUCCESS;
     }
-    return field.unescaped_key().get(key);
+    while (*p != '"') p += *p == '\\' ? 2 : 1;
+    if (!unescape(std::string_view(start, static_cast<std::size_t>(p - start)), storage)) {
+        return simdjson::STRING_ERROR;
+    }
+    key = storage;
+    return SUCCESS;
 }
 
 // Call `fn(key, value)` for each member of an object value, in order; any error stops it.
@@ -102,11 +180,12 @@ template <typename Fn>
 error_code for_each_member(od::value& value, Fn&& fn) {
     od::object object;
     if (auto e = value.get_object().get(object); e != SUCCESS) return e;
+    std::string storage;  // an escaped key's text
     for (auto field_result : object) {
         od::field field;
         if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
         std::string_view key;
-        if (auto e = key_of(field, key); e != SUCCESS) return e;
+        if (auto e = key_of(field, key, storage); e != SUCCESS) return e;
         od::value member = field.value();
         if (auto e = fn(key, member); e != SUCCESS) return e;
     }
@@ -121,11 +200,12 @@ public:
     error_code top(od::document& doc) {
         od::object object;
         if (auto e = doc.get_object().get(object); e != SUCCESS) return e;
+        std::string storage;  // an escaped key's text
         for (auto field_result : object) {
             od::field field;
             if (auto e = std::move(field_result).get(field); e != SUCCESS) return e;
             std::string_view key;
-            if (auto e = key_of(field, key); e != SUCCESS) return e;
+            if (auto e = key_of(field, key, storage); e != SUCCESS) return e;
             od::value value = field.value();
             error_code e = SUCCESS;
             if (key == "jsonrpc") {
@@ -151,7 +231,7 @@ public:
                 e = read_result(value);
             } else if (key == "error") {
                 out_.has_error = true;
-                e = walk(value, 1);
+                e = read_error(value);
             } else {
                 e = walk(value, 1);
             }
@@ -174,8 +254,12 @@ public:
                 return SUCCESS;
             }
             case od::json_type::string: {
-                std::string_view text;
-                return doc.get_string().get(text);
+                std::string_view token;
+                if (auto e = doc.raw_json_token().get(token); e != SUCCESS) return e;
+                token = trim_right(token);
+                od::raw_json_string raw;
+                if (auto e = doc.get_raw_json_string().get(raw); e != SUCCESS) return e;
+                return checked_string(token);
             }
             case od::json_type::number: {
                 double number;
@@ -216,13 +300,15 @@ private:
         return SUCCESS;
     }
 
+    // A string mcpd keeps, unescaped by `unescape` (which takes lone surrogates).
     error_code read_string(od::value& value, std::string& into) {
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         if (type != od::json_type::string) return walk(value, 1);
-        std::string_view text;
-        if (auto e = value.get_string().get(text); e != SUCCESS) return e;
-        into.assign(text);
+        const std::string_view token = trim_right(value.raw_json_token());
+        od::raw_json_string raw;
+        if (auto e = value.get_raw_json_string().get(raw); e != SUCCESS) return e;
+        if (!decode_string(token, into)) return simdjson::STRING_ERROR;
         return SUCCESS;
     }
 
@@ -258,6 +344,8 @@ private:
             if (key == "uri") return read_string(v, out_.uri);
             if (key == "level") return read_string(v, out_.level);
             if (key == "taskId") return read_string(v, out_.task_id);
+            if (key == "elicitationId") return read_string(v, out_.elicitation_id);
+            if (key == "status") return read_string(v, out_.status);
             return walk(v, 2);
         });
     }
@@ -304,16 +392,46 @@ private:
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         if (type != od::json_type::object) return walk(value, 1);
+        out_.result_object = true;
         std::string flat_task_id;
         const error_code e = for_each_member(value, [&](std::string_view key, od::value& v) {
             if (key == "_meta") return read_meta(v);
             if (key == "resultType") return read_string(v, out_.result_type);
+            if (key == "status") return read_string(v, out_.status);
             if (key == "taskId") return read_string(v, flat_task_id);
             if (key == "task") return read_task_object(v);
             return walk(v, 2);
         });
         if (e != SUCCESS) return e;
         if (out_.result_type == "task" && !flat_task_id.empty()) out_.created_task_id = flat_task_id;
+        return SUCCESS;
+    }
+
+    // JSON-RPC's error object: an integer code and a string message, whatever else it holds.
+    error_code read_error(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::object) return walk(value, 1);
+        bool code_ok = false;
+        bool message_ok = false;
+        const error_code e = for_each_member(value, [&](std::string_view key, od::value& v) {
+            if (key != "code" && key != "message") return walk(v, 2);
+            od::json_type t;
+            if (auto te = v.type().get(t); te != SUCCESS) return te;
+            if (key == "message") {
+                message_ok = t == od::json_type::string;
+                return walk(v, 2);
+            }
+            code_ok = false;
+            const std::string_view raw = trim_right(v.raw_json_token());
+            if (t != od::json_type::number || !is_integer_token(raw)) return walk(v, 2);
+            const auto [end, ec] =
+                std::from_chars(raw.data(), raw.data() + raw.size(), out_.error_code);
+            code_ok = ec == std::errc() && end == raw.data() + raw.size();
+            return SUCCESS;  // an integer of any size is valid JSON, as in walk()
+        });
+        if (e != SUCCESS) return e;
+        out_.error_valid = code_ok && message_ok;
         return SUCCESS;
     }
 
@@ -375,6 +493,10 @@ private:
         const std::string_view token = trim_right(value.raw_json_token());
         od::raw_json_string raw;
         if (auto e = value.get_raw_json_string().get(raw); e != SUCCESS) return e;
+        return checked_string(token);
+    }
+
+    static error_code checked_string(std::string_view token) {
         if (token.size() < 2 || token.front() != '"' || token.back() != '"') return simdjson::STRING_ERROR;
         return valid_escapes(token.substr(1, token.size() - 2)) ? SUCCESS : simdjson::STRING_ERROR;
     }
@@ -403,6 +525,10 @@ void Envelope::clear() {
     task_id.clear();
     created_task_id.clear();
     result_type.clear();
+    elicitation_id.clear();
+    status.clear();
+    result_object = error_valid = false;
+    error_code = 0;
 }
 
 EnvelopeScanner::EnvelopeScanner(std::size_t max_message_bytes)
@@ -479,6 +605,34 @@ void splice(std::string_view text, std::vector<Replacement> replacements, std::s
     out.clear();
     out.reserve(size);
     for (std::string_view piece : pieces) out.append(piece);
+}
+
+bool decode_string(std::string_view token, std::string& out) {
+    if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
+    return unescape(token.substr(1, token.size() - 2), out);
+}
+
+std::string without_lone_surrogates(std::string_view text) {
+    std::string out(text);
+    // In a valid message a backslash only ever starts an escape inside a string.
+    std::size_t at = 0;
+    while ((at = out.find('\\', at)) != std::string::npos) {
+        const char* const end = out.data() + out.size();
+        unsigned unit = 0;
+        if (!unicode_escape(out.data() + at, end, unit)) {
+            at += 2;
+            continue;
+        }
+        unsigned low = 0;
+        if (is_high_surrogate(unit) && unicode_escape(out.data() + at + 6, end, low) &&
+            is_low_surrogate(low)) {
+            at += 12;
+            continue;
+        }
+        if (is_high_surrogate(unit) || is_low_surrogate(unit)) out.replace(at + 2, 4, "fffd");
+        at += 6;
+    }
+    return out;
 }
 
 std::string_view unquoted(std::string_view token) {

@@ -49,6 +49,11 @@ struct Envelope {
     std::string task_id;   // params.taskId, when a string
     std::string created_task_id;  // result.task.taskId (2025-11-25) or result.taskId (2026 ext)
     std::string result_type;      // result.resultType
+    std::string elicitation_id;   // params.elicitationId, when a string
+    std::string status;           // params.status or result.status (a task's), when a string
+    bool result_object = false;   // "result" is an object (every MCP result is one)
+    bool error_valid = false;     // "error" is an object with an integer code and a string message
+    std::int64_t error_code = 0;  // that code
 
     // Back to a fresh envelope, keeping the strings' memory (one is filled per message).
     void clear();
@@ -109,5 +114,16 @@ void splice(std::string_view text, std::vector<Replacement> replacements,
 
 // The value of a raw JSON string token without its quotes, when it has no escapes.
 std::string_view unquoted(std::string_view token);
+
+// The value of a raw JSON string token (quotes included), unescaped into `out`; false when it
+// is not a string token with valid escapes. A lone UTF-16 surrogate escape ("\ud83d" with no
+// low half: valid JSON, and what JavaScript and Python emit for a string cut mid-pair) becomes
+// U+FFFD, so every string the scanner keeps is UTF-8.
+bool decode_string(std::string_view token, std::string& out);
+
+// `text` (a message the scanner accepted) with each lone surrogate escape replaced by
+// "\ufffd", of the same length: for DOM parsers that refuse lone surrogates (nlohmann throws
+// parse_error on them). Everything else is unchanged.
+std::string without_lone_surrogates(std::string_view text);
 
 }  // namespace mcpd::wire

@@ -222,8 +222,25 @@ void Router::on_child_gone(const std::string& reason) {
     progress_.clear();
     tombstones_.clear();
     tombstone_order_.clear();
-    // The child's own requests to sessions died with it; late answers are dropped.
+    // The child's own requests to sessions died with it: each session is told (a client may
+    // be showing a prompt or a form for one), and late answers are dropped.
+    for (const auto& [session_id, request] : child_requests_) {
+        if (find(request.session) == nullptr) continue;
+        std::string cancelled =
+            R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)";
+        cancelled += session_id;
+        cancelled += R"(,"reason":"the server restarted"}})";
+        env_.session_send(request.session, cancelled);
+    }
     child_requests_.clear();
+    // Tasks and URL elicitations lived in the child that is gone: nothing of them carries
+    // over to the next one.
+    task_owners_.clear();
+    for (auto& [id, session] : sessions_) {
+        session.tasks.clear();
+        session.ended_tasks.clear();
+        session.url_elicitations.clear();
+    }
     child_level_.reset();
     env_.deadlines_changed();
 }

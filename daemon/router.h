@@ -98,6 +98,10 @@ public:
     // no request at the child has that id.
     bool on_child_reply_lost(std::string_view raw_id, std::string_view message,
                              std::string_view reason);
+    // Session `session` answered `raw_id` (a request of the child's it was sent) with a line mcpd
+    // could not use (over max_message_bytes): the child gets an error for its request instead
+    // of waiting. False when that session has no such request.
+    bool on_session_reply_lost(SessionId session, std::string_view raw_id, std::string_view why);
     // The child is gone (crash, restart, stop): fail what was in flight.
     void on_child_gone(const std::string& reason);
     bool child_ready() const { return child_ready_; }
@@ -127,6 +131,8 @@ private:
         std::set<std::string> subscriptions;
         std::unordered_map<std::string, std::uint64_t> in_flight;  // raw id → child id
         std::set<std::string> tasks;
+        std::set<std::string> ended_tasks;       // of those, the ones seen ended (terminal status)
+        std::set<std::string> url_elicitations;  // elicitationIds whose completion it waits for
     };
     enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal, listen };
     struct Pending {
@@ -136,6 +142,8 @@ private:
         std::string own_token;    // raw token given to the child for progress, or empty
         std::string uri;          // subscribe/unsubscribe
         std::string task_id;      // tasks/result, tasks/cancel: the task it ends
+        std::string reported_task;  // tasks/get, tasks/cancel: the task whose status the result is
+        bool task_result = false;   // tasks/result: answered once the task has ended
         std::optional<RouterTime> deadline;
     };
     struct ProgressRoute {
@@ -176,6 +184,13 @@ private:
     bool outstanding(const Session& s, std::string_view raw_id) const;
     void reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
                      std::string_view reason = {});
+    // A session's answer to a child request that cannot be relayed: the child gets -32603 for
+    // it. False when `raw_id` is no request of the child's waiting on that session.
+    bool fail_child_request(SessionId session, std::string_view raw_id, std::string_view why);
+    // A session line meant as the answer to a child request that cannot be relayed (not JSON,
+    // not JSON-RPC, a result that is not an object, a malformed error): fail_child_request.
+    void check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
+                              const wire::Envelope& e);
 
     // Child side (router_child.cpp).
     void handle_child_response(std::string_view line, const wire::Envelope& e);
@@ -190,6 +205,15 @@ private:
     void decline_child_request(std::string_view line, const wire::Envelope& e,
                                const std::string& why);
     std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
+    // Why the task a child request is tied to (related-task) cannot take it: unknown, its
+    // session gone, or already ended. Empty when it can, or when the request names no task.
+    std::string unusable_task_link(const wire::Envelope& e, std::string_view line) const;
+    void mark_task_ended(const std::string& task_id);
+    // -32042: the URL elicitations a session must complete first; their completions go to it.
+    void remember_required_elicitations(Session& s, std::string_view line);
+    // A forwarded message read with nlohmann (cold paths), lone surrogates read as U+FFFD
+    // instead of failing the parse; discarded when it is not JSON.
+    static nlohmann::json parse_forwarded(std::string_view line);
     void broadcast(std::string_view line);
 
     // Shared state changes (router.cpp).

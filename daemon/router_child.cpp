@@ -12,6 +12,13 @@ using nlohmann::json;
 
 namespace {
 
+// URLElicitationRequiredError (2025-11-25).
+constexpr std::int64_t kUrlElicitationRequired = -32042;
+
+bool is_terminal(std::string_view task_status) {
+    return task_status == "completed" || task_status == "failed" || task_status == "cancelled";
+}
+
 std::optional<std::uint64_t> parse_child_id(std::string_view raw) {
     std::uint64_t value = 0;
     const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
@@ -32,9 +39,36 @@ bool covers(const std::string& subscribed, const std::string& uri) {
 }  // namespace
 
 std::string Router::task_id_of(const wire::Envelope& e, std::string_view line) {
-    // The raw token may hold escapes; owners are stored by the decoded string.
-    const json token = json::parse(e.related_task_id.in(line), nullptr, false);
-    return token.is_string() ? token.get<std::string>() : std::string();
+    // The raw token may hold escapes; owners are stored by the string the scanner decodes.
+    std::string task;
+    if (!wire::decode_string(e.related_task_id.in(line), task)) task.clear();
+    return task;
+}
+
+json Router::parse_forwarded(std::string_view line) {
+    json parsed = json::parse(line, nullptr, false);
+    if (parsed.is_discarded())
+        parsed = json::parse(wire::without_lone_surrogates(line), nullptr, false);
+    return parsed;
+}
+
+void Router::mark_task_ended(const std::string& task_id) {
+    const auto owner = task_owners_.find(task_id);
+    if (owner == task_owners_.end()) return;
+    if (Session* s = find(owner->second)) s->ended_tasks.insert(task_id);
+}
+
+void Router::remember_required_elicitations(Session& s, std::string_view line) {
+    const json response = parse_forwarded(line);
+    const json* error = json_read::object_at(response, "error");
+    const json* data = error != nullptr ? json_read::object_at(*error, "data") : nullptr;
+    const json* list = data != nullptr ? json_read::member(*data, "elicitations") : nullptr;
+    if (list == nullptr || !list->is_array()) return;
+    for (const json& elicitation : *list) {
+        if (const std::string* id = json_read::string_at(elicitation, "elicitationId")) {
+            s.url_elicitations.insert(*id);
+        }
+    }
 }
 
 void Router::on_child_message(std::string_view line, const wire::Envelope& e) {
@@ -93,6 +127,10 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
             task_tokens_.erase(token);
         }
     }
+    // The owner may still fetch an ended task's result; only requests tied to it are refused.
+    if (p.task_result) mark_task_ended(p.task_id);
+    if (!p.reported_task.empty() && e.has_result && is_terminal(e.status))
+        mark_task_ended(p.reported_task);
     Session* s = find(p.session);
     if (s != nullptr) s->in_flight.erase(p.original_id);
     if (p.deadline) env_.deadlines_changed();
@@ -111,7 +149,10 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     if (!e.created_task_id.empty()) {
         task_owners_[e.created_task_id] = p.session;
         s->tasks.insert(e.created_task_id);
+        s->ended_tasks.erase(e.created_task_id);
     }
+    if (e.has_error && e.error_code == kUrlElicitationRequired)
+        remember_required_elicitations(*s, line);
     std::vector<wire::Replacement> changes{{e.id, p.original_id}};
     // A listen stream's graceful end names the stream in result._meta too (by our id).
     if (p.kind == PendingKind::listen && !e.subscription_id.empty() &&
@@ -185,6 +226,18 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         }
         return;
     }
+    if (method == "notifications/tasks/status" && is_terminal(e.status)) mark_task_ended(e.task_id);
+    if (method == "notifications/elicitation/complete") {
+        // URL mode: only the session that was sent the elicitation waits for its completion.
+        for (auto& [id, s] : sessions_) {
+            if (s.url_elicitations.erase(e.elicitation_id) == 0) continue;
+            env_.session_send(id, line);
+            return;
+        }
+        env_.note_repeated("dropped an elicitation completion no client session is waiting for",
+                           log::excerpt(e.elicitation_id));
+        return;
+    }
     if (!e.related_task_id.empty()) {
         // Tied to a task (a log line or anything else about it): only its owner hears it.
         if (const auto owner = task_owners_.find(task_id_of(e, line)); owner != task_owners_.end()) {
@@ -232,8 +285,10 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
 
 std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, std::string_view line) {
     if (!e.related_task_id.empty()) {
+        // A task link decides alone: it is never second-guessed by who happens to be busy.
         const auto owner = task_owners_.find(task_id_of(e, line));
-        if (owner != task_owners_.end()) return owner->second;
+        if (owner == task_owners_.end()) return std::nullopt;
+        return owner->second;
     }
     // Nothing on the wire says which session caused it: only when exactly one session has
     // requests at the child is the answer certain.
@@ -262,6 +317,10 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
         env_.child_send(jsonrpc::result(e.id.in(line), json{{"roots", roots}}.dump()));
         return;
     }
+    if (const std::string why = unusable_task_link(e, line); !why.empty()) {
+        decline_child_request(line, e, why);
+        return;
+    }
     const std::optional<SessionId> target = route_child_request(e, line);
     Session* s = target ? find(*target) : nullptr;
     if (s == nullptr || !s->ready) {
@@ -284,7 +343,26 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
     const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
     child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), method,
                                                std::string(e.progress_token.in(line))};
+    if (method == "elicitation/create" && !e.elicitation_id.empty()) {
+        // Its notifications/elicitation/complete will come for this session alone.
+        const json request = parse_forwarded(line);
+        const json* params = json_read::object_at(request, "params");
+        if (params != nullptr && json_read::string_or(*params, "mode", "") == "url")
+            s->url_elicitations.insert(e.elicitation_id);
+    }
     send_spliced(s->id, line, {{e.id, session_id}});
+}
+
+std::string Router::unusable_task_link(const wire::Envelope& e, std::string_view line) const {
+    if (e.related_task_id.empty()) return {};
+    const std::string task = task_id_of(e, line);
+    const auto owner = task.empty() ? task_owners_.end() : task_owners_.find(task);
+    if (owner == task_owners_.end())
+        return "the task it is tied to is unknown, or the client session owning it has gone";
+    const auto s = sessions_.find(owner->second);
+    if (s == sessions_.end()) return "the client session owning the task it is tied to has gone";
+    if (s->second.ended_tasks.contains(task)) return "the task it is tied to has already ended";
+    return {};
 }
 
 std::string Router::missing_capability(const Session& s, const wire::Envelope& e,
@@ -297,7 +375,7 @@ std::string Router::missing_capability(const Session& s, const wire::Envelope& e
     const char* name = method == "sampling/createMessage" ? "sampling" : "elicitation";
     if (!caps.contains(name) || !caps[name].is_object()) return name;
     // Server→client requests are rare: reading their params in full costs nothing that matters.
-    const json request = json::parse(line, nullptr, false);
+    const json request = parse_forwarded(line);
     static const json kNoParams = json::object();
     const json* found = json_read::object_at(request, "params");
     const json& params = found != nullptr ? *found : kNoParams;

@@ -3,7 +3,9 @@
 
 #include "common/json_read.h"
 #include "daemon/handshake.h"
+#include "common/log.h"
 #include "daemon/jsonrpc.h"
+#include "daemon/message_edges.h"
 #include "daemon/router.h"
 
 namespace mcpd {
@@ -49,6 +51,7 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     if (s == nullptr) return;
     const std::string_view line = padded.text;
     const wire::ScanStatus status = scanner_.scan(padded, envelope_);
+    check_session_answer(id, line, status, envelope_);
     if (status == wire::ScanStatus::not_json) {
         reply_error(id, {}, jsonrpc::kParseError, "parse error: " + scanner_.error());
         return;
@@ -107,6 +110,63 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
         return;
     }
     handle_session_message(*s, line, e);
+}
+
+void Router::check_session_answer(SessionId session, std::string_view line,
+                                  wire::ScanStatus status, const wire::Envelope& e) {
+    if (child_requests_.empty()) return;
+    if (status == wire::ScanStatus::not_json) {
+        // Its edges may still show which request it answers.
+        const MessageEdges edges = read_message_edges(line, line);
+        if (edges.response && !edges.request && !edges.id.empty()) {
+            std::string why = "not valid JSON (";
+            why += scanner_.error();
+            why += ')';
+            fail_child_request(session, edges.id, why);
+        }
+        return;
+    }
+    const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
+    if (status != wire::ScanStatus::ok || e.has_method || !id_usable) return;
+    const char* why = nullptr;
+    if (!e.jsonrpc_ok || e.malformed) {
+        why = "not a valid JSON-RPC response";
+    } else if (e.has_result == e.has_error) {
+        why = e.has_result ? "it holds both a result and an error"
+                           : "it holds neither a result nor an error";
+    } else if (e.has_result && !e.result_object) {
+        why = "its result is not an object";
+    } else if (e.has_error && !e.error_valid) {
+        why = "its error is not an object with an integer code and a string message";
+    }
+    if (why != nullptr) fail_child_request(session, e.id.in(line), why);
+}
+
+bool Router::fail_child_request(SessionId session, std::string_view raw_id, std::string_view why) {
+    const auto it = child_requests_.find(std::string(raw_id));
+    if (it == child_requests_.end() || it->second.session != session) return false;
+    std::string message = "the client's reply to ";
+    message += it->second.method;
+    message += " was unusable: ";
+    message += why;
+    env_.child_send(jsonrpc::error(it->second.child_id, jsonrpc::kInternalError, message,
+                                   "client reply unusable"));
+    std::string detail = "session ";
+    detail += std::to_string(session);
+    detail += ", ";
+    detail += log::excerpt(it->second.method);
+    detail += ": ";
+    detail += why;
+    env_.note_repeated(
+        "answered a request from the server with an error: the client's reply was unusable",
+        detail);
+    child_requests_.erase(it);
+    return true;
+}
+
+bool Router::on_session_reply_lost(SessionId session, std::string_view raw_id,
+                                   std::string_view why) {
+    return fail_child_request(session, raw_id, why);
 }
 
 void Router::handle_session_message(Session& s, std::string_view line, const wire::Envelope& e) {
@@ -193,7 +253,7 @@ void Router::handle_session_request(Session& s, std::string_view line, const wir
 }
 
 void Router::answer_initialize(Session& s, std::string_view line, const wire::Envelope& e) {
-    const json request = json::parse(line, nullptr, false);
+    const json request = parse_forwarded(line);
     static const json kNoParams = json::object();
     const json* found = json_read::object_at(request, "params");
     const json& params = found != nullptr ? *found : kNoParams;
@@ -287,6 +347,8 @@ void Router::forward_request(Session& s, std::string_view line, const wire::Enve
     p.original_id = std::string(e.id.in(line));
     p.uri = std::move(uri);
     if (e.method == "tasks/result" || e.method == "tasks/cancel") p.task_id = e.task_id;
+    if (e.method == "tasks/get" || e.method == "tasks/cancel") p.reported_task = e.task_id;
+    p.task_result = e.method == "tasks/result";
     // tasks/result blocks until the task ends, by design: no request_timeout for it.
     if (config_.request_timeout.count() > 0 && kind != PendingKind::listen &&
         e.method != "tasks/result") {
