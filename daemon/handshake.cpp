@@ -23,11 +23,47 @@ bool speaks(const std::string& version) {
 
 }  // namespace
 
+// Legacy revisions: mcpd routes roots, sampling and elicitation requests to the session they
+// belong to (the router declines what that session did not declare), so it declares every
+// sub-capability the revision defines for them. Revisions are dates, so they compare as text.
+// - roots.listChanged is false: the router does not pass a session's roots/list_changed on
+//   (one session's roots are not every session's), so the child must not wait for it.
+// - never `tasks` (2025-11-25): the router does not relay task-augmented answers to the child.
+// - `extensions` exists only from 2026-07-28.
+// The modern revision has no server→client requests, and mcpd's own server/discover (probe and
+// health check) takes no input: it declares nothing. Each session's requests carry its own
+// capabilities in their _meta, untouched.
+json client_capabilities(std::string_view version) {
+    if (version >= kModernProtocolVersion) return json::object();
+    json capabilities = {{"roots", {{"listChanged", false}}}, {"sampling", json::object()}};
+    if (version >= "2025-06-18") capabilities["elicitation"] = json::object();
+    if (version >= "2025-11-25") {
+        capabilities["sampling"] = {{"context", json::object()}, {"tools", json::object()}};
+        capabilities["elicitation"] = {{"form", json::object()}, {"url", json::object()}};
+    }
+    return capabilities;
+}
+
+EraMemory::Start EraMemory::next_start() const {
+    if (pinned_ == config::Era::legacy) return Start::legacy;
+    if (pinned_ == config::Era::modern) return Start::modern;
+    if (!verdict_) return Start::probe;
+    return *verdict_ ? Start::modern : Start::legacy;
+}
+
+void EraMemory::ready(bool modern) {
+    if (pinned_ == config::Era::auto_detect) verdict_ = modern;
+}
+
 Handshake::Handshake(ChildIds& ids, Callbacks callbacks)
     : ids_(ids), callbacks_(std::move(callbacks)) {}
 
 void Handshake::begin(const json& capabilities) {
-    capabilities_ = capabilities;
+    begin(CapabilitiesFor([capabilities](std::string_view) { return capabilities; }));
+}
+
+void Handshake::begin(CapabilitiesFor capabilities) {
+    capabilities_ = std::move(capabilities);
     send_initialize(legacy_protocol_versions().front());
 }
 
@@ -39,16 +75,60 @@ void Handshake::send_initialize(const std::string& version) {
         {"method", "initialize"},
         {"params",
          {{"protocolVersion", version},
-          {"capabilities", capabilities_},
+          {"capabilities", capabilities_ ? capabilities_(version) : json::object()},
           {"clientInfo", {{"name", "mcpd"}, {"version", MCPD_VERSION}}}}},
     };
     callbacks_.send(request.dump());
 }
 
-void Handshake::begin_probe(const json& capabilities) {
-    capabilities_ = capabilities;
+// When the probe gives up. A server may spend seconds before it reads stdin (npx or uvx
+// installing, docker pulling, a JVM loading), and until then its silence says nothing about
+// its era, so the clock does not start at spawn:
+// - The silence that means "legacy" is kProbeSilence counted from the child's first line on
+//   stdout or stderr: a process that writes is running its own code, so a legacy server that
+//   ignores unknown requests but logs at start-up is still judged within seconds.
+// - A child that shows no life at all is given half of start_timeout (the other half is for
+//   initialize): most servers answer the probe one way or the other long before that.
+// - Falling back is not a verdict: initialize follows the probe on the same stdin, so a slow
+//   modern server answers the probe first, and its late DiscoverResult (or -32022) still
+//   decides (the initialize is then abandoned); a late error is ignored. Only a dual-era
+//   server that answered initialize after a late DiscoverResult (rare: slower than the
+//   silence and logging early) may have been switched to legacy for that process.
+// - An exit before the verdict is an exit on the probe (exited_on_probe), however long it took.
+void Handshake::begin_probe(const json& capabilities, std::optional<Duration> start_timeout) {
+    begin_probe(CapabilitiesFor([capabilities](std::string_view) { return capabilities; }),
+                start_timeout);
+}
+
+void Handshake::begin_probe(CapabilitiesFor capabilities, std::optional<Duration> start_timeout) {
+    capabilities_ = std::move(capabilities);
     probe_id_ = ids_.next();
     callbacks_.send(discover_request(probe_id_));
+    if (!start_timeout) {
+        probe_ = Probe::known_modern;  // only start_timeout bounds the wait
+        return;
+    }
+    const Duration without_life = *start_timeout / 2;
+    silence_ = std::min(kProbeSilence, without_life);
+    probe_ = Probe::awaiting_life;
+    arm_probe_timer(without_life);
+}
+
+void Handshake::start_silence() {
+    probe_ = Probe::awaiting_answer;
+    arm_probe_timer(silence_);
+}
+
+void Handshake::arm_probe_timer(std::optional<Duration> after) {
+    if (callbacks_.probe_timer) callbacks_.probe_timer(after);
+}
+
+void Handshake::end_probe() {
+    if (probe_ == Probe::awaiting_life || probe_ == Probe::awaiting_answer) {
+        arm_probe_timer(std::nullopt);
+    }
+    probe_ = Probe::none;
+    probe_id_ = 0;
 }
 
 std::string Handshake::discover_request(std::uint64_t id) const {
@@ -59,30 +139,41 @@ std::string Handshake::discover_request(std::uint64_t id) const {
         {"params",
          {{"_meta",
            {{"io.modelcontextprotocol/protocolVersion", kModernProtocolVersion},
-            {"io.modelcontextprotocol/clientCapabilities", json::object()},
-            {"io.modelcontextprotocol/clientInfo", {{"name", "mcpd"}, {"version", MCPD_VERSION}}}}}}},
+            {"io.modelcontextprotocol/clientCapabilities",
+             capabilities_ ? capabilities_(kModernProtocolVersion) : json::object()},
+            {"io.modelcontextprotocol/clientInfo",
+             {{"name", "mcpd"}, {"version", MCPD_VERSION}}}}}}},
     };
     return request.dump();
 }
 
-void Handshake::probe_timed_out() {
-    if (probe_id_ == 0 || ready_) return;
-    probe_id_ = 0;  // a late answer is ignored
-    begin(capabilities_);
+bool Handshake::probe_timed_out() {
+    if (ready_ || (probe_ != Probe::awaiting_life && probe_ != Probe::awaiting_answer))
+        return false;
+    probe_ = Probe::fell_back;  // probe_id_ stays: a late answer still decides
+    send_initialize(legacy_protocol_versions().front());
+    return true;
 }
 
 void Handshake::on_probe_reply(const json& message) {
-    probe_id_ = 0;
+    const bool initialize_sent = probe_ == Probe::fell_back;
+    end_probe();
     const auto result = message.find("result");
     if (result != message.end() && result->is_object()) {
         const auto versions = result->find("supportedVersions");
-        const bool speaks_ours = versions != result->end() && versions->is_array() &&
-                                 std::find(versions->begin(), versions->end(),
-                                           json(std::string(kModernProtocolVersion))) != versions->end();
+        const bool speaks_ours =
+            versions != result->end() && versions->is_array() &&
+            std::find(versions->begin(), versions->end(),
+                      json(std::string(kModernProtocolVersion))) != versions->end();
         if (!speaks_ours) {
             callbacks_.on_failed("the server answered server/discover without supporting " +
-                                 std::string(kModernProtocolVersion) + ", the modern revision mcpd speaks");
+                                 std::string(kModernProtocolVersion) +
+                                 ", the modern revision mcpd speaks");
             return;
+        }
+        if (initialize_sent) {
+            abandoned_.insert(initialize_id_);  // its refusal must not reach the sessions
+            initialize_id_ = 0;
         }
         ready_ = true;
         modern_ = true;
@@ -98,7 +189,8 @@ void Handshake::on_probe_reply(const json& message) {
                              std::string(kModernProtocolVersion) + ": " + error->dump());
         return;
     }
-    begin(capabilities_);  // any other answer: a legacy server
+    // Any other answer: a legacy server (which already has its initialize after a fallback).
+    if (!initialize_sent) send_initialize(legacy_protocol_versions().front());
 }
 
 void Handshake::send_ping() {
@@ -130,7 +222,8 @@ bool Handshake::handle_message(const json& message) {
     if (method != message.end()) {
         // The child pings us: answer at once, whoever is attached.
         if (*method == "ping" && id != message.end()) {
-            callbacks_.send(json{{"jsonrpc", "2.0"}, {"id", *id}, {"result", json::object()}}.dump());
+            callbacks_.send(
+                json{{"jsonrpc", "2.0"}, {"id", *id}, {"result", json::object()}}.dump());
             return true;
         }
         return false;
@@ -150,7 +243,7 @@ bool Handshake::handle_message(const json& message) {
         if (callbacks_.on_pong) callbacks_.on_pong();
         return true;
     }
-    return false;
+    return abandoned_.erase(value) > 0;
 }
 
 void Handshake::on_initialize_reply(const json& message) {
@@ -170,10 +263,10 @@ void Handshake::on_initialize_reply(const json& message) {
                 }
             }
         }
-        std::string text = error->is_object() && error->contains("message") &&
-                                   (*error)["message"].is_string()
-                               ? (*error)["message"].get<std::string>()
-                               : error->dump();
+        std::string text =
+            error->is_object() && error->contains("message") && (*error)["message"].is_string()
+                ? (*error)["message"].get<std::string>()
+                : error->dump();
         callbacks_.on_failed("the server refused initialize: " + text);
         return;
     }
@@ -188,6 +281,11 @@ void Handshake::on_initialize_reply(const json& message) {
         callbacks_.on_failed("the server wants protocol version " + version +
                              ", which mcpd does not speak");
         return;
+    }
+    if (probe_ == Probe::fell_back) {
+        // Legacy after all: the probe's answer, should it still come, is nobody's.
+        abandoned_.insert(probe_id_);
+        end_probe();
     }
     ready_ = true;
     protocol_version_ = version;

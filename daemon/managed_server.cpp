@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "common/json_envelope.h"
 #include "common/log.h"
 #include "daemon/config_change.h"
 #include "daemon/jsonrpc.h"
@@ -27,17 +28,10 @@ constexpr std::size_t kLogRingBytes = 256 * 1024;
 constexpr Duration kAbandonPipesAfter = std::chrono::seconds(2);
 constexpr unsigned kNoiseLinesLogged = 20;
 constexpr Duration kExitAfterStdoutClose = std::chrono::milliseconds(250);
-constexpr Duration kProbeTimeout = std::chrono::seconds(2);
 // Sessions stop being read while this much waits for the server's stdin, and resume below
 // the low mark: the pipe itself holds only 64 KiB.
 constexpr std::size_t kStdinHighWater = 1024 * 1024;
 constexpr std::size_t kStdinLowWater = 64 * 1024;
-
-// What mcpd tells a server it can do as a client: it routes sampling, elicitation and roots
-// requests to the session they belong to (or answers roots from the registry).
-const json kClientCapabilities = {{"roots", json::object()},
-                                  {"sampling", json::object()},
-                                  {"elicitation", json::object()}};
 
 std::string signal_name(int signo) {
     const char* abbrev = sigabbrev_np(signo);
@@ -76,10 +70,12 @@ ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& confi
                       supervisor_.request_stop(StopReason::idle);
                   }),
       scanner_(host.max_message_bytes()),
+      era_(config.era),
       probe_timer_(host.loop().base(), [this] {
-          if (handshake_ && handshake_->probing()) {
-              log::info(config_.name, "no answer to server/discover: treating it as a legacy server");
-              handshake_->probe_timed_out();
+          if (handshake_ && handshake_->probe_timed_out()) {
+              log::info(config_.name,
+                        "no answer to server/discover in time: sending initialize "
+                        "(a late answer to the probe still decides the era)");
           }
       }) {}
 
@@ -99,7 +95,7 @@ void ManagedServer::apply_config(const config::ServerConfig& config) {
         log::info(config_.name, "allow_users/allow_groups changed: applied without a restart");
         return;
     }
-    modern_verdict_.reset();
+    era_.reset(config.era);
     if (supervisor_.wanted_up()) {
         supervisor_.request_restart(StopReason::reload);
     } else if (config.autostart) {
@@ -143,12 +139,16 @@ SpawnResult ManagedServer::spawn() {
         log::warning(config_.name, "dropped a message of " + std::to_string(bytes) +
                                        " bytes on stdout: over max_message_bytes (" + limit + ")");
         if (&c != child_.get()) return;
+        if (handshake_) handshake_->child_showed_life();
         fail_lost_reply(read_message_edges(head, tail),
                         "the server's answer was " + std::to_string(bytes) +
                             " bytes, over max_message_bytes (" + limit + "); it was dropped",
                         "answer too large");
     };
-    callbacks.on_log = [this](ChildProcess&, std::string_view line) { on_child_log(line); };
+    callbacks.on_log = [this](ChildProcess& c, std::string_view line) {
+        if (&c == child_.get() && handshake_) handshake_->child_showed_life();
+        on_child_log(line);
+    };
     callbacks.on_stdout_closed = [this](ChildProcess& c) {
         // A process that is exiting closes stdout just before its exit is reported: give the
         // exit a moment to arrive, so a crash is recorded as a crash.
@@ -171,7 +171,7 @@ SpawnResult ManagedServer::spawn() {
     };
     hs.on_ready = [this](const json& result_object) {
         probe_timer_.cancel();
-        modern_verdict_ = handshake_->modern();
+        era_.ready(handshake_->modern());
         initialize_result_ = result_object;
         const auto info = result_object.find("serverInfo");
         log::info(config_.name,
@@ -185,6 +185,14 @@ SpawnResult ManagedServer::spawn() {
         supervisor_.on_handshake_failed(std::move(why));
     };
     hs.on_pong = [this] { supervisor_.on_health_reply(); };
+    hs.probe_timer = [this, child](std::optional<Duration> after) {
+        if (child != child_.get()) return;
+        if (after) {
+            probe_timer_.arm(*after);
+        } else {
+            probe_timer_.cancel();
+        }
+    };
     handshake_ = std::make_unique<Handshake>(*ids_, std::move(hs));
 
     log::info(config_.name, "started pid " + std::to_string(pid) + ": " + command.path);
@@ -195,15 +203,18 @@ SpawnResult ManagedServer::spawn() {
 }
 
 void ManagedServer::start_handshake() {
-    if (config_.era == config::Era::legacy || modern_verdict_ == false) {
-        handshake_->begin(kClientCapabilities);
-        return;
-    }
-    // Modern, or not known yet: ask server/discover; a legacy server answers with an error,
-    // or not at all (then the probe times out), and gets initialize instead.
-    handshake_->begin_probe(kClientCapabilities);
-    if (!modern_verdict_) {
-        probe_timer_.arm(std::min<Duration>(kProbeTimeout, config_.start_timeout / 2));
+    const Handshake::CapabilitiesFor capabilities = client_capabilities;
+    switch (era_.next_start()) {
+        case EraMemory::Start::legacy:
+            handshake_->begin(capabilities);
+            return;
+        case EraMemory::Start::modern:
+            handshake_->begin_probe(capabilities);
+            return;
+        case EraMemory::Start::probe:
+            // A legacy server answers with an error, exits, or stays silent (handshake.cpp).
+            handshake_->begin_probe(capabilities, config_.start_timeout);
+            return;
     }
 }
 
@@ -252,6 +263,11 @@ void ManagedServer::state_changed(ServerState from, ServerState to) {
         why = ": " + supervisor_.error();
     }
     log::info(config_.name, std::string(to_string(from)) + " -> " + std::string(to_string(to)) + why);
+    const StopReason reason = supervisor_.stop_reason();
+    if (to == ServerState::stopping &&
+        (reason == StopReason::handshake_failed || reason == StopReason::start_timeout)) {
+        era_.start_failed();  // the era it was started in may be stale: probe next time
+    }
     if (to == ServerState::failed) router_.fail_waiting("it failed: " + supervisor_.error());
     if (to == ServerState::stopped) router_.fail_waiting("it was stopped");
     host_.server_state_changed(*this, from, to);
@@ -259,11 +275,11 @@ void ManagedServer::state_changed(ServerState from, ServerState to) {
 
 void ManagedServer::on_child_exit(ChildProcess* child, int status) {
     child->mark_exited(status);
-    const bool probing = child == child_.get() && handshake_ && handshake_->probing();
-    if (probing) probe_timer_.cancel();
-    if (child == child_.get()) stdout_closed_timer_.cancel();
     const bool current = child_.get() == child;
+    const bool on_probe = current && handshake_ && handshake_->exited_on_probe();
     if (current) {
+        probe_timer_.cancel();
+        stdout_closed_timer_.cancel();
         // Keep the record until its pipes close; the supervisor may spawn a successor now.
         draining_.push_back(std::move(child_));
         handshake_.reset();
@@ -276,11 +292,13 @@ void ManagedServer::on_child_exit(ChildProcess* child, int status) {
     }
     if (!child->finished()) abandon_timer_.arm(kAbandonPipesAfter);
     if (!current) return;
-    if (probing && supervisor_.state() == ServerState::starting) {
-        // Some legacy servers exit on any request before initialize (reference (b.13)).
-        modern_verdict_ = false;
-        log::info(config_.name, "pid " + std::to_string(child->pid()) +
-                                    " exited on the server/discover probe: a legacy server; starting it again");
+    if (on_probe && supervisor_.state() == ServerState::starting) {
+        // Some legacy servers exit on any request before initialize (rmcp-based ones, for
+        // one): not a crash, and not counted toward start_limit.
+        era_.exited_on_probe();
+        log::info(config_.name, "pid " + std::to_string(child->pid()) + " (status " +
+                                    std::to_string(status) +
+                                    ") exited on the era probe; starting it as a legacy server");
         supervisor_.on_probe_exit(status);
         return;
     }
@@ -304,6 +322,7 @@ void ManagedServer::on_child_finished(ChildProcess* child) {
 
 void ManagedServer::on_child_message(ChildProcess* child, wire::PaddedText message) {
     if (child != child_.get()) return;  // a dead child's last words
+    if (handshake_) handshake_->child_showed_life();
     const std::string_view line = message.text;
     if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok || !envelope_.jsonrpc_ok) {
         const std::string why =
@@ -340,7 +359,12 @@ void ManagedServer::on_child_message(ChildProcess* child, wire::PaddedText messa
         const std::string_view raw = e.id.in(line);
         const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), id);
         if (ec == std::errc() && end == raw.data() + raw.size() && handshake_->owns(id)) {
-            handshake_->handle(json::parse(line, nullptr, false));
+            json answer = json::parse(line, nullptr, false);
+            // nlohmann refuses lone surrogates, which the scanner accepted (a server's
+            // string cut mid-pair): read them as U+FFFD rather than lose the answer.
+            if (answer.is_discarded())
+                answer = json::parse(wire::without_lone_surrogates(line), nullptr, false);
+            handshake_->handle(answer);
             return;
         }
     }

@@ -129,10 +129,8 @@ private:
     wire::EnvelopeScanner scanner_;
     wire::Envelope envelope_;
     bool sessions_paused_ = false;
-    // The child's era, once known (registry `era`, or the probe's verdict, kept until the
-    // registry entry changes).
-    std::optional<bool> modern_verdict_;
-    Timer probe_timer_;
+    EraMemory era_;
+    Timer probe_timer_;  // armed and cancelled by the handshake (Handshake::Callbacks)
 
     unsigned noise_lines_ = 0;  // non-JSON stdout lines, logged sparingly
 };

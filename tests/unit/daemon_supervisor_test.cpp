@@ -640,3 +640,56 @@ TEST_CASE("supervisor: transient spawn failures never count toward start_limit")
     f.sup.on_ready();
     CHECK(f.sup.state() == S::running);
 }
+
+TEST_CASE("supervisor: an exit on the era probe starts again at once and is not a crash") {
+    config::ServerConfig config = demo_config();
+    config.start_limit = {1, 60s};
+    Fixture f(config);
+    f.sup.request_start();
+    f.env.advance(3s);
+    f.env.clear_records();
+    // Many times over, even past start_limit: no failure counted, no backoff.
+    for (int i = 0; i < 3; ++i) {
+        f.sup.on_probe_exit(1);
+        REQUIRE(f.sup.state() == S::starting);
+    }
+    CHECK(f.env.spawn_calls == 3);
+    CHECK(f.env.transitions.empty());  // starting throughout
+    CHECK(f.env.armed_timers() == std::set<T>{T::start_timeout});
+    CHECK(f.env.last_armed(T::start_timeout) == 10s);  // the new process gets all of it
+    CHECK(f.sup.pid() > 0);
+    CHECK(f.sup.restarts() == 0);
+    CHECK(f.sup.consecutive_failures() == 0);
+    CHECK(f.sup.error().empty());
+    REQUIRE(f.sup.has_exited());
+    CHECK(f.sup.last_exit().reason == StopReason::era_probe);
+    CHECK(f.sup.last_exit().step == ExitStep::exit);
+    CHECK(f.sup.last_exit().status == 1);
+    CHECK_FALSE(is_fault(StopReason::era_probe));
+    CHECK(to_string(StopReason::era_probe) == "era-probe");
+
+    // The legacy start then runs; a real crash afterwards is the first failure counted.
+    f.sup.on_ready();
+    CHECK(f.sup.state() == S::running);
+    f.sup.on_exit(1);
+    CHECK(f.sup.state() == S::backoff);
+    CHECK(f.sup.consecutive_failures() == 1);
+    CHECK(f.sup.last_exit().reason == StopReason::crashed);
+}
+
+TEST_CASE("supervisor: an exit on the probe outside starting is an ordinary exit") {
+    Fixture f;
+    SECTION("running: a crash") {
+        f.run();
+        f.sup.on_probe_exit(1);
+        CHECK(f.sup.state() == S::backoff);
+        CHECK(f.sup.last_exit().reason == StopReason::crashed);
+    }
+    SECTION("stopping: the ladder's end") {
+        f.run();
+        f.sup.request_stop();
+        f.sup.on_probe_exit(0);
+        CHECK(f.sup.state() == S::stopped);
+        CHECK(f.sup.last_exit().reason == StopReason::stopped);
+    }
+}
