@@ -21,9 +21,10 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kTopLevelKeys[] = {"daemon", "servers"};
-constexpr std::string_view kDaemonKeys[] = {"socket",          "socket_group",
-                                            "socket_mode",     "log_level",
-                                            "max_message_bytes", "max_session_queue_bytes"};
+constexpr std::string_view kDaemonKeys[] = {
+    "socket",           "socket_group",      "socket_mode",
+    "log_level",        "max_message_bytes", "max_session_queue_bytes",
+    "max_queued_output"};
 constexpr std::int64_t kMinMessageBytes = 1024;
 
 template <typename E>
@@ -80,6 +81,22 @@ void read_socket_mode(const toml::node& value, DaemonConfig& daemon, Diagnostics
     daemon.socket_mode = mode;
 }
 
+// The output budget of all clients together cannot be less than one session may queue.
+// Reported at whichever of the two keys the file sets (max_queued_output when both).
+void check_queue_limits(const DaemonConfig& daemon, const toml::node* queued_output,
+                        const toml::node* session_queue, Diagnostics& diag) {
+    if (daemon.max_queued_output >= daemon.max_session_queue_bytes) return;
+    const toml::node* where = queued_output != nullptr ? queued_output : session_queue;
+    if (where == nullptr) return;
+    diag.error(where->source(),
+               "'max_queued_output' (" + std::to_string(daemon.max_queued_output) +
+                   " bytes) must be at least 'max_session_queue_bytes' (" +
+                   std::to_string(daemon.max_session_queue_bytes) +
+                   " bytes): what all clients together may have queued cannot be less than "
+                   "what one session may; raise max_queued_output or lower "
+                   "max_session_queue_bytes");
+}
+
 void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag) {
     const auto* table = node.as_table();
     if (!table) {
@@ -87,6 +104,8 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
                    "expected a table for 'daemon', got " + std::string(type_name(node)));
         return;
     }
+    const toml::node* queued_output = nullptr;
+    const toml::node* session_queue = nullptr;
     for (const auto& [key, value] : entries_in_file_order(*table)) {
         const std::string_view name = key->str();
         if (name == "socket") {
@@ -106,6 +125,12 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
         } else if (name == "max_session_queue_bytes") {
             if (auto bytes = read_integer(*value, name, kMinMessageBytes, INT64_MAX, diag)) {
                 daemon.max_session_queue_bytes = static_cast<std::size_t>(*bytes);
+                session_queue = value;
+            }
+        } else if (name == "max_queued_output") {
+            if (auto bytes = read_integer(*value, name, kMinMessageBytes, INT64_MAX, diag)) {
+                daemon.max_queued_output = static_cast<std::size_t>(*bytes);
+                queued_output = value;
             }
         } else {
             const std::string hint = did_you_mean(name, kDaemonKeys);
@@ -114,6 +139,7 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
                            (hint.empty() ? "; expected " + list_keys(kDaemonKeys) : hint));
         }
     }
+    check_queue_limits(daemon, queued_output, session_queue, diag);
 }
 
 void read_servers(const toml::node& node, const fs::path& base_dir, Registry& registry,

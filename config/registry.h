@@ -78,6 +78,9 @@ struct DaemonConfig {
     std::size_t max_message_bytes = 16 * 1024 * 1024;
     // Output queued for a session that does not read; past it the session is cut off.
     std::size_t max_session_queue_bytes = 4 * 1024 * 1024;
+    // Output queued for all sessions and control connections together; past it the largest
+    // queues are cut first. At least max_session_queue_bytes.
+    std::size_t max_queued_output = 64 * 1024 * 1024;
     bool operator==(const DaemonConfig&) const = default;
 };
 

@@ -35,22 +35,26 @@ bool speaks_our_protocol(const json& request) {
 }
 
 ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer,
-                                     RequestHandler& handler,
+                                     RequestHandler& handler, OutputBudget& budget,
                                      std::function<void(ControlConnection&)> on_closed)
     : bev_(bufferevent_socket_new(base, fd.release(), BEV_OPT_CLOSE_ON_FREE)),
       peer_(peer),
       handler_(handler),
+      budget_(budget),
+      account_(budget, [this](const std::string& reason) { cut_off(reason); }),
       on_closed_(std::move(on_closed)),
       reader_(kMaxRequestBytes),
       idle_(base, [this] { on_idle(); }) {
     bufferevent_setcb(bev_, &ControlConnection::on_read, &ControlConnection::on_write,
                       &ControlConnection::on_event, this);
     bufferevent_enable(bev_, EV_READ | EV_WRITE);
+    account_.watch(bufferevent_get_output(bev_));
     idle_.arm(kIdleTimeout);
 }
 
 ControlConnection::~ControlConnection() {
     if (fd_event_ != nullptr) event_free(fd_event_);
+    account_.unwatch();  // before its buffer goes
     if (bev_ != nullptr) {
         bufferevent_setcb(bev_, nullptr, nullptr, nullptr, nullptr);
         bufferevent_free(bev_);
@@ -100,20 +104,41 @@ void ControlConnection::reply_done() {
     if (!processing_) process_input();
 }
 
-void ControlConnection::send(const json& message) { write_line(message); }
+void ControlConnection::send(const json& message) {
+    write_line(message);
+    // All clients together over the budget: the largest queues go (this one, maybe). A reply
+    // leaves that to the next loop turn (OutputBudget::Hooks::enforce_soon): the request's
+    // handler may still use the connection (hand it over to a session, wait for descriptors).
+    if (budget_.over()) budget_.enforce();
+}
 
 void ControlConnection::write_line(const json& message) {
     if (closed_ || bev_ == nullptr) return;
     evbuffer* out = bufferevent_get_output(bev_);
-    if (evbuffer_get_length(out) > kMaxQueuedOutput) {
-        log::warning("control client pid " + std::to_string(peer_.pid) +
-                     " stopped reading; disconnecting it");
-        close();
+    if (const std::size_t queued = evbuffer_get_length(out); queued > kMaxQueuedOutput) {
+        cut_off("the client stopped reading (" + std::to_string(queued) +
+                " bytes queued for it, over the " + std::to_string(kMaxQueuedOutput) +
+                " a control connection may hold)");
         return;
     }
     const std::string text = message.dump(-1, ' ', false, json::error_handler_t::replace);
     evbuffer_add(out, text.data(), text.size());
     evbuffer_add(out, "\n", 1);
+}
+
+void ControlConnection::on_close(std::function<void()> cleanup) {
+    if (closed_) {
+        cleanup();
+        return;
+    }
+    cleanups_.push_back(std::move(cleanup));
+}
+
+void ControlConnection::cut_off(const std::string& reason) {
+    if (closed_) return;
+    log::warning("control client pid " + std::to_string(peer_.pid) + " uid " +
+                 std::to_string(peer_.uid) + ": " + reason + "; disconnecting it");
+    close();
 }
 
 void ControlConnection::close_after_flush() {
@@ -135,6 +160,7 @@ void ControlConnection::on_read(bufferevent*, void* self) {
 bufferevent* ControlConnection::hand_over() {
     mode_ = Mode::handed_over;
     idle_.cancel();
+    account_.unwatch();  // the session counts it from now on
     bufferevent* bev = bev_;
     bev_ = nullptr;
     bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
@@ -317,6 +343,9 @@ void ControlConnection::close() {
     if (closed_) return;
     closed_ = true;
     idle_.cancel();
+    // The descriptor goes with the buffer: its number may be reused before we are freed.
+    if (fd_event_ != nullptr) event_del(fd_event_);
+    account_.unwatch();  // what is queued goes with the buffer
     if (bev_ != nullptr) {
         bufferevent_setcb(bev_, nullptr, nullptr, nullptr, nullptr);
         bufferevent_free(bev_);

@@ -7,6 +7,9 @@
 // accepted or last answered (a partial line does not count: a request is sent at once, in one
 // piece). One that waits for mcpd (a reply deferred by --wait), carries a stream someone
 // registered a cleanup for (followed logs, a session link) or was handed over never idles.
+//
+// A client that stops reading is cut off past kMaxQueuedOutput, or earlier by the daemon-wide
+// OutputBudget when its queue is the largest while all clients together are over it.
 #pragma once
 
 #include <event2/bufferevent.h>
@@ -22,6 +25,7 @@
 #include "common/line_reader.h"
 #include "common/unique_fd.h"
 #include "daemon/event_loop.h"
+#include "daemon/output_budget.h"
 #include "daemon/peer_auth.h"
 
 namespace mcpd {
@@ -43,8 +47,10 @@ public:
 
 class ControlConnection {
 public:
+    // What waits in its output counts in `budget` until the connection closes or hands its
+    // socket over.
     ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer, RequestHandler& handler,
-                      std::function<void(ControlConnection&)> on_closed);
+                      OutputBudget& budget, std::function<void(ControlConnection&)> on_closed);
     ~ControlConnection();
     ControlConnection(const ControlConnection&) = delete;
     ControlConnection& operator=(const ControlConnection&) = delete;
@@ -64,8 +70,9 @@ public:
     void refuse(std::string_view code, const std::string& message);
     // Close once everything queued has been written.
     void close_after_flush();
-    // Runs when the connection goes away (unfollow logs, drop waiters).
-    void on_close(std::function<void()> cleanup) { cleanups_.push_back(std::move(cleanup)); }
+    // Runs when the connection goes away (unfollow logs, drop waiters); at once when it has
+    // gone already (cut off while the request that registers it was being answered).
+    void on_close(std::function<void()> cleanup);
     bool closed() const { return closed_; }
 
     // attach on the socket: give the bufferevent, with whatever it has buffered past the
@@ -91,11 +98,15 @@ private:
     void write_error(std::string_view code, const std::string& message,
                      const std::vector<std::string>& details = {});
     void on_idle();
+    // A client that stopped reading: say why in the log, and close.
+    void cut_off(const std::string& reason);
     void close();
 
     bufferevent* bev_;
     PeerCredentials peer_;
     RequestHandler& handler_;
+    OutputBudget& budget_;
+    OutputBudget::Account account_;
     std::function<void(ControlConnection&)> on_closed_;
     LineReader reader_;
     std::string line_;

@@ -18,6 +18,7 @@
 #include "daemon/event_loop.h"
 #include "daemon/managed_server.h"
 #include "daemon/notifier.h"
+#include "daemon/output_budget.h"
 #include "daemon/reaper.h"
 #include "daemon/session.h"
 
@@ -56,6 +57,8 @@ public:
 
     const config::Registry& registry() const { return registry_; }
     const DaemonOptions& options() const { return options_; }
+    // What every session and control connection has queued, against max_queued_output.
+    OutputBudget& output_budget() { return budget_; }
     ManagedServer* find(const std::string& name);
     // Servers in registry order.
     std::vector<ManagedServer*> servers();
@@ -122,6 +125,8 @@ private:
     std::string status_text() const;
     void maybe_finish_shutdown();
     void start_watchdog();
+    // Give the memory of dropped output queues back to the system, at most once a second.
+    void trim_heap_soon();
 
     DaemonOptions options_;
     config::Registry registry_;
@@ -135,6 +140,11 @@ private:
     std::unique_ptr<ControlServer> control_;
     std::unique_ptr<RequestHandler> commands_;
     ConnectionLimits limits_;  // before everything that holds a slot
+    // Output queued for every session and control connection together; before them all.
+    OutputBudget budget_;
+    Timer budget_check_;  // enforce() on the next turn, after a reply or a held write
+    Timer heap_trim_;
+    TimePoint last_trim_{};
     struct Connection {
         std::unique_ptr<ControlConnection> connection;
         ConnectionLimits::Slot slot;  // none for a refused peer, which is closed at once

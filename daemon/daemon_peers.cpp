@@ -25,7 +25,7 @@ void Daemon::accept_connection(UniqueFd fd) {
         return;
     }
     auto connection = std::make_unique<ControlConnection>(
-        loop_.base(), std::move(fd), *peer, *commands_, [this](ControlConnection& closed) {
+        loop_.base(), std::move(fd), *peer, *commands_, budget_, [this](ControlConnection& closed) {
             ControlConnection* key = &closed;
             loop_.defer([this, key] { connections_.erase(key); });
         });

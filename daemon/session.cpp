@@ -23,13 +23,15 @@ static_assert(LineReader::kPadding >= wire::kScanPadding);
 
 Session::Session(SessionId id, std::string server, PeerCredentials peer, bufferevent* input,
                  bufferevent* output, std::size_t max_message_bytes, std::size_t max_queue_bytes,
-                 Callbacks callbacks)
+                 OutputBudget& budget, Callbacks callbacks)
     : id_(id),
       server_(std::move(server)),
       peer_(peer),
       input_(input),
       output_(output),
       max_queue_(max_queue_bytes),
+      budget_(budget),
+      account_(budget, [this](const std::string& reason) { cut_off(reason); }),
       callbacks_(std::move(callbacks)),
       reader_(max_message_bytes, /*keep_edges=*/true) {
     // Reading goes around the bufferevent: libevent 2.1 reads at most 4 KiB per loop turn and
@@ -45,10 +47,12 @@ Session::Session(SessionId id, std::string server, PeerCredentials peer, buffere
     }
     // Large replies leave in few writes rather than 16 KiB per loop turn.
     bufferevent_set_max_single_write(output_, kMaxSingleWrite);
+    account_.watch(bufferevent_get_output(output_));
 }
 
 Session::~Session() {
     if (read_event_ != nullptr) event_free(read_event_);
+    account_.unwatch();  // before its buffer goes
     if (output_ != nullptr) drop_held_writes(output_);
     for (bufferevent* bev : {input_, output_}) {
         if (bev == nullptr) continue;
@@ -70,12 +74,13 @@ void Session::send(std::string_view line) {
     const std::size_t queued = queued_bytes();
     // One message larger than the cap still goes to a client that has caught up.
     if (queued > 0 && queued + line.size() > max_queue_) {
-        close("the client stopped reading (" + std::to_string(queued) +
-                  " bytes queued for it, over max_session_queue_bytes)",
-              false);
+        cut_off("the client stopped reading (" + std::to_string(queued) +
+                " bytes queued for it, over max_session_queue_bytes)");
         return;
     }
     write_or_queue_line(output_, line);
+    // All clients together over the budget: the largest queues go (this one, maybe).
+    if (budget_.over()) budget_.enforce();
 }
 
 void Session::send(std::span<const std::string_view> pieces) {
@@ -84,12 +89,12 @@ void Session::send(std::span<const std::string_view> pieces) {
     std::size_t size = 0;
     for (std::string_view piece : pieces) size += piece.size();
     if (queued > 0 && queued + size > max_queue_) {
-        close("the client stopped reading (" + std::to_string(queued) +
-                  " bytes queued for it, over max_session_queue_bytes)",
-              false);
+        cut_off("the client stopped reading (" + std::to_string(queued) +
+                " bytes queued for it, over max_session_queue_bytes)");
         return;
     }
     write_or_queue_line(output_, pieces);
+    if (budget_.over()) budget_.enforce();
 }
 
 void Session::pause_input() {
@@ -103,6 +108,17 @@ void Session::resume_input() {
     paused_ = false;
     if (!input_ended_) event_add(read_event_, nullptr);
     read_lines(false);  // lines may have been buffered before the pause
+}
+
+void Session::cut_off(const std::string& reason) {
+    if (closed_) return;
+    // Nothing more will be written to it: what waits goes now, not when the session is
+    // freed on a later turn, so its memory is free before the next message is queued.
+    account_.unwatch();
+    drop_held_writes(output_);
+    evbuffer* out = bufferevent_get_output(output_);
+    evbuffer_drain(out, evbuffer_get_length(out));
+    close(reason, false);
 }
 
 void Session::close(const std::string& reason, bool by_client) {

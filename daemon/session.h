@@ -3,7 +3,8 @@
 // A session reads either the control connection it was attached on, or descriptors an
 // `mcpctl connect` passed over (the agent's own pipes). Output to a client that stops reading
 // is capped: past the cap the session is cut off, so one slow client never holds up the
-// server or anyone else. Input can be paused while the server's stdin is backed up.
+// server or anyone else; its queue also counts in the daemon-wide OutputBudget, which cuts the
+// largest queues first. Input can be paused while the server's stdin is backed up.
 #pragma once
 
 #include <event2/bufferevent.h>
@@ -16,6 +17,7 @@
 
 #include "common/json_envelope.h"
 #include "common/line_reader.h"
+#include "daemon/output_budget.h"
 #include "daemon/peer_auth.h"
 #include "daemon/router.h"
 
@@ -35,10 +37,11 @@ public:
 
     // Takes ownership of `input` and `output` (the same bufferevent for a socket session).
     // The input's descriptor is read directly (anything already buffered in `input` is taken
-    // over); the bufferevents only write, and report write errors.
+    // over); the bufferevents only write, and report write errors. What waits in `output`
+    // counts in `budget` until the session is freed.
     Session(SessionId id, std::string server, PeerCredentials peer, bufferevent* input,
             bufferevent* output, std::size_t max_message_bytes, std::size_t max_queue_bytes,
-            Callbacks callbacks);
+            OutputBudget& budget, Callbacks callbacks);
     ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
@@ -71,6 +74,8 @@ private:
     void read_lines(bool at_eof);
     // Bytes waiting to be written to the client.
     std::size_t queued_bytes() const;
+    // Close a client that stopped reading, dropping what waits for it at once.
+    void cut_off(const std::string& reason);
     void input_ended_by_client();
 
     SessionId id_;
@@ -79,6 +84,8 @@ private:
     bufferevent* input_;
     bufferevent* output_;
     std::size_t max_queue_;
+    OutputBudget& budget_;
+    OutputBudget::Account account_;
     Callbacks callbacks_;
     event* read_event_ = nullptr;
     LineReader reader_;

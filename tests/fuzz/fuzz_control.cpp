@@ -214,7 +214,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                "no socketpair");
     const UniqueFd client(fds[1]);
     auto connection = std::make_unique<ControlConnection>(
-        daemon.loop().base(), UniqueFd(fds[0]), peer, commands, [](ControlConnection&) {});
+        daemon.loop().base(), UniqueFd(fds[0]), peer, commands, daemon.output_budget(),
+        [](ControlConnection&) {});
     bool hung_up = false;
     const std::string received = converse(daemon.loop(), client.get(), request, hung_up);
     check_output(received);

@@ -52,9 +52,10 @@ TEST_CASE("a request whose handler throws is answered with an error and the conn
     int fds[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
     ThrowingHandler handler;
+    mcpd::OutputBudget budget(1024 * 1024);
     {
         mcpd::ControlConnection connection(base, mcpd::UniqueFd(fds[0]), mcpd::PeerCredentials{},
-                                           handler, [](mcpd::ControlConnection&) {});
+                                           handler, budget, [](mcpd::ControlConnection&) {});
         const std::string requests =
             "{\"protocol\":1,\"command\":\"boom\"}\n{\"protocol\":1,\"command\":\"ok\"}\n";
         REQUIRE(::write(fds[1], requests.data(), requests.size()) ==
