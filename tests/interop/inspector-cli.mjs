@@ -15,10 +15,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { scenario, log, check, fail, packageBin, waitFor } from './harness.mjs';
 
-// mcpd initializes a pooled server once, declaring roots, sampling and elicitation on behalf of
-// its sessions (docs/MULTIPLEXING.md); server-everything lists these tools only to a client that
-// declares them, which the inspector does not. They are the only difference allowed.
-const CAPABILITY_TOOLS = ['get-roots-list', 'trigger-sampling-request', 'trigger-elicitation-request'];
+// mcpd initializes a pooled server once, declaring roots, sampling and elicitation (with
+// 2025-11-25's URL mode) on behalf of its sessions (docs/MULTIPLEXING.md); server-everything
+// lists these tools only to a client that declares them, which the inspector does not. They
+// are the only difference allowed.
+const CAPABILITY_TOOLS = ['get-roots-list', 'trigger-sampling-request', 'trigger-elicitation-request',
+                          'trigger-url-elicitation'];
 
 function parseOutput(label, run) {
   check(run.status === 0, `${label}: the inspector exited with ${run.status ?? run.signal}: ${(run.stderr || run.stdout).trim().slice(-500)}`);
