@@ -1,7 +1,8 @@
 // The daemon-wide budget for queued output ([daemon] max_queued_output): with hundreds of
 // clients that stopped reading, mcpd's memory stays near the budget instead of growing by
 // every client's own cap. The largest queues (the non-readers) are cut first, the clients
-// that read are never cut, and the memory of the cut queues goes back to the system.
+// that read are never cut, and the memory of the cut queues goes back to the system. A
+// reload applies a new budget; one below the per-session cap is refused.
 #include <poll.h>
 #include <unistd.h>
 
@@ -334,4 +335,33 @@ TEST_CASE("stalled log followers are cut by max_queued_output and their memory c
           "still here");
     CHECK_FALSE(env.daemon().poll_exit());
     WARN("the follower budget test took " << ms_since(started) << " ms");
+}
+
+TEST_CASE("a reload applies a new max_queued_output and refuses one below the session cap",
+          "[budget]") {
+    TestEnv env("budget-reload");
+    const std::string server = server_toml("demo");
+    env.write_registry(server);
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    const pid_t mcpd = env.daemon_pid();
+    CHECK(queued_output(env).value("limit", std::size_t{0}) == 64 * kMiB);  // the default
+
+    env.write_registry("[daemon]\nmax_queued_output = " + std::to_string(8 * kMiB) + "\n\n" +
+                       server);
+    const RunResult applied = env.ctl({"reload"});
+    INFO(applied.describe());
+    CHECK(applied.exit_code == 0);
+    CHECK(queued_output(env).value("limit", std::size_t{0}) == 8 * kMiB);
+    CHECK(env.daemon().log().find("max_queued_output is now 8388608 bytes") != std::string::npos);
+
+    env.write_registry("[daemon]\nmax_queued_output = 2097152\n\n" + server);
+    const RunResult refused = env.ctl({"reload"});
+    INFO(refused.describe());
+    CHECK(refused.exit_code != 0);
+    CHECK(refused.err.find("'max_queued_output' (2097152 bytes) must be at least "
+                           "'max_session_queue_bytes' (4194304 bytes)") != std::string::npos);
+    CHECK(queued_output(env).value("limit", std::size_t{0}) == 8 * kMiB);  // kept
+    CHECK(env.daemon_pid() == mcpd);
+    CHECK(env.state("demo") == "running");
 }
