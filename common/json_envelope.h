@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_string.h"
+
 namespace mcpd::wire {
 
 // A byte range of the message text; empty when the field is absent.
@@ -111,19 +113,5 @@ void splice(std::string_view text, std::vector<Replacement> replacements, std::s
 // point into `text` and into the replacements' texts.
 void splice(std::string_view text, std::vector<Replacement> replacements,
             std::vector<std::string_view>& out);
-
-// The value of a raw JSON string token without its quotes, when it has no escapes.
-std::string_view unquoted(std::string_view token);
-
-// The value of a raw JSON string token (quotes included), unescaped into `out`; false when it
-// is not a string token with valid escapes. A lone UTF-16 surrogate escape ("\ud83d" with no
-// low half: valid JSON, and what JavaScript and Python emit for a string cut mid-pair) becomes
-// U+FFFD, so every string the scanner keeps is UTF-8.
-bool decode_string(std::string_view token, std::string& out);
-
-// `text` (a message the scanner accepted) with each lone surrogate escape replaced by
-// "\ufffd", of the same length: for DOM parsers that refuse lone surrogates (nlohmann throws
-// parse_error on them). Everything else is unchanged.
-std::string without_lone_surrogates(std::string_view text);
 
 }  // namespace mcpd::wire

@@ -4,40 +4,20 @@
 // alone; the strings it keeps hold U+FFFD instead. Also the fields the router reads to judge
 // an answer (the error object, a task's status, an elicitation's id).
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "common/json_envelope.h"
+#include "envelope_scan.h"
 
 using namespace mcpd::wire;
+using mcpd::testing::scan;
+using mcpd::testing::scan_ok;
+using mcpd::testing::Scanned;
 
 namespace {
 
-constexpr std::size_t kMax = 16 * 1024 * 1024;
 const std::string kReplacement = "\xef\xbf\xbd";  // U+FFFD in UTF-8
-
-struct Scanned {
-    ScanStatus status;
-    Envelope envelope;
-    std::string text;
-};
-
-Scanned scan(const std::string& line) {
-    static EnvelopeScanner scanner(kMax);
-    Scanned out{ScanStatus::ok, {}, line};
-    out.status = scanner.scan(out.text, out.envelope);
-    INFO(line << " -> " << scanner.error());
-    CHECK(out.text == line);
-    return out;
-}
-
-Scanned scan_ok(const std::string& line) {
-    Scanned s = scan(line);
-    INFO(line);
-    REQUIRE(s.status == ScanStatus::ok);
-    return s;
-}
 
 }  // namespace
 
@@ -117,38 +97,6 @@ TEST_CASE("envelope surrogates: escapes that are not JSON are still refused", "[
             CHECK(scan(line).status == ScanStatus::not_json);
         }
     }
-}
-
-TEST_CASE("envelope surrogates: decode_string", "[envelope]") {
-    std::string out;
-    CHECK(decode_string(R"("plain")", out));
-    CHECK(out == "plain");
-    CHECK(decode_string(R"("a\ud83db")", out));
-    CHECK(out == "a" + kReplacement + "b");
-    CHECK(decode_string(R"("\udc00\ud83d")", out));
-    CHECK(out == kReplacement + kReplacement);
-    CHECK(decode_string(R"("\ud83d\ude00\"\\\/\b\f\n\r\t")", out));
-    CHECK(out == "\xf0\x9f\x98\x80\"\\/\b\f\n\r\t");
-    CHECK_FALSE(decode_string("17", out));
-    CHECK_FALSE(decode_string(R"("\u12")", out));
-    CHECK_FALSE(decode_string(R"("a\")", out));
-}
-
-TEST_CASE("envelope surrogates: without_lone_surrogates makes text nlohmann can read",
-          "[envelope]") {
-    const std::string line =
-        R"({"a":"\ud83d","\udc00":"x\ud83d\ude00y\\ud83d","b":"\ud83d\u0041","c":"\\\ud800"})";
-    CHECK(nlohmann::json::parse(line, nullptr, false).is_discarded());
-    const std::string fixed = without_lone_surrogates(line);
-    CHECK(fixed ==
-          R"({"a":"\ufffd","\ufffd":"x\ud83d\ude00y\\ud83d","b":"\ufffd\u0041","c":"\\\ufffd"})");
-    CHECK(fixed.size() == line.size());
-    const nlohmann::json parsed = nlohmann::json::parse(fixed, nullptr, false);
-    REQUIRE_FALSE(parsed.is_discarded());
-    CHECK(parsed["a"] == kReplacement);
-    CHECK(parsed["b"] == kReplacement + "A");
-    const std::string plain = R"({"a":"\u00e9\ud83d\ude00"})";
-    CHECK(without_lone_surrogates(plain) == plain);
 }
 
 TEST_CASE("envelope: the error object's shape and code", "[envelope]") {

@@ -5,36 +5,15 @@
 #include <vector>
 
 #include "common/json_envelope.h"
+#include "envelope_scan.h"
 
 using namespace mcpd::wire;
+using mcpd::testing::kMax;
+using mcpd::testing::scan;
+using mcpd::testing::scan_ok;
+using mcpd::testing::Scanned;
 
 namespace {
-
-constexpr std::size_t kMax = 16 * 1024 * 1024;
-
-struct Scanned {
-    ScanStatus status;
-    Envelope envelope;
-    std::string text;  // the scanned text (unchanged by the scan)
-
-    std::string span(Span s) const { return std::string(s.in(text)); }
-};
-
-Scanned scan(const std::string& line) {
-    static EnvelopeScanner scanner(kMax);
-    Scanned out{ScanStatus::ok, {}, line};
-    out.status = scanner.scan(out.text, out.envelope);
-    INFO(line << " -> " << scanner.error());
-    CHECK(out.text == line);
-    return out;
-}
-
-Scanned scan_ok(const std::string& line) {
-    Scanned s = scan(line);
-    INFO(line);
-    REQUIRE(s.status == ScanStatus::ok);
-    return s;
-}
 
 std::string nested(int depth) {
     return std::string(static_cast<std::size_t>(depth), '[') +

@@ -5,15 +5,12 @@
 #include <string>
 
 #include "fake_router_environment.h"
+#include "router_clients.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
 
 namespace {
-
-const json kAllCapabilities = {{"sampling", json::object()},
-                               {"elicitation", {{"form", json::object()}, {"url", json::object()}}},
-                               {"roots", {{"listChanged", true}}}};
 
 const std::string kSampling =
     R"({"jsonrpc":"2.0","id":"srv-1","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}})";
@@ -22,12 +19,8 @@ const std::string kSampling =
 
 TEST_CASE("router: a child request in flight at a session is cancelled when the child goes",
           "[router]") {
-    RouterHarness h;
-    h.child_ready();
-    h.connect(1, "2025-11-25", kAllCapabilities);
-    h.connect(2, "2025-11-25", kAllCapabilities);
-    h.env.next_child_id = 100;
-    h.forward(1, R"({"jsonrpc":"2.0","id":"busy","method":"tools/call","params":{"name":"slow"}})");
+    ClientPair h;
+    h.busy(1);
     h.from_child(kSampling);
     const std::string at_session = h.only_line_to(1);
     const std::string session_side_id = raw_id_of(at_session);
@@ -56,7 +49,7 @@ TEST_CASE("router: a child request in flight at a session is cancelled when the 
 TEST_CASE("router: task ownership does not survive into a restarted child", "[router]") {
     RouterHarness h;
     h.child_ready();
-    h.connect(1, "2025-11-25", kAllCapabilities);
+    h.connect(1, "2025-11-25", kAllClientCapabilities);
     h.env.next_child_id = 100;
     // Session 1 creates a task.
     const std::string call = h.forward(

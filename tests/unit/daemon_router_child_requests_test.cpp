@@ -6,40 +6,14 @@
 #include <vector>
 
 #include "fake_router_environment.h"
+#include "router_clients.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
 
 namespace {
 
-const json kAllCapabilities = {{"sampling", json::object()},
-                               {"elicitation", json::object()},
-                               {"roots", {{"listChanged", true}}}};
-
-struct Clients : RouterHarness {
-    explicit Clients(const json& caps = kAllCapabilities,
-                     const config::ServerConfig& config = router_config())
-        : RouterHarness(config) {
-        child_ready();
-        connect(1, "2025-11-25", caps);
-        connect(2, "2025-11-25", caps);
-        env.next_child_id = 100;
-    }
-    // Give session `id` a request in flight at the child; returns what the child got.
-    std::string busy(SessionId id) {
-        return forward(
-            id, R"({"jsonrpc":"2.0","id":"busy","method":"tools/call","params":{"name":"slow"}})");
-    }
-};
-
-std::string child_request(const std::string& raw_id, const std::string& method,
-                          const std::string& params = "{}") {
-    return R"({"jsonrpc":"2.0","id":)" + raw_id + R"(,"method":")" + method + R"(","params":)" +
-           params + "}";
-}
-
-const std::string kSamplingParams =
-    R"({"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10})";
+using Clients = ClientPair;
 
 // What the child was told when its request was declined.
 void check_declined(RouterHarness& h, const std::string& raw_id, const std::string& method) {
@@ -204,7 +178,7 @@ TEST_CASE("router: URL-mode elicitation needs the session's elicitation.url", "[
 TEST_CASE("router: elicitation is not sent to a session whose revision lacks it", "[router]") {
     RouterHarness h;
     h.child_ready();
-    h.connect(1, "2025-03-26", kAllCapabilities);
+    h.connect(1, "2025-03-26", kAllClientCapabilities);
     h.forward(1, R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})");
     h.from_child(child_request("5", "elicitation/create", R"({"message":"m"})"));
     CHECK(h.env.sent_to(1).empty());
@@ -215,7 +189,7 @@ TEST_CASE("router: roots/list is answered from the registry when roots are confi
           "[router]") {
     config::ServerConfig config = router_config();
     config.roots = {"/srv/data", "file:///home/me/project"};
-    Clients h(kAllCapabilities, config);
+    Clients h(kAllClientCapabilities, config);
     h.busy(1);
     h.from_child(child_request(R"("r\"1")", "roots/list"));
     const std::string reply = h.only_child_line();

@@ -9,44 +9,15 @@
 #include <vector>
 
 #include "fake_router_environment.h"
+#include "router_clients.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
 
 namespace {
 
-const json kAllCapabilities = {{"sampling", json::object()},
-                               {"elicitation", {{"form", json::object()}, {"url", json::object()}}},
-                               {"roots", json::object()}};
-
-// Two sessions with every client capability; child ids from 100.
-struct Pair : RouterHarness {
-    explicit Pair(const json& caps = kAllCapabilities) {
-        child_ready();
-        connect(1, "2025-11-25", caps);
-        connect(2, "2025-11-25", caps);
-        env.next_child_id = 100;
-    }
-    // Give session `id` a request in flight at the child; returns what the child got.
-    std::string busy(SessionId id) {
-        return forward(
-            id, R"({"jsonrpc":"2.0","id":"busy","method":"tools/call","params":{"name":"slow"}})");
-    }
-    // The child asks something; returns the session-side id of what session `to` received.
-    std::string ask(SessionId to, const std::string& request) {
-        from_child(request);
-        return raw_id_of(only_line_to(to));
-    }
-};
-
-std::string child_request(const std::string& raw_id, const std::string& method,
-                          const std::string& params) {
-    return R"({"jsonrpc":"2.0","id":)" + raw_id + R"(,"method":")" + method + R"(","params":)" +
-           params + "}";
-}
-
-const std::string kSampling =
-    R"({"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10})";
+using Pair = ClientPair;
+const std::string& kSampling = kSamplingParams;
 
 std::string url_elicitation(const std::string& raw_id, const std::string& elicitation_id) {
     return child_request(raw_id, "elicitation/create",
