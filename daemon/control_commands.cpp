@@ -384,6 +384,7 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
     if (!pass_fds) {
         c.reply_ok({{"server", server_name}, {"session", id}});
         bufferevent* bev = c.hand_over();
+        if (bev == nullptr) return;  // cut off: it never read its replies
         ManagedServer& target = exclusive ? daemon_.exclusive_instance(server, id) : server;
         daemon_.open_session(target, id, peer, bev, bev, nullptr);
         return;

@@ -158,6 +158,8 @@ void ControlConnection::on_read(bufferevent*, void* self) {
 }
 
 bufferevent* ControlConnection::hand_over() {
+    // Cut off while its reply was written (a client that never reads): nothing to hand on.
+    if (closed_) return nullptr;
     mode_ = Mode::handed_over;
     idle_.cancel();
     account_.unwatch();  // the session counts it from now on
@@ -176,6 +178,7 @@ bufferevent* ControlConnection::hand_over() {
 
 void ControlConnection::receive_fds(std::function<void(std::vector<UniqueFd>)> on_fds,
                                     std::function<void()> on_hangup) {
+    if (closed_) return;  // cut off while its reply was written: no descriptors will come
     mode_ = Mode::awaiting_fds;
     on_fds_ = std::move(on_fds);
     on_hangup_ = std::move(on_hangup);

@@ -77,9 +77,10 @@ public:
 
     // attach on the socket: give the bufferevent, with whatever it has buffered past the
     // request, to a session. The connection object then goes away without closing the socket.
+    // Null when the connection was cut off meanwhile (its reply did not fit).
     bufferevent* hand_over();
     // attach with pass_fds: receive the client's two descriptors (SCM_RIGHTS), then keep the
-    // connection only to notice when the client hangs up.
+    // connection only to notice when the client hangs up. Nothing, once cut off.
     void receive_fds(std::function<void(std::vector<UniqueFd>)> on_fds,
                      std::function<void()> on_hangup);
 

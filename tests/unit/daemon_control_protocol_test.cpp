@@ -78,3 +78,56 @@ TEST_CASE("a request whose handler throws is answered with an error and the conn
     ::close(fds[1]);
     event_base_free(base);
 }
+
+namespace {
+
+// attach as the daemon answers it, for a client that never reads: so much was queued for it
+// already that the reply cuts it off. Nothing may then be handed on or waited for.
+class AttachHandler final : public mcpd::RequestHandler {
+public:
+    bool handed_null = false;
+    bool asked_for_fds = false;
+    void handle_request(mcpd::ControlConnection& c, const json& request) override {
+        c.send(json{{"filler", std::string(9 * 1024 * 1024, 'x')}});  // over the 8 MiB cap
+        c.reply_ok(json{{"session", 1}});
+        if (request.value("pass_fds", false)) {
+            c.receive_fds([this](std::vector<mcpd::UniqueFd>) { asked_for_fds = true; },
+                          [this] { asked_for_fds = true; });
+        } else {
+            handed_null = c.hand_over() == nullptr;
+        }
+    }
+};
+
+}  // namespace
+
+TEST_CASE("an attach whose reply cuts the client off hands nothing on") {
+    for (const bool pass_fds : {false, true}) {
+        DYNAMIC_SECTION("pass_fds " << pass_fds) {
+            event_base* base = event_base_new();
+            REQUIRE(base != nullptr);
+            int fds[2];
+            REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+            AttachHandler handler;
+            mcpd::OutputBudget budget(64 * 1024 * 1024);
+            bool closed = false;
+            {
+                mcpd::ControlConnection connection(
+                    base, mcpd::UniqueFd(fds[0]), mcpd::PeerCredentials{}, handler, budget,
+                    [&closed](mcpd::ControlConnection&) { closed = true; });
+                const std::string request = std::string("{\"protocol\":1,\"command\":\"attach\",") +
+                                            "\"pass_fds\":" + (pass_fds ? "true" : "false") + "}\n";
+                REQUIRE(::write(fds[1], request.data(), request.size()) ==
+                        static_cast<ssize_t>(request.size()));
+                for (int turn = 0; turn < 100 && !closed; ++turn) event_base_loop(base, EVLOOP_NONBLOCK);
+                CHECK(closed);
+                CHECK(connection.closed());
+                if (!pass_fds) CHECK(handler.handed_null);
+                CHECK_FALSE(handler.asked_for_fds);
+                CHECK(budget.total() == 0);
+            }
+            ::close(fds[1]);
+            event_base_free(base);
+        }
+    }
+}
