@@ -101,6 +101,27 @@ void write_line(Level lvl, std::string_view server, std::string_view message) {
     stderr_output().line(line);
 }
 
+// Write the counts due at `now`. Asked before every line: nothing to do costs a comparison
+// (log_limits keeps when the first count falls due).
+void say_due(SteadyTime now) {
+    for (const SourceRates::HeldBack& held : rates().take_due(now)) {
+        std::string message = std::to_string(held.lines);
+        message += " log lines were not written (more than ";
+        message += std::to_string(static_cast<int>(kRate));
+        message += " a second from this source)";
+        write_line(Level::warning, held.source, message);
+    }
+    for (const RepeatFolder::Folded& folded : repeats().take_due(now)) {
+        std::string message = folded.kind;
+        message += ": ";
+        message += std::to_string(folded.count);
+        message += " more in the last ";
+        message += std::to_string(kRepeatWindow.count());
+        message += " s";
+        write_line(Level::info, folded.source, message);
+    }
+}
+
 }  // namespace
 
 bool parse_level(std::string_view text, Level& out) {
@@ -131,7 +152,7 @@ void set_sink(Sink sink) { g_sink = sink; }
 void write(Level lvl, std::string_view server, std::string_view message) {
     if (lvl < g_level) return;
     const SteadyTime now = SteadyClock::now();
-    flush_due(now);
+    say_due(now);
     if (!rates().admit(server, now)) {
         want_flush();
         return;
@@ -149,7 +170,7 @@ void write(Level lvl, std::string_view server, std::string_view message) {
 void repeated(Level lvl, std::string_view server, std::string_view kind, std::string_view detail) {
     if (lvl < g_level) return;
     const SteadyTime now = SteadyClock::now();
-    flush_due(now);
+    say_due(now);
     if (!repeats().first(server, kind, now)) {
         want_flush();
         return;
@@ -175,22 +196,7 @@ std::string excerpt(std::string_view text, std::size_t max_bytes) {
 }
 
 std::optional<std::chrono::steady_clock::time_point> flush_due(std::chrono::steady_clock::time_point now) {
-    for (const SourceRates::HeldBack& held : rates().take_due(now)) {
-        std::string message = std::to_string(held.lines);
-        message += " log lines were not written (more than ";
-        message += std::to_string(static_cast<int>(kRate));
-        message += " a second from this source)";
-        write_line(Level::warning, held.source, message);
-    }
-    for (const RepeatFolder::Folded& folded : repeats().take_due(now)) {
-        std::string message = folded.kind;
-        message += ": ";
-        message += std::to_string(folded.count);
-        message += " more in the last ";
-        message += std::to_string(kRepeatWindow.count());
-        message += " s";
-        write_line(Level::info, folded.source, message);
-    }
+    say_due(now);
     const auto held = rates().next_due();
     const auto folded = repeats().next_due();
     if (held && folded) return std::min(*held, *folded);

@@ -8,6 +8,10 @@ namespace {
 
 constexpr std::chrono::seconds kCountEvery{1};
 
+void lower_to(std::optional<SteadyTime>& earliest, SteadyTime due) {
+    if (!earliest || due < *earliest) earliest = due;
+}
+
 }  // namespace
 
 bool SourceRates::admit(std::string_view source, SteadyTime now) {
@@ -22,7 +26,7 @@ bool SourceRates::admit(std::string_view source, SteadyTime now) {
     b.tokens = std::min(burst_, b.tokens + rate_ * std::chrono::duration<double>(now - b.refilled).count());
     b.refilled = now;
     if (b.tokens < 1) {
-        ++b.held_back;
+        if (b.held_back++ == 0) lower_to(earliest_, b.said + kCountEvery);
         return false;
     }
     b.tokens -= 1;
@@ -31,38 +35,37 @@ bool SourceRates::admit(std::string_view source, SteadyTime now) {
 
 std::vector<SourceRates::HeldBack> SourceRates::take_due(SteadyTime now) {
     std::vector<HeldBack> out;
+    if (!earliest_ || now < *earliest_) return out;
     for (auto& [source, b] : buckets_) {
         if (b.held_back == 0 || now - b.said < kCountEvery) continue;
         out.push_back({source, b.held_back});
         b.held_back = 0;
         b.said = now;
     }
+    earliest_.reset();
+    for (const auto& [source, b] : buckets_) {
+        if (b.held_back > 0) lower_to(earliest_, b.said + kCountEvery);
+    }
     return out;
 }
 
-std::optional<SteadyTime> SourceRates::next_due() const {
-    std::optional<SteadyTime> next;
-    for (const auto& [source, b] : buckets_) {
-        if (b.held_back == 0) continue;
-        const SteadyTime due = b.said + kCountEvery;
-        if (!next || due < *next) next = due;
-    }
-    return next;
-}
+std::optional<SteadyTime> SourceRates::next_due() const { return earliest_; }
 
 bool RepeatFolder::first(std::string_view source, std::string_view kind, SteadyTime now) {
     const auto key = std::make_pair(std::string(source), std::string(kind));
     auto it = entries_.find(key);
     if (it == entries_.end() || (it->second.count == 0 && now - it->second.opened >= window_)) {
         entries_[key] = Entry{now, 0};
+        lower_to(earliest_, now + window_);  // to be forgotten if nothing follows
         return true;
     }
-    ++it->second.count;
+    if (it->second.count++ == 0) lower_to(earliest_, it->second.opened + window_);
     return false;
 }
 
 std::vector<RepeatFolder::Folded> RepeatFolder::take_due(SteadyTime now) {
     std::vector<Folded> out;
+    if (!earliest_ || now < *earliest_) return out;
     for (auto it = entries_.begin(); it != entries_.end();) {
         Entry& e = it->second;
         if (now - e.opened < window_) {
@@ -75,6 +78,8 @@ std::vector<RepeatFolder::Folded> RepeatFolder::take_due(SteadyTime now) {
             it = entries_.erase(it);  // quiet for a whole window: forgotten
         }
     }
+    earliest_.reset();
+    for (const auto& [key, e] : entries_) lower_to(earliest_, e.opened + window_);
     return out;
 }
 

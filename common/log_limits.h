@@ -46,6 +46,9 @@ private:
     double rate_;
     double burst_;
     std::map<std::string, Bucket, std::less<>> buckets_;
+    // When the first count falls due, so that asking before then costs nothing (every log
+    // line asks); nullopt when nothing is held back.
+    std::optional<SteadyTime> earliest_;
 };
 
 // The same event again and again (stray replies, declined requests) is written once, then
@@ -75,6 +78,8 @@ private:
     };
     std::chrono::seconds window_;
     std::map<std::pair<std::string, std::string>, Entry, std::less<>> entries_;
+    // As in SourceRates: when the first count falls due (or an idle entry may be forgotten).
+    std::optional<SteadyTime> earliest_;
 };
 
 }  // namespace mcpd::log
