@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 
+#include "flood_reader.h"
 #include "harness.h"
 #include "mcp_session.h"
 
@@ -21,71 +22,6 @@ constexpr std::size_t kQueueLimit = 4 * 1024 * 1024;  // max_session_queue_bytes
 constexpr int kFloodCount = 200000;
 constexpr int kFloodBytes = 200;  // about 56 MB of notifications in all, far over the limit
 
-// A session that reads everything, counting the flood and checking its echo replies. It
-// reads the socket itself, cheaply: a reader that falls max_session_queue_bytes behind the
-// flood is cut off too, by design, so it must not spend its time parsing every notification.
-struct Reader {
-    std::unique_ptr<McpSession> session;
-    std::string buffer;
-    bool ended = false;
-    long long flood_seen = 0;
-    long long flood_out_of_order = 0;
-    int echo_sent = 0;
-    int echo_ok = 0;
-    std::optional<std::string> flood_result;
-    std::vector<std::string> problems;
-
-    void send_echo() {
-        const std::string id = std::to_string(++echo_sent);
-        session->queue(request_line(id, "tools/call",
-                                    {{"name", "echo"}, {"arguments", {{"text", "echo " + id}}}}));
-    }
-
-    // Read what the socket has and handle every complete line.
-    void read() {
-        char chunk[1 << 16];
-        for (int chunks = 0; chunks < 16; ++chunks) {  // then the other reader's turn
-            const ssize_t n = ::read(session->read_fd(), chunk, sizeof chunk);
-            if (n > 0) {
-                buffer.append(chunk, static_cast<std::size_t>(n));
-                continue;
-            }
-            if (n == 0 || (errno != EAGAIN && errno != EINTR)) ended = true;
-            if (n == 0 || errno != EINTR) break;
-        }
-        std::size_t start = 0;
-        for (std::size_t end; (end = buffer.find('\n', start)) != std::string::npos;
-             start = end + 1)
-            take(std::string_view(buffer).substr(start, end - start));
-        buffer.erase(0, start);
-    }
-
-    void take(std::string_view line) {
-        static constexpr std::string_view kLog =
-            R"({"jsonrpc":"2.0","method":"notifications/message","params":{"data":")";
-        if (line.starts_with(kLog)) {
-            // data is "<index> fff...": each index once, in order.
-            long long index = -1;
-            std::from_chars(line.data() + kLog.size(), line.data() + line.size(), index);
-            flood_out_of_order += index != flood_seen;
-            ++flood_seen;
-            return;
-        }
-        McpMessage m;
-        m.raw = line;
-        m.json = json::parse(line, nullptr, false);
-        if (m.is_notification()) return;
-        if (m.raw_id() == "\"flood\"") {
-            flood_result = m.tool_text();
-            return;
-        }
-        if (m.is_response() && m.tool_text() == "echo " + m.raw_id()) {
-            ++echo_ok;
-            return;
-        }
-        if (problems.size() < 10) problems.push_back(m.raw.substr(0, 300));
-    }
-};
 
 }  // namespace
 
@@ -103,7 +39,7 @@ TEST_CASE("a server flooding stdout cuts off only the session that stopped readi
 
     McpSession stalled(env.socket(), "demo");
     stalled.initialize("stalled");  // and from now on it never reads
-    std::vector<Reader> readers(2);
+    std::vector<FloodReader> readers(2);
     for (std::size_t i = 0; i < readers.size(); ++i) {
         readers[i].session = std::make_unique<McpSession>(env.socket(), "demo");
         readers[i].session->initialize("reader-" + std::to_string(i));
@@ -118,14 +54,14 @@ TEST_CASE("a server flooding stdout cuts off only the session that stopped readi
     std::vector<pollfd> fds(readers.size());
     const auto finished = [&] {
         return readers[0].flood_result &&
-               std::all_of(readers.begin(), readers.end(), [](const Reader& r) {
+               std::all_of(readers.begin(), readers.end(), [](const FloodReader& r) {
                    return r.flood_seen == kFloodCount && r.echo_ok == r.echo_sent;
                });
     };
     bool ended = false;
     while (!finished() && !ended && Clock::now() < deadline) {
         for (std::size_t i = 0; i < readers.size(); ++i) {
-            Reader& r = readers[i];
+            FloodReader& r = readers[i];
             // One echo call at a time from each reader, all through the flood.
             if (r.echo_ok == r.echo_sent && !r.flood_result.has_value()) r.send_echo();
             const bool writing = r.session->output_waiting() && r.session->flush();
@@ -140,7 +76,7 @@ TEST_CASE("a server flooding stdout cuts off only the session that stopped readi
     }
     const auto report = [&] {
         std::string text;
-        for (const Reader& r : readers) {
+        for (const FloodReader& r : readers) {
             text += r.session->label() + ": " + std::to_string(r.flood_seen) + " of the flood (" +
                     std::to_string(r.flood_out_of_order) + " out of order), " +
                     std::to_string(r.echo_ok) + " of " + std::to_string(r.echo_sent) +
@@ -152,7 +88,7 @@ TEST_CASE("a server flooding stdout cuts off only the session that stopped readi
     INFO(report());
     REQUIRE(finished());
     CHECK(readers[0].flood_result == "flooded " + std::to_string(kFloodCount));
-    for (const Reader& r : readers) {
+    for (const FloodReader& r : readers) {
         CHECK(r.problems.empty());
         CHECK(r.flood_out_of_order == 0);
         CHECK(r.echo_sent > 1);  // replies kept coming during the flood

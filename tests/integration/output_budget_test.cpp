@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "flood_reader.h"
 #include "harness.h"
 #include "mcp_session.h"
 #include "raw_client.h"
@@ -83,68 +84,6 @@ json queued_output(const TestEnv& env) {
     return env.status_json()["daemon"].value("queued_output", json::object());
 }
 
-// A session that reads everything, counting the flood and checking its echo replies (as in
-// fault_flood_test.cpp: it reads the socket itself, cheaply, so that it keeps up).
-struct Reader {
-    std::unique_ptr<McpSession> session;
-    std::string buffer;
-    bool ended = false;
-    long long flood_seen = 0;
-    long long flood_out_of_order = 0;
-    int echo_sent = 0;
-    int echo_ok = 0;
-    std::optional<std::string> flood_result;
-    std::vector<std::string> problems;
-
-    void send_echo() {
-        const std::string id = std::to_string(++echo_sent);
-        session->queue(request_line(id, "tools/call",
-                                    {{"name", "echo"}, {"arguments", {{"text", "echo " + id}}}}));
-    }
-
-    void read() {
-        char chunk[1 << 16];
-        for (int chunks = 0; chunks < 16; ++chunks) {
-            const ssize_t n = ::read(session->read_fd(), chunk, sizeof chunk);
-            if (n > 0) {
-                buffer.append(chunk, static_cast<std::size_t>(n));
-                continue;
-            }
-            if (n == 0 || (errno != EAGAIN && errno != EINTR)) ended = true;
-            if (n == 0 || errno != EINTR) break;
-        }
-        std::size_t start = 0;
-        for (std::size_t end; (end = buffer.find('\n', start)) != std::string::npos;
-             start = end + 1)
-            take(std::string_view(buffer).substr(start, end - start));
-        buffer.erase(0, start);
-    }
-
-    void take(std::string_view line) {
-        static constexpr std::string_view kLog =
-            R"({"jsonrpc":"2.0","method":"notifications/message","params":{"data":")";
-        if (line.starts_with(kLog)) {
-            long long index = -1;
-            std::from_chars(line.data() + kLog.size(), line.data() + line.size(), index);
-            flood_out_of_order += index != flood_seen;
-            ++flood_seen;
-            return;
-        }
-        McpMessage m;
-        m.raw = line;
-        m.json = json::parse(line, nullptr, false);
-        if (m.is_notification()) return;
-        if (m.raw_id() == "\"flood\"") {
-            flood_result = m.tool_text();
-            return;
-        }
-        if (m.is_response() && m.tool_text() == "echo " + m.raw_id()) {
-            ++echo_ok;
-            return;
-        }
-        if (problems.size() < 10) problems.push_back(m.raw.substr(0, 300));
-    }
-};
 
 }  // namespace
 
@@ -175,7 +114,7 @@ TEST_CASE("200 sessions that stopped reading are cut by max_queued_output, reade
         stalled.push_back(std::make_unique<McpSession>(env.socket(), "demo"));
         stalled.back()->initialize("stalled-" + std::to_string(i));
     }
-    std::vector<Reader> readers(kReaders);
+    std::vector<FloodReader> readers(kReaders);
     for (int i = 0; i < kReaders; ++i) {
         readers[i].session = std::make_unique<McpSession>(env.socket(), "demo");
         readers[i].session->initialize("reader-" + std::to_string(i));
@@ -192,7 +131,7 @@ TEST_CASE("200 sessions that stopped reading are cut by max_queued_output, reade
         {{"name", "flood"}, {"arguments", {{"count", kFloodCount}, {"bytes", kFloodBytes}}}}));
     const auto finished = [&] {
         return readers[0].flood_result &&
-               std::all_of(readers.begin(), readers.end(), [](const Reader& r) {
+               std::all_of(readers.begin(), readers.end(), [](const FloodReader& r) {
                    return r.flood_seen == kFloodCount && r.echo_ok == r.echo_sent;
                });
     };
@@ -201,14 +140,14 @@ TEST_CASE("200 sessions that stopped reading are cut by max_queued_output, reade
     bool ended = false;
     while (!finished() && !ended && Clock::now() < deadline) {
         for (std::size_t i = 0; i < readers.size(); ++i) {
-            Reader& r = readers[i];
+            FloodReader& r = readers[i];
             // One echo call at a time from each reader, all through the flood.
             if (r.echo_ok == r.echo_sent && !r.flood_result.has_value()) r.send_echo();
             const bool writing = r.session->output_waiting() && r.session->flush();
             fds[i] = pollfd{r.session->read_fd(), short(POLLIN | (writing ? POLLOUT : 0)), 0};
         }
         ::poll(fds.data(), fds.size(), 50);
-        for (Reader& r : readers) {
+        for (FloodReader& r : readers) {
             r.read();
             ended = ended || r.ended;
         }
@@ -218,7 +157,7 @@ TEST_CASE("200 sessions that stopped reading are cut by max_queued_output, reade
     const auto flood_ms = ms_since(started);
 
     std::string report;
-    for (const Reader& r : readers) {
+    for (const FloodReader& r : readers) {
         report += r.session->label() + ": " + std::to_string(r.flood_seen) + " of the flood (" +
                   std::to_string(r.flood_out_of_order) + " out of order), " +
                   std::to_string(r.echo_ok) + " of " + std::to_string(r.echo_sent) +
@@ -228,7 +167,7 @@ TEST_CASE("200 sessions that stopped reading are cut by max_queued_output, reade
     INFO(report);
     REQUIRE(finished());
     CHECK(readers[0].flood_result == "flooded " + std::to_string(kFloodCount));
-    for (const Reader& r : readers) {
+    for (const FloodReader& r : readers) {
         CHECK(r.problems.empty());
         CHECK(r.flood_out_of_order == 0);
         CHECK(r.echo_sent > 1);  // calls kept being answered during the flood
