@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "daemon/handshake.h"
+#include "handshake_recorder.h"
 
 using namespace mcpd;
 using Catch::Matchers::Contains;
@@ -12,19 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-// A handshake whose callbacks record everything it does.
-struct Recorder {
-    Recorder() : handshake(ids, callbacks()) {}
-
-    Handshake::Callbacks callbacks() {
-        Handshake::Callbacks c;
-        c.send = [this](std::string_view line) { sent.push_back(json::parse(line)); };
-        c.on_ready = [this](const json& result) { ready = result; };
-        c.on_failed = [this](std::string why) { failures.push_back(std::move(why)); };
-        c.on_pong = [this] { ++pongs; };
-        return c;
-    }
-
+struct Recorder : mcpd::testing::HandshakeRecorder {
     // Begin and return the initialize request it sent.
     json begin() {
         handshake.begin();
@@ -45,13 +34,6 @@ struct Recorder {
     static json error_for(const json& id, json error) {
         return {{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}};
     }
-
-    ChildIds ids;
-    std::vector<json> sent;
-    std::optional<json> ready;
-    std::vector<std::string> failures;
-    int pongs = 0;
-    Handshake handshake;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "daemon/handshake.h"
+#include "handshake_recorder.h"
 
 using namespace mcpd;
 using namespace std::chrono_literals;
@@ -16,23 +17,8 @@ using nlohmann::json;
 
 namespace {
 
-// A handshake whose callbacks record everything, including what it does with its probe timer.
-struct Probe {
-    Probe() : handshake(ids, callbacks()) {}
-
-    Handshake::Callbacks callbacks() {
-        Handshake::Callbacks c;
-        c.send = [this](std::string_view line) { sent.push_back(json::parse(line)); };
-        c.on_ready = [this](const json& result) { ready = result; };
-        c.on_failed = [this](std::string why) { failures.push_back(std::move(why)); };
-        c.on_pong = [] {};
-        c.probe_timer = [this](std::optional<Duration> after) {
-            timer_calls.push_back(after);
-            timer = after;
-        };
-        return c;
-    }
-
+// A handshake probing a child of unknown era, as ManagedServer does.
+struct Probe : mcpd::testing::HandshakeRecorder {
     // Probe a child of unknown era, as ManagedServer does; returns the server/discover sent.
     json begin(Duration start_timeout = 30s) {
         handshake.begin_probe(client_capabilities, start_timeout);
@@ -75,14 +61,6 @@ struct Probe {
         for (const json& m : sent) out.push_back(m.value("method", json()));
         return out;
     }
-
-    ChildIds ids;
-    std::vector<json> sent;
-    std::optional<json> ready;
-    std::vector<std::string> failures;
-    std::vector<std::optional<Duration>> timer_calls;
-    std::optional<Duration> timer;  // armed, and for how long
-    Handshake handshake;
 };
 
 }  // namespace
