@@ -1,6 +1,5 @@
 #include "daemon/daemon.h"
 
-#include <malloc.h>
 #include <sys/prctl.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -18,30 +17,11 @@
 #include "daemon/server_processes.h"
 #include "daemon/socket_activation.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-extern "C" void __sanitizer_purge_allocator();
-#endif
-
 namespace mcpd {
 
 using nlohmann::json;
 
 namespace {
-
-// Give the heap's free pages back to the system: glibc keeps them, and queues freed in many
-// small pieces among memory still in use would stay in mcpd's RSS. Under ASan (./dev
-// sanitize) the sanitizer's allocator serves malloc, and malloc_trim() does not reach it.
-void trim_heap() {
-    const auto start = Clock::now();
-#if defined(__SANITIZE_ADDRESS__)
-    __sanitizer_purge_allocator();
-#else
-    ::malloc_trim(0);
-#endif
-    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
-    log::debug("gave the memory of dropped output queues back to the system (" +
-               std::to_string(took.count()) + " us)");
-}
 
 std::string directory_of(const std::string& path) {
     const std::size_t slash = path.rfind('/');
@@ -72,12 +52,9 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
       limits_(owner_, 0),
       budget_(registry_.daemon.max_queued_output,
               OutputBudget::Hooks{[this] { budget_check_.arm(Duration(0)); },
-                                  [this] { trim_heap_soon(); }}),
+                                  [this] { heap_trim_.soon(); }}),
       budget_check_(loop_.base(), [this] { budget_.enforce(); }),
-      heap_trim_(loop_.base(), [this] {
-          last_trim_ = Clock::now();
-          trim_heap();
-      }) {}
+      heap_trim_(loop_.base()) {}
 
 Daemon::~Daemon() {
     waiters_.clear();
@@ -272,13 +249,6 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     if (ready_) notifier_.ready(status_text());
     check_waiters();
     return report;
-}
-
-void Daemon::trim_heap_soon() {
-    constexpr Duration kTrimInterval = std::chrono::seconds(1);
-    if (heap_trim_.pending()) return;
-    const auto since = std::chrono::duration_cast<Duration>(Clock::now() - last_trim_);
-    heap_trim_.arm(since >= kTrimInterval ? Duration(0) : kTrimInterval - since);
 }
 
 void Daemon::start_watchdog() {

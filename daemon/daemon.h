@@ -16,6 +16,7 @@
 #include "daemon/control_connection.h"
 #include "daemon/control_server.h"
 #include "daemon/event_loop.h"
+#include "daemon/heap_trim.h"
 #include "daemon/managed_server.h"
 #include "daemon/notifier.h"
 #include "daemon/output_budget.h"
@@ -125,8 +126,6 @@ private:
     std::string status_text() const;
     void maybe_finish_shutdown();
     void start_watchdog();
-    // Give the memory of dropped output queues back to the system, at most once a second.
-    void trim_heap_soon();
 
     DaemonOptions options_;
     config::Registry registry_;
@@ -143,8 +142,7 @@ private:
     // Output queued for every session and control connection together; before them all.
     OutputBudget budget_;
     Timer budget_check_;  // enforce() on the next turn, after a reply or a held write
-    Timer heap_trim_;
-    TimePoint last_trim_{};
+    HeapTrimmer heap_trim_;
     struct Connection {
         std::unique_ptr<ControlConnection> connection;
         ConnectionLimits::Slot slot;  // none for a refused peer, which is closed at once
