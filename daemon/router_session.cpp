@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "common/json_read.h"
-#include "daemon/handshake.h"
 #include "common/log.h"
+#include "daemon/handshake.h"
 #include "daemon/jsonrpc.h"
 #include "daemon/message_edges.h"
 #include "daemon/router.h"
