@@ -30,6 +30,8 @@ std::string_view log_level_name(int severity) {
     return kLevels[static_cast<std::size_t>(severity)];
 }
 
+bool RouterEnvironment::pass_to_legacy(SessionId, std::string_view) { return false; }
+
 void RouterEnvironment::note_repeated(std::string_view kind, std::string_view detail) {
     std::string message(kind);
     message += ": ";

@@ -55,6 +55,11 @@ public:
     // a fixed phrase, `detail` this occurrence's. The daemon writes the first and counts the
     // rest (log::repeated); by default it is a note like any other.
     virtual void note_repeated(std::string_view kind, std::string_view detail);
+    // A legacy client sent `initialize` to a modern (dual-era) child, whose process now
+    // speaks the stateless era: legacy semantics need a process initialized for them. Hand
+    // `line` (the initialize, then every later line of that session the router still sees)
+    // to such a process; false when there is none to be had. By default there is none.
+    virtual bool pass_to_legacy(SessionId session, std::string_view line);
 };
 
 struct SessionSummary {
@@ -133,6 +138,7 @@ private:
         std::set<std::string> tasks;
         std::set<std::string> ended_tasks;       // of those, the ones seen ended (terminal status)
         std::set<std::string> url_elicitations;  // elicitationIds whose completion it waits for
+        bool legacy_elsewhere = false;  // a legacy client passed to a legacy process (pass_to_legacy)
     };
     enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal, listen };
     struct Pending {

@@ -50,6 +50,10 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     Session* s = find(id);
     if (s == nullptr) return;
     const std::string_view line = padded.text;
+    if (s->legacy_elsewhere) {
+        env_.pass_to_legacy(id, line);  // a line read or queued before the hand-over
+        return;
+    }
     const wire::ScanStatus status = scanner_.scan(padded, envelope_);
     check_session_answer(id, line, status, envelope_);
     if (status == wire::ScanStatus::not_json) {
@@ -184,6 +188,20 @@ void Router::handle_session_request(Session& s, std::string_view line, const wir
     const std::string& method = e.method;
     if (method == "ping") {
         reply(s, raw_id, "{}");
+        return;
+    }
+    if (modern_ && method == "initialize") {
+        // A legacy client: never forwarded, since an initialize would turn the shared
+        // process's era for everyone (docs/MULTIPLEXING.md, "Legacy clients of a dual-era
+        // server").
+        if (!s.initialized && env_.pass_to_legacy(s.id, line)) {
+            s.legacy_elsewhere = true;
+        } else {
+            reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
+                        "this server runs the stateless protocol (2026-07-28) and mcpd has no "
+                        "process for the initialize handshake; set era = \"legacy\" for it in "
+                        "the registry, or use a client that speaks 2026-07-28");
+        }
         return;
     }
     // A modern child has no handshake: the session's own _meta travels with every request.
