@@ -214,6 +214,14 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
             // Each session has its own process; the entry itself only holds the settings.
             entry["sessions"] = daemon_.exclusive_count(s->name());
         }
+        if (const ManagedServer* legacy = daemon_.legacy_process(s->name())) {
+            // A dual-era server run modern: its legacy clients' own process.
+            const json own = legacy->status_json();
+            entry["legacy_process"] = {{"state", own["state"]},
+                                       {"pid", own["pid"]},
+                                       {"sessions", own["sessions"]},
+                                       {"restarts", own["restarts"]}};
+        }
         list.push_back(std::move(entry));
     }
     c.reply_ok({{"daemon", daemon_json(c)}, {"servers", list}});

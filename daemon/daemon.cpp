@@ -59,6 +59,8 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
 Daemon::~Daemon() {
     waiters_.clear();
     sessions_.clear();
+    legacy_routes_.clear();
+    legacy_.clear();
     exclusive_.clear();
     connections_.clear();
     servers_.clear();
@@ -231,6 +233,10 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     }
     for (const std::string& name : report.changed) {
         servers_[name]->apply_config(*registry_.find(name));
+        for (auto& [key, legacy] : legacy_) {
+            if (legacy->name() != name) continue;
+            legacy->apply_config(legacy_config(*registry_.find(name)));
+        }
     }
     for (const std::string& name : report.added) {
         servers_[name] = std::make_unique<ManagedServer>(*this, *registry_.find(name));
@@ -270,6 +276,7 @@ void Daemon::shutdown() {
         for (auto& [name, server] : servers_) server->supervisor().force_kill();
         for (auto& server : retired_) server->supervisor().force_kill();
         for (auto& [id, server] : exclusive_) server->supervisor().force_kill();
+        for (auto& [key, server] : legacy_) server->supervisor().force_kill();
         return;
     }
     shutting_down_ = true;
@@ -287,6 +294,7 @@ void Daemon::shutdown() {
     for (auto& [name, server] : servers_) server->supervisor().request_stop(StopReason::shutdown);
     for (auto& server : retired_) server->supervisor().request_stop(StopReason::shutdown);
     for (auto& [id, server] : exclusive_) server->supervisor().request_stop(StopReason::shutdown);
+    for (auto& [key, server] : legacy_) server->supervisor().request_stop(StopReason::shutdown);
     maybe_finish_shutdown();
 }
 
@@ -302,6 +310,9 @@ void Daemon::maybe_finish_shutdown() {
         if (!done(*server)) return;
     }
     for (const auto& [id, server] : exclusive_) {
+        if (!done(*server)) return;
+    }
+    for (const auto& [key, server] : legacy_) {
         if (!done(*server)) return;
     }
     // Leave the loop shortly, so replies still queued (to `mcpctl shutdown`) are written.
@@ -372,6 +383,7 @@ void Daemon::on_session_closed(Session& session, const std::string& reason, bool
             link->close_after_flush();
         }
         sessions_.erase(it);
+        legacy_session_left(id);
         if (auto instance = exclusive_.extract(id); !instance.empty()) {
             // Its private process goes with it, through the stop ladder.
             ManagedServer* server = instance.mapped().get();
@@ -424,6 +436,8 @@ void Daemon::session_close(SessionId session, const std::string& reason) {
 }
 
 ManagedServer* Daemon::server_of(SessionId id, const std::string& name) {
+    if (const auto legacy = legacy_routes_.find(id); legacy != legacy_routes_.end())
+        return legacy->second;
     const auto it = exclusive_.find(id);
     if (it != exclusive_.end()) return it->second.get();
     return find_any(name);
@@ -485,7 +499,8 @@ json Daemon::sessions_json(const std::string& server_filter, const ControlConnec
     return list;
 }
 
-void Daemon::server_state_changed(ManagedServer&, ServerState, ServerState) {
+void Daemon::server_state_changed(ManagedServer& server, ServerState, ServerState to) {
+    if (to == ServerState::stopping) legacy_follows(server, server.supervisor().stop_reason());
     update_status();
     check_waiters();
     maybe_finish_shutdown();

@@ -100,6 +100,11 @@ public:
     void session_send_spliced(SessionId session, std::span<const std::string_view> pieces) override;
     void session_close(SessionId session, const std::string& reason) override;
     void pause_sessions(ManagedServer& server, bool paused) override;
+    bool pass_to_legacy(ManagedServer& server, SessionId session, std::string_view line) override;
+
+    // The legacy process serving `name`'s legacy clients (a dual-era server run modern), if
+    // one is up or starting (daemon_legacy.cpp).
+    const ManagedServer* legacy_process(const std::string& name) const;
 
 private:
     struct Waiter {
@@ -115,6 +120,15 @@ private:
     // registry no longer allows.
     void revoke_access();
     void on_session_closed(Session& session, const std::string& reason, bool by_client);
+    // daemon_legacy.cpp: legacy processes of dual-era servers.
+    static config::ServerConfig legacy_config(const config::ServerConfig& server);
+    ManagedServer& legacy_process_for(ManagedServer& server, SessionId session);
+    // A session of a legacy process has left: stop the process when it was the last.
+    void legacy_session_left(SessionId session);
+    // The server itself is stopped or restarted by an admin (or mcpd exits): its legacy
+    // process follows, and comes back when a legacy client asks.
+    void legacy_follows(ManagedServer& server, StopReason reason);
+    void retire(std::unique_ptr<ManagedServer> server, StopReason reason);
     void close_sessions_of(const std::string& server, const std::string& reason);
     ManagedServer* find_any(const std::string& name);  // retired servers included
     // The ManagedServer a session talks to: its exclusive instance, or the shared one.
@@ -160,6 +174,10 @@ private:
     };
     std::map<SessionId, SessionEntry> sessions_;
     std::map<SessionId, std::unique_ptr<ManagedServer>> exclusive_;  // by the session they serve
+    // A dual-era server run modern serves its legacy clients on a second process, initialized
+    // for them (docs/MULTIPLEXING.md): by server name, and which sessions it holds.
+    std::map<std::string, std::unique_ptr<ManagedServer>> legacy_;
+    std::map<SessionId, ManagedServer*> legacy_routes_;
     SessionId next_session_ = 1;
 
     std::map<std::uint64_t, Waiter> waiters_;

@@ -431,6 +431,12 @@ std::string ManagedServer::failure() const {
     return error.empty() ? advice : error + "; " + advice;
 }
 
+bool ServerHost::pass_to_legacy(ManagedServer&, SessionId, std::string_view) { return false; }
+
+bool ManagedServer::pass_to_legacy(SessionId session, std::string_view line) {
+    return host_.pass_to_legacy(*this, session, line);
+}
+
 void ManagedServer::want_child() {
     if (supervisor_.state() == ServerState::stopped) {
         log::info(config_.name, "starting for a client session");

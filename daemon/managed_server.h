@@ -44,6 +44,9 @@ public:
     virtual void session_close(SessionId session, const std::string& reason) = 0;
     // Stop or resume reading every session of `server` (its stdin is backed up / drained).
     virtual void pause_sessions(ManagedServer& server, bool paused) = 0;
+    // A legacy client of `server`, whose process speaks the stateless era (see
+    // RouterEnvironment::pass_to_legacy): take `line` to a legacy process. False: none.
+    virtual bool pass_to_legacy(ManagedServer& server, SessionId session, std::string_view line);
 };
 
 class ManagedServer final : public SupervisorEnvironment, public RouterEnvironment {
@@ -90,6 +93,7 @@ public:
     void deadlines_changed() override;
     void note(std::string_view message) override;
     void note_repeated(std::string_view kind, std::string_view detail) override;
+    bool pass_to_legacy(SessionId session, std::string_view line) override;
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const;
