@@ -24,6 +24,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { LineSession } from './line-session.mjs';
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const STARTED = Date.now();
 
@@ -90,9 +92,20 @@ export function packageBin(pkg, name) {
   return { script: path.join(dir, bin), version: manifest.version };
 }
 
-// The reference servers the scenarios use, as registry entries.
-function serverDefinition(name, tmp) {
-  switch (name) {
+// This build's mcpd-demo-server (tests/fixtures/demo_server) run with `flags`, as a registry entry.
+function demoServerDefinition(binDir, flags) {
+  const bin = path.join(binDir, 'mcpd-demo-server');
+  check(fs.existsSync(bin), `${bin} does not exist: build the mcpd-demo-server target or pass --bin-dir`);
+  const run = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 5000 });
+  const version = `${(run.stdout || '').trim() || 'mcpd-demo-server'} ${flags.join(' ')}`.trim();
+  return { command: bin, args: flags, env: {}, script: bin, version };
+}
+
+// The servers the scenarios use, as registry entries: a reference server by name, or
+// { name, demo: [FLAGS] } for the demo server of this build under that name.
+function serverDefinition(server, tmp, binDir) {
+  if (typeof server === 'object') return demoServerDefinition(binDir, server.demo);
+  switch (server) {
     case 'everything': {
       const { script, version } = packageBin('@modelcontextprotocol/server-everything');
       return { command: process.execPath, args: [script, 'stdio'], env: {}, script, version };
@@ -103,7 +116,7 @@ function serverDefinition(name, tmp) {
       return { command: process.execPath, args: [script], env, script, version };
     }
     default:
-      fail(`no definition for server '${name}'`);
+      fail(`no definition for server '${server}'`);
   }
 }
 
@@ -232,7 +245,9 @@ class Context {
     this.running = new Set();
     this.definitions = {};
     try {
-      for (const server of servers) this.definitions[server] = serverDefinition(server, this.tmp);
+      for (const server of servers) {
+        this.definitions[server.name ?? server] = serverDefinition(server, this.tmp, options.binDir);
+      }
     } catch (error) {
       this.removeTmp();
       throw error;
@@ -310,6 +325,8 @@ class Context {
     const transport = new StdioClientTransport(params);
     const record = { name: clientName, stderr: '' };
     transport.stderr?.on('data', (chunk) => (record.stderr += chunk.toString()));
+    // The SDK hands the version the server's InitializeResult named to a transport that wants it.
+    transport.setProtocolVersion = (version) => (record.protocolVersion = version);
     const client = new Client({ name: clientName, version: '1.0.0' }, { capabilities });
     client.onerror = (error) => {
       if (!this.closing) this.clientErrors.push({ client: clientName, error: String(error?.message ?? error) });
@@ -323,6 +340,50 @@ class Context {
       fail(`${clientName}: MCP initialize through ${this.direct ? 'the server' : 'mcpctl connect'} failed: ${error?.message ?? error}`);
     }
     return client;
+  }
+
+  // A client the scenario made itself (another SDK's): closed with the others at the end, the
+  // stderr of `transport`'s process shown with theirs. The client's onerror is counted as theirs.
+  addClient(name, client, transport) {
+    const record = { name, stderr: '', client };
+    transport.stderr?.on('data', (chunk) => (record.stderr += chunk.toString()));
+    client.onerror = (error) => {
+      if (!this.closing) this.clientErrors.push({ client: name, error: String(error?.message ?? error) });
+    };
+    this.clients.push(record);
+  }
+
+  // The protocolVersion of the InitializeResult a client of connect() received.
+  protocolVersion(client) {
+    return this.clients.find((record) => record.client === client)?.protocolVersion;
+  }
+
+  // A hand-written JSON-RPC session (line-session.mjs) on `server`, through `mcpctl connect SERVER`
+  // or, with --direct, on its own copy of the server: for protocol revisions the SDK does not
+  // speak. Nothing is sent before the scenario sends it.
+  connectLines(server, label) {
+    const def = this.definitions[server];
+    check(def, `scenario did not declare server '${server}'`);
+    const [command, args, env] = this.direct
+      ? [def.command, def.args, { ...getDefaultEnvironment(), ...def.env }]
+      : [this.mcpctl, ['--socket', this.socket, 'connect', server], getDefaultEnvironment()];
+    const record = { name: label, stderr: '' };
+    record.client = new LineSession(label, command, args, {
+      env,
+      onStderr: (text) => (record.stderr += text),
+      onError: (error) => {
+        if (!this.closing) this.clientErrors.push({ client: label, error });
+      },
+    });
+    this.clients.push(record);
+    return record.client;
+  }
+
+  // `mcpctl ARGS...` against this mcpd; fails unless it exits 0. Returns its stdout.
+  runMcpctl(args, timeoutMs = 30000) {
+    const run = spawnSync(this.mcpctl, ['--socket', this.socket, ...args], { encoding: 'utf8', timeout: timeoutMs });
+    if (run.status !== 0) fail(`mcpctl ${args.join(' ')} exited with ${run.status}: ${run.stderr || run.stdout}`);
+    return run.stdout;
   }
 
   // Client-side protocol errors the SDK reported (unknown response ids, unknown progress
