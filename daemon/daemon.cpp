@@ -343,6 +343,12 @@ void Daemon::open_session(ManagedServer& server, SessionId id, const PeerCredent
     callbacks.on_input_ended = [this](Session& session) {
         loop_.defer([this, ended = session.id()] { finish_if_answered(ended); });
     };
+    callbacks.on_reply_lost = [this, name](Session& session, std::string_view raw_id,
+                                           std::string_view why) {
+        if (ManagedServer* target = server_of(session.id(), name)) {
+            target->router().on_session_reply_lost(session.id(), raw_id, why);
+        }
+    };
     auto session = std::make_unique<Session>(
         id, name, peer, input, output, registry_.daemon.max_message_bytes,
         registry_.daemon.max_session_queue_bytes, budget_, std::move(callbacks));

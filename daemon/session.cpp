@@ -18,6 +18,20 @@ constexpr std::size_t kMaxSingleWrite = 1024 * 1024;
 
 }  // namespace
 
+bool OutputCap::admits(std::size_t queued, std::size_t size) {
+    const std::size_t since_read = grown(queued);
+    if (since_read + size <= limit_) return true;
+    if (!spare_) return false;
+    // Let past once: growth goes on counting from where it stood before this message.
+    spare_ = false;
+    base_ = queued + size - since_read;
+    return true;
+}
+
+void OutputCap::taken(std::size_t queued) {
+    base_ = queued;
+    spare_ = true;
+}
 
 static_assert(LineReader::kPadding >= wire::kScanPadding);
 
@@ -29,7 +43,7 @@ Session::Session(SessionId id, std::string server, PeerCredentials peer, buffere
       peer_(peer),
       input_(input),
       output_(output),
-      max_queue_(max_queue_bytes),
+      cap_(max_queue_bytes),
       budget_(budget),
       account_(budget, [this](const std::string& reason) { cut_off(reason); }),
       callbacks_(std::move(callbacks)),
@@ -48,10 +62,14 @@ Session::Session(SessionId id, std::string server, PeerCredentials peer, buffere
     // Large replies leave in few writes rather than 16 KiB per loop turn.
     bufferevent_set_max_single_write(output_, kMaxSingleWrite);
     account_.watch(bufferevent_get_output(output_));
+    output_watch_ =
+        evbuffer_add_cb(bufferevent_get_output(output_), &Session::on_output_changed, this);
 }
 
 Session::~Session() {
     if (read_event_ != nullptr) event_free(read_event_);
+    if (output_watch_ != nullptr)
+        evbuffer_remove_cb_entry(bufferevent_get_output(output_), output_watch_);
     account_.unwatch();  // before its buffer goes
     if (output_ != nullptr) drop_held_writes(output_);
     for (bufferevent* bev : {input_, output_}) {
@@ -70,31 +88,44 @@ void Session::start() {
 }
 
 void Session::send(std::string_view line) {
-    if (closed_) return;
     const std::size_t queued = queued_bytes();
-    // One message larger than the cap still goes to a client that has caught up.
-    if (queued > 0 && queued + line.size() > max_queue_) {
-        cut_off("the client stopped reading (" + std::to_string(queued) +
-                " bytes queued for it, over max_session_queue_bytes)");
-        return;
-    }
+    if (!make_room(queued, line.size() + 1)) return;
     write_or_queue_line(output_, line);
+    sent(queued);
+}
+
+void Session::send(std::span<const std::string_view> pieces) {
+    const std::size_t queued = queued_bytes();
+    std::size_t size = 1;
+    for (std::string_view piece : pieces) size += piece.size();
+    if (!make_room(queued, size)) return;
+    write_or_queue_line(output_, pieces);
+    sent(queued);
+}
+
+bool Session::make_room(std::size_t queued, std::size_t size) {
+    if (closed_) return false;
+    if (queued == 0 || cap_.admits(queued, size)) return true;
+    std::string reason = "the client stopped reading (";
+    reason += std::to_string(queued);
+    reason += " bytes queued for it, ";
+    reason += std::to_string(cap_.grown(queued));
+    reason += " of them since it last read, over max_session_queue_bytes)";
+    cut_off(reason);
+    return false;
+}
+
+void Session::sent(std::size_t queued_before) {
+    // What the descriptor took at once was read; what is left is the message being read now.
+    if (queued_before == 0) cap_.taken(queued_bytes());
     // All clients together over the budget: the largest queues go (this one, maybe).
     if (budget_.over()) budget_.enforce();
 }
 
-void Session::send(std::span<const std::string_view> pieces) {
-    if (closed_) return;
-    const std::size_t queued = queued_bytes();
-    std::size_t size = 0;
-    for (std::string_view piece : pieces) size += piece.size();
-    if (queued > 0 && queued + size > max_queue_) {
-        cut_off("the client stopped reading (" + std::to_string(queued) +
-                " bytes queued for it, over max_session_queue_bytes)");
-        return;
-    }
-    write_or_queue_line(output_, pieces);
-    if (budget_.over()) budget_.enforce();
+void Session::on_output_changed(evbuffer*, const evbuffer_cb_info* info, void* self) {
+    if (info->n_deleted == 0) return;
+    auto* session = static_cast<Session*>(self);
+    session->cap_.taken(session->queued_bytes());
 }
 
 void Session::pause_input() {
@@ -196,24 +227,37 @@ void Session::read_lines(bool at_eof) {
         const LineReader::Result r = at_eof ? reader_.finish(line) : reader_.next(line);
         if (r == LineReader::Result::need_more) return;
         if (r == LineReader::Result::oversized) {
-            // Answered with the request's own id when its edges show one, so the client can
-            // tell which of its requests failed.
-            const MessageEdges edges =
-                read_message_edges(reader_.discarded_head(), reader_.discarded_tail());
-            log::warning(server_, "session " + std::to_string(id_) + ": discarded a message of " +
-                                      std::to_string(reader_.discarded_bytes()) +
-                                      " bytes, over max_message_bytes");
-            send(jsonrpc::error(edges.response ? std::string_view() : edges.id,
-                                jsonrpc::kInvalidRequest,
-                                "message too large: " + std::to_string(reader_.discarded_bytes()) +
-                                    " bytes, over max_message_bytes (" +
-                                    std::to_string(reader_.max_line_bytes()) +
-                                    " bytes); it was discarded"));
+            discarded_line();
             continue;
         }
         const MoreInput more(reader_.buffered() > 0);
         callbacks_.on_line(*this, wire::PaddedText{line});
     }
+}
+
+void Session::discarded_line() {
+    const std::size_t bytes = reader_.discarded_bytes();
+    const std::string limit = std::to_string(reader_.max_line_bytes());
+    const MessageEdges edges =
+        read_message_edges(reader_.discarded_head(), reader_.discarded_tail());
+    log::warning(server_, "session " + std::to_string(id_) + ": discarded a message of " +
+                              std::to_string(bytes) + " bytes, over max_message_bytes");
+    // An answer to a request of the server's: the server is told, or it would wait forever.
+    if (edges.response && !edges.request && !edges.id.empty() && callbacks_.on_reply_lost) {
+        std::string why = "it was ";
+        why += std::to_string(bytes);
+        why += " bytes, over max_message_bytes (";
+        why += limit;
+        why += "); it was discarded";
+        callbacks_.on_reply_lost(*this, edges.id, why);
+        if (closed_) return;
+    }
+    // Answered with the request's own id when its edges show one, so the client can tell which
+    // of its requests failed.
+    send(jsonrpc::error(edges.response ? std::string_view() : edges.id, jsonrpc::kInvalidRequest,
+                        "message too large: " + std::to_string(bytes) +
+                            " bytes, over max_message_bytes (" + limit +
+                            " bytes); it was discarded"));
 }
 
 }  // namespace mcpd

@@ -2,11 +2,12 @@
 //
 // A session reads either the control connection it was attached on, or descriptors an
 // `mcpctl connect` passed over (the agent's own pipes). Output to a client that stops reading
-// is capped: past the cap the session is cut off, so one slow client never holds up the
-// server or anyone else; its queue also counts in the daemon-wide OutputBudget, which cuts the
-// largest queues first. Input can be paused while the server's stdin is backed up.
+// is capped (OutputCap): past the cap the session is cut off, so one slow client never holds
+// up the server or anyone else; its queue also counts in the daemon-wide OutputBudget, which
+// cuts the largest queues first. Input can be paused while the server's stdin is backed up.
 #pragma once
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
@@ -23,6 +24,36 @@
 
 namespace mcpd {
 
+// The per-session cap ([daemon] max_session_queue_bytes) as a rule on sizes: it bounds how
+// much a client's queue grows while the client takes nothing from it, not how much waits.
+// A queue that holds two large results is no sign of a client that stopped reading; one that
+// grows by the cap with nothing taken is. So a client that keeps taking bytes is not cut by
+// it, however much waits for it (the daemon-wide OutputBudget bounds that), and one that
+// stopped reading is cut once the cap's worth has piled up since it last read. Two kinds of
+// message are not counted, so that large results reach a reader before it has had time to
+// read anything: the one sent when nothing was waiting (however large), and one more message
+// after each time the client took bytes. Queued at most for a client that reads nothing: the
+// cap, those two messages, and what its socket holds.
+class OutputCap {
+public:
+    explicit OutputCap(std::size_t limit) : limit_(limit) {}
+
+    // Whether a message of `size` bytes may be queued behind the `queued` bytes waiting (not
+    // zero: a message to a client that has caught up always goes). Counts it when it may.
+    bool admits(std::size_t queued, std::size_t size);
+    // The client took bytes, or caught up: `queued` bytes wait now, and growth counts from
+    // here.
+    void taken(std::size_t queued);
+    // Bytes queued since the client last took any, not counting what admits() let past.
+    std::size_t grown(std::size_t queued) const { return queued > base_ ? queued - base_ : 0; }
+    std::size_t limit() const { return limit_; }
+
+private:
+    std::size_t limit_;
+    std::size_t base_ = 0;  // the queue's length growth counts from
+    bool spare_ = true;     // one message past the cap is allowed until the client next reads
+};
+
 class Session {
 public:
     struct Callbacks {
@@ -33,6 +64,9 @@ public:
         std::function<void(Session&)> on_input_ended;
         // `by_client`: the client closed its side (not mcpd cutting it off).
         std::function<void(Session&, const std::string& reason, bool by_client)> on_closed;
+        // The client answered request `raw_id` (one the server sent it) with a line over
+        // max_message_bytes, which was discarded; `why` says so. May be empty.
+        std::function<void(Session&, std::string_view raw_id, std::string_view why)> on_reply_lost;
     };
 
     // Takes ownership of `input` and `output` (the same bufferevent for a socket session).
@@ -71,7 +105,16 @@ private:
     static void on_input_event(bufferevent* bev, short what, void* self);
     static void on_output_event(bufferevent* bev, short what, void* self);
     static void on_output_drained(bufferevent* bev, void* self);
+    // The output buffer changed: bytes taken from it are the client reading.
+    static void on_output_changed(evbuffer* buffer, const evbuffer_cb_info* info, void* self);
+    // Whether a message of `size` bytes may join the `queued` ones; cuts the client off when
+    // the cap says it stopped reading.
+    bool make_room(std::size_t queued, std::size_t size);
+    // After a message was queued behind `queued_before` bytes.
+    void sent(std::size_t queued_before);
     void read_lines(bool at_eof);
+    // A line over max_message_bytes was discarded: answer or report what its edges show.
+    void discarded_line();
     // Bytes waiting to be written to the client.
     std::size_t queued_bytes() const;
     // Close a client that stopped reading, dropping what waits for it at once.
@@ -83,7 +126,8 @@ private:
     PeerCredentials peer_;
     bufferevent* input_;
     bufferevent* output_;
-    std::size_t max_queue_;
+    OutputCap cap_;
+    evbuffer_cb_entry* output_watch_ = nullptr;
     OutputBudget& budget_;
     OutputBudget::Account account_;
     Callbacks callbacks_;
