@@ -410,8 +410,14 @@ void Router::reply_error(SessionId s, std::string_view raw_id, int code, std::st
 
 std::size_t Router::unanswered(SessionId session) const {
     std::size_t count = 0;
-    if (const auto it = sessions_.find(session); it != sessions_.end())
-        count = it->second.in_flight.size();
+    if (const auto it = sessions_.find(session); it != sessions_.end()) {
+        // A listen stream is never answered while it lives: a client that closed its input
+        // has no use for it, and leaving cancels it at the child.
+        for (const auto& [raw, child_id] : it->second.in_flight) {
+            const auto p = pending_.find(child_id);
+            count += p != pending_.end() && p->second.kind == PendingKind::listen ? 0 : 1;
+        }
+    }
     for (const Queued& queued : queue_) count += queued.session == session ? 1 : 0;
     for (const Waiting& waiting : serial_queue_) count += waiting.session == session ? 1 : 0;
     return count;
