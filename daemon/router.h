@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -138,9 +139,16 @@ private:
         std::set<std::string> tasks;
         std::set<std::string> ended_tasks;       // of those, the ones seen ended (terminal status)
         std::set<std::string> url_elicitations;  // elicitationIds whose completion it waits for
+        // Its subscribes and setLevels waiting for the child's answer to an earlier one they
+        // depend on: raw id → that request's child id.
+        std::map<std::string, std::uint64_t> waiting;
         bool legacy_elsewhere = false;  // a legacy client passed to a legacy process (pass_to_legacy)
     };
     enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal, listen };
+    struct Waiter {  // a session's request answered with the answer to another's
+        SessionId session = 0;
+        std::string raw_id;
+    };
     struct Pending {
         SessionId session = 0;  // 0: mcpd's own
         PendingKind kind = PendingKind::forward;
@@ -150,7 +158,13 @@ private:
         std::string task_id;      // tasks/result, tasks/cancel: the task it ends
         std::string reported_task;  // tasks/get, tasks/cancel: the task whose status the result is
         bool task_result = false;   // tasks/result: answered once the task has ended
+        bool own_tasks_only = false;  // tasks/list: the asking session sees its own tasks only
+        bool subscribes = false;      // resources/subscribe of `uri`, a session's or mcpd's own
+        std::optional<int> level;     // logging/setLevel: the severity the child was asked for
+        std::vector<Waiter> waiters;  // the same subscribe or a setLevel it covers, from others
         std::optional<RouterTime> deadline;
+        // Modern child: what the answer needs besides the id.
+        bool discover = false;        // server/discover: its result refreshes the cache
     };
     struct ProgressRoute {
         SessionId session = 0;
@@ -183,9 +197,35 @@ private:
     void answer_initialize(Session& s, std::string_view line, const wire::Envelope& e);
     void set_level(Session& s, std::string_view line, const wire::Envelope& e);
     void subscribe(Session& s, std::string_view line, const wire::Envelope& e, bool on);
+    // The subscribe of `uri`, or the last setLevel, sent to the child and not yet answered.
+    std::optional<std::uint64_t> unanswered_subscribe(const std::string& uri) const;
+    std::optional<std::uint64_t> unanswered_level() const;
+    // Session `s`'s request `raw_id` is answered when the child answers `child_id`.
+    void wait_on(Session& s, std::uint64_t child_id, std::string_view raw_id);
+    // Forget a waiting request (its session cancelled it or left); no answer is sent.
+    void drop_waiter(Session& s, std::string_view raw_id);
+    // The child answered a request others wait on: {} to each, or its error (and the hold undone).
+    void answer_waiters(const Pending& p, std::string_view line, const wire::Envelope& e);
+    // The request others wait on failed without the child's answer: -32603 to each.
+    void fail_waiters(const Pending& p, std::string_view message, std::string_view reason);
+    // The sender of `child_id` no longer wants its answer: the first waiter takes the request
+    // over. False when nobody waits on it.
+    bool hand_over(std::uint64_t child_id);
+    // A subscription the child did not take is not held by `session`.
+    void release_hold(SessionId session, const std::string& uri);
     void forward_request(Session& s, std::string_view line, const wire::Envelope& e,
                          PendingKind kind = PendingKind::forward, std::string uri = {});
     void reply(Session& s, std::string_view raw_id, std::string_view result_json);
+    // Modern child: requests mcpd answers, trims or filters (router_session.cpp).
+    void handle_modern_request(Session& s, std::string_view line, const wire::Envelope& e);
+    void forward_listen(Session& s, std::string_view line, const wire::Envelope& e);
+    // The cached DiscoverResult when its cacheScope and ttlMs let it be served now.
+    const nlohmann::json* fresh_discover() const;
+    // Whether the child's DiscoverResult advertises tasks.
+    bool child_has_tasks() const;
+    // A tasks/list result with only `session`'s tasks in it.
+    void send_own_tasks(SessionId session, std::string_view line, const wire::Envelope& e,
+                        const std::string& original_id);
     // Whether the session already has a request with this id at the child or waiting.
     bool outstanding(const Session& s, std::string_view raw_id) const;
     void reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
@@ -204,12 +244,19 @@ private:
     void handle_child_request(std::string_view line, const wire::Envelope& e);
     void handle_modern_notification(std::string_view line, const wire::Envelope& e);
     Pending* listen_stream(std::string_view raw_own_id, std::uint64_t& child_id);
+    // A modern child ends a listen stream (notifications/cancelled): its owner alone hears it.
+    void end_listen_stream(std::string_view line, const wire::Envelope& e);
     std::optional<SessionId> only_busy_session() const;
     std::string missing_capability(const Session& s, const wire::Envelope& e,
                                    std::string_view line) const;
     static std::string task_id_of(const wire::Envelope& e, std::string_view line);
     void decline_child_request(std::string_view line, const wire::Envelope& e,
                                const std::string& why);
+    // The revision a message needs when `s` negotiated an older one; empty when it may have it.
+    std::string_view newer_revision_needed(const Session& s, const wire::Envelope& e,
+                                           std::string_view line) const;
+    // Whether `s`'s revision has this notification; dropped and noted when it does not.
+    bool revision_has(const Session& s, const wire::Envelope& e, std::string_view line);
     std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
     // Why the task a child request is tied to (related-task) cannot take it: unknown, its
     // session gone, or already ended. Empty when it can, or when the request names no task.
@@ -223,8 +270,9 @@ private:
     void broadcast(std::string_view line);
 
     // Shared state changes (router.cpp).
-    void send_internal(std::string_view method, const nlohmann::json& params, PendingKind kind,
-                       std::string uri = {});
+    // Returns the child id it was sent with.
+    std::uint64_t send_internal(std::string_view method, const nlohmann::json& params,
+                                PendingKind kind, std::string uri = {});
     void update_child_level();
     void restore_child_state();
     void release(std::uint64_t child_id, bool tombstone);
@@ -250,6 +298,9 @@ private:
     nlohmann::json initialize_result_;
     std::string child_version_;
     std::string served_version_;  // what sessions were told; a restart must keep it
+    // Modern child: its latest DiscoverResult (the probe's, then forwarded discovers'), and when.
+    std::optional<nlohmann::json> discover_cache_;
+    RouterTime discover_received_{};
 
     std::unordered_map<std::uint64_t, Pending> pending_;
     std::unordered_map<std::string, ProgressRoute> progress_;  // own raw token → owner
@@ -258,6 +309,7 @@ private:
     std::unordered_set<std::uint64_t> tombstones_;
     std::map<std::string, std::set<SessionId>> subscribers_;  // uri → sessions
     std::optional<int> child_level_;
+    std::uint64_t level_request_ = 0;  // child id of the last logging/setLevel sent
     std::unordered_map<std::string, SessionId> task_owners_;
     // 2025-11-25: a task-augmented request's progress token lives as long as the task.
     std::unordered_map<std::string, std::string> task_tokens_;  // task id → own raw token
@@ -272,6 +324,16 @@ private:
     std::uint64_t contained_failures_ = 0;
     std::uint64_t next_child_request_ = 1;
 };
+
+// An array inside a message the scanner accepted: where it lies and where each element lies.
+struct RawArray {
+    wire::Span span;  // brackets included
+    std::vector<wire::Span> elements;
+};
+// Every array at `path` (member names from the root object, escapes decoded). A member named
+// twice gives both: peers disagree on which one counts, so each is treated alike.
+std::vector<RawArray> raw_arrays_at(std::string_view line,
+                                    std::initializer_list<std::string_view> path);
 
 // RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.
 int log_severity(std::string_view level);

@@ -1,5 +1,7 @@
 // Router: what the child sends.
+#include <array>
 #include <charconv>
+#include <deque>
 
 #include "common/json_read.h"
 #include "common/log.h"
@@ -14,6 +16,29 @@ namespace {
 
 // URLElicitationRequiredError (2025-11-25).
 constexpr std::int64_t kUrlElicitationRequired = -32042;
+
+// What the child may send a session only when the session negotiated that revision or a
+// later one. A row naming a param applies to a request carrying it.
+struct Introduced {
+    std::string_view method;
+    std::string_view param;
+    std::string_view version;
+};
+constexpr std::array<Introduced, 8> kIntroduced = {{
+    {"elicitation/create", {}, "2025-06-18"},
+    {"sampling/createMessage", "tools", "2025-11-25"},
+    {"tasks/get", {}, "2025-11-25"},
+    {"tasks/result", {}, "2025-11-25"},
+    {"tasks/list", {}, "2025-11-25"},
+    {"tasks/cancel", {}, "2025-11-25"},
+    {"notifications/tasks/status", {}, "2025-11-25"},
+    {"notifications/elicitation/complete", {}, "2025-11-25"},
+}};
+
+// Whether a session whose level is `level` (none: unfiltered) hears a message of `severity`.
+bool hears(std::optional<int> level, int severity) {
+    return !level || severity < 0 || severity >= *level;
+}
 
 bool is_terminal(std::string_view task_status) {
     return task_status == "completed" || task_status == "failed" || task_status == "cancelled";
@@ -136,15 +161,18 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     if (p.deadline) env_.deadlines_changed();
 
     if (p.kind == PendingKind::subscribe && e.has_error && s != nullptr) {
-        // Not subscribed after all.
-        s->subscriptions.erase(p.uri);
-        auto sub = subscribers_.find(p.uri);
-        if (sub != subscribers_.end()) {
-            sub->second.erase(p.session);
-            if (sub->second.empty()) subscribers_.erase(sub);
+        release_hold(p.session, p.uri);  // not subscribed after all
+    }
+    // A refused level is unknown at the child, unless a later setLevel already replaced it.
+    if (p.level && e.has_error && *child_id == level_request_) child_level_.reset();
+    answer_waiters(p, line, e);
+    if (p.discover && e.has_result) {
+        const json answer = parse_forwarded(line);
+        if (const json* result = json_read::object_at(answer, "result")) {
+            discover_cache_ = *result;
+            discover_received_ = env_.now();
         }
     }
-    if (p.kind == PendingKind::set_level && e.has_error) child_level_.reset();
     if (p.session == 0 || p.kind == PendingKind::internal || s == nullptr) return;
     if (!e.created_task_id.empty()) {
         task_owners_[e.created_task_id] = p.session;
@@ -153,6 +181,10 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     }
     if (e.has_error && e.error_code == kUrlElicitationRequired)
         remember_required_elicitations(*s, line);
+    if (p.own_tasks_only && e.has_result) {
+        send_own_tasks(p.session, line, e, p.original_id);
+        return;
+    }
     std::vector<wire::Replacement> changes{{e.id, p.original_id}};
     // A listen stream's graceful end names the stream in result._meta too (by our id).
     if (p.kind == PendingKind::listen && !e.subscription_id.empty() &&
@@ -160,6 +192,27 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         changes.push_back({e.subscription_id, p.original_id});
     }
     send_spliced(p.session, line, std::move(changes));
+}
+
+void Router::send_own_tasks(SessionId session, std::string_view line, const wire::Envelope& e,
+                            const std::string& original_id) {
+    // Only the task entries change: nextCursor and the rest pass byte for byte.
+    std::vector<wire::Replacement> changes{{e.id, original_id}};
+    std::deque<std::string> kept;
+    for (const RawArray& tasks : raw_arrays_at(line, {"result", "tasks"})) {
+        std::string& text = kept.emplace_back("[");
+        for (const wire::Span element : tasks.elements) {
+            const json task = parse_forwarded(element.in(line));
+            const std::string* id = json_read::string_at(task, "taskId");
+            const auto owner = id != nullptr ? task_owners_.find(*id) : task_owners_.end();
+            if (owner == task_owners_.end() || owner->second != session) continue;
+            if (text.size() > 1) text += ',';
+            text += element.in(line);
+        }
+        text += ']';
+        changes.push_back({tasks.span, text});
+    }
+    send_spliced(session, line, std::move(changes));
 }
 
 bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view message,
@@ -183,23 +236,35 @@ Router::Pending* Router::listen_stream(std::string_view raw_own_id, std::uint64_
     return &it->second;
 }
 
-void Router::handle_modern_notification(std::string_view line, const wire::Envelope& e) {
+void Router::end_listen_stream(std::string_view line, const wire::Envelope& e) {
+    // The one server-sent cancel of the modern era. It names the stream by requestId, by
+    // _meta's subscriptionId, or both: each is mapped back to the owner's own listen id.
     std::uint64_t child_id = 0;
+    Pending* stream =
+        e.request_id.empty() ? nullptr : listen_stream(e.request_id.in(line), child_id);
+    if (stream == nullptr && !e.subscription_id.empty())
+        stream = listen_stream(e.subscription_id.in(line), child_id);
+    if (stream == nullptr) return;
+    std::vector<wire::Replacement> changes;
+    if (!e.request_id.empty()) changes.push_back({e.request_id, stream->original_id});
+    if (!e.subscription_id.empty()) changes.push_back({e.subscription_id, stream->original_id});
+    send_spliced(stream->session, line, std::move(changes));
+    // The stream is over: whatever still comes for it (even a graceful close) is dropped.
+    release(child_id, true);
+}
+
+void Router::handle_modern_notification(std::string_view line, const wire::Envelope& e) {
+    if (e.method == "notifications/cancelled") {
+        end_listen_stream(line, e);
+        return;
+    }
     if (!e.subscription_id.empty()) {
         // Everything on a listen stream names it by the listen request's id: ours, mapped
         // back to the session's own id token (its JSON type kept).
+        std::uint64_t child_id = 0;
         Pending* stream = listen_stream(e.subscription_id.in(line), child_id);
         if (stream == nullptr) return;
         send_spliced(stream->session, line, {{e.subscription_id, stream->original_id}});
-        return;
-    }
-    if (e.method == "notifications/cancelled") {
-        // The one server-sent cancel of the modern era: a listen stream ends.
-        Pending* stream = listen_stream(e.request_id.in(line), child_id);
-        if (stream == nullptr) return;
-        const SessionId owner = stream->session;
-        send_spliced(owner, line, {{e.request_id, stream->original_id}});
-        release(child_id, true);
         return;
     }
     if (e.method == "notifications/message") {
@@ -214,6 +279,15 @@ void Router::handle_modern_notification(std::string_view line, const wire::Envel
 
 void Router::handle_child_notification(std::string_view line, const wire::Envelope& e) {
     const std::string& method = e.method;
+    if (method == "notifications/message" && !e.related_task_id.empty()) {
+        // A task's log line is its owner's alone, at the level that session asked for; who
+        // happens to be busy has nothing to do with it.
+        const auto owner = task_owners_.find(task_id_of(e, line));
+        const Session* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        if (s != nullptr && hears(s->log_level, log_severity(e.level)))
+            env_.session_send(s->id, line);
+        return;
+    }
     if (modern_ && method != "notifications/progress") {
         handle_modern_notification(line, e);
         return;
@@ -231,7 +305,7 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         // URL mode: only the session that was sent the elicitation waits for its completion.
         for (auto& [id, s] : sessions_) {
             if (s.url_elicitations.erase(e.elicitation_id) == 0) continue;
-            env_.session_send(id, line);
+            if (revision_has(s, e, line)) env_.session_send(id, line);
             return;
         }
         env_.note_repeated("dropped an elicitation completion no client session is waiting for",
@@ -240,16 +314,15 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
     }
     if (!e.related_task_id.empty()) {
         // Tied to a task (a log line or anything else about it): only its owner hears it.
-        if (const auto owner = task_owners_.find(task_id_of(e, line)); owner != task_owners_.end()) {
-            env_.session_send(owner->second, line);
-        }
+        const auto owner = task_owners_.find(task_id_of(e, line));
+        const Session* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        if (s != nullptr && revision_has(*s, e, line)) env_.session_send(s->id, line);
         return;
     }
     if (method == "notifications/message") {
         const int severity = log_severity(e.level);
         for (const auto& [id, s] : sessions_) {
-            if (!s.ready) continue;
-            if (!s.log_level || severity < 0 || severity >= *s.log_level) env_.session_send(id, line);
+            if (s.ready && hears(s.log_level, severity)) env_.session_send(id, line);
         }
         return;
     }
@@ -276,11 +349,51 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
     }
     if (method == "notifications/tasks/status") {
         const auto owner = task_owners_.find(e.task_id);
-        if (owner != task_owners_.end()) env_.session_send(owner->second, line);
+        const Session* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        if (s != nullptr && revision_has(*s, e, line)) env_.session_send(s->id, line);
         return;
     }
-    // list_changed and anything else connection-wide: every session hears it.
-    broadcast(line);
+    // list_changed and anything else connection-wide: every session whose revision has it.
+    for (const auto& [id, s] : sessions_) {
+        if (s.ready && revision_has(s, e, line)) env_.session_send(id, line);
+    }
+}
+
+std::string_view Router::newer_revision_needed(const Session& s, const wire::Envelope& e,
+                                               std::string_view line) const {
+    // A modern session (no negotiated revision) carries its own in every request.
+    if (s.protocol.empty()) return {};
+    std::string_view needed;
+    json message;
+    bool parsed = false;
+    for (const Introduced& row : kIntroduced) {
+        if (row.method != e.method || row.version <= s.protocol || row.version <= needed) continue;
+        if (!row.param.empty()) {
+            if (!parsed) message = parse_forwarded(line);
+            parsed = true;
+            const json* params = json_read::object_at(message, "params");
+            if (params == nullptr || json_read::member(*params, row.param) == nullptr) continue;
+        }
+        needed = row.version;
+    }
+    return needed;
+}
+
+bool Router::revision_has(const Session& s, const wire::Envelope& e, std::string_view line) {
+    const std::string_view needed = newer_revision_needed(s, e, line);
+    if (needed.empty()) return true;
+    std::string detail = "session ";
+    detail += std::to_string(s.id);
+    detail += ", ";
+    detail += log::excerpt(e.method);
+    detail += " (needs ";
+    detail += needed;
+    detail += ", it negotiated ";
+    detail += s.protocol;
+    detail += ')';
+    env_.note_repeated(
+        "dropped a notification the client session's protocol revision does not have", detail);
+    return false;
 }
 
 std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, std::string_view line) {
@@ -329,6 +442,16 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
                                                 : "mcpd cannot tell which client session this request is for");
         return;
     }
+    if (const std::string_view needed = newer_revision_needed(*s, e, line); !needed.empty()) {
+        std::string message = method;
+        message += " needs protocol revision ";
+        message += needed;
+        message += " or later, and the client session negotiated ";
+        message += s->protocol;
+        env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kMethodNotFound, message));
+        env_.note_repeated("declined a request from the server", log::excerpt(message, 160));
+        return;
+    }
     if (const std::string missing = missing_capability(*s, e, line); !missing.empty()) {
         // The spec's answers for a client that cannot take the request.
         const int code = method == "elicitation/create" ? jsonrpc::kInvalidParams : jsonrpc::kMethodNotFound;
@@ -367,24 +490,29 @@ std::string Router::unusable_task_link(const wire::Envelope& e, std::string_view
 
 std::string Router::missing_capability(const Session& s, const wire::Envelope& e,
                                        std::string_view line) const {
-    const json& caps = s.capabilities;
     const std::string& method = e.method;
-    if (method == "roots/list") return caps.contains("roots") ? "" : "roots";
-    if (method != "sampling/createMessage" && method != "elicitation/create") return "";
-    if (method == "elicitation/create" && s.protocol < "2025-06-18") return "elicitation (its revision predates it)";
-    const char* name = method == "sampling/createMessage" ? "sampling" : "elicitation";
-    if (!caps.contains(name) || !caps[name].is_object()) return name;
+    const char* name = method == "roots/list"               ? "roots"
+                       : method == "sampling/createMessage" ? "sampling"
+                       : method == "elicitation/create"     ? "elicitation"
+                                                            : nullptr;
+    if (name == nullptr) return "";
+    // A capability (or sub-capability) is declared by an object; null or true is not one.
+    const json* declared = json_read::object_at(s.capabilities, name);
+    if (declared == nullptr) return name;
+    if (method == "roots/list") return "";
     // Server→client requests are rare: reading their params in full costs nothing that matters.
     const json request = parse_forwarded(line);
     static const json kNoParams = json::object();
     const json* found = json_read::object_at(request, "params");
     const json& params = found != nullptr ? *found : kNoParams;
     if (method == "sampling/createMessage") {
-        if (params.contains("tools") && !caps["sampling"].contains("tools")) return "sampling.tools";
+        if (params.contains("tools") && json_read::object_at(*declared, "tools") == nullptr)
+            return "sampling.tools";
         // Anything but an absent or "none" includeContext asks for the session's context.
         const json* context = json_read::member(params, "includeContext");
         const bool wants_context = context != nullptr && !context->is_null() && *context != "none";
-        if (wants_context && !caps["sampling"].contains("context")) return "sampling.context";
+        if (wants_context && json_read::object_at(*declared, "context") == nullptr)
+            return "sampling.context";
         return "";
     }
     // An absent (or null) mode is a form; a mode that is not a string is neither kind.
@@ -392,10 +520,11 @@ std::string Router::missing_capability(const Session& s, const wire::Envelope& e
     const std::string mode = mode_value == nullptr || mode_value->is_null() ? "form"
                              : mode_value->is_string() ? mode_value->get<std::string>()
                                                        : "?";
-    const json& elicitation = caps["elicitation"];
-    if (mode == "url" && !elicitation.contains("url")) return "elicitation.url";
+    if (mode == "url" && json_read::object_at(*declared, "url") == nullptr)
+        return "elicitation.url";
     // An empty elicitation object means form only.
-    if (mode == "form" && !elicitation.empty() && !elicitation.contains("form")) return "elicitation.form";
+    if (mode == "form" && !declared->empty() && json_read::object_at(*declared, "form") == nullptr)
+        return "elicitation.form";
     if (mode != "form" && mode != "url") return "elicitation (mode is not \"form\" or \"url\")";
     return "";
 }

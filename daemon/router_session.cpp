@@ -1,5 +1,7 @@
 // Router: what sessions send.
 #include <algorithm>
+#include <chrono>
+#include <deque>
 
 #include "common/json_read.h"
 #include "common/log.h"
@@ -24,6 +26,13 @@ std::string negotiate(const std::string& requested, const std::string& child) {
         return requested;
     }
     return child;
+}
+
+// Whether the child's InitializeResult declares capabilities.tasks.list.
+bool lists_tasks(const json& initialize_result) {
+    const json* caps = json_read::object_at(initialize_result, "capabilities");
+    const json* tasks = caps != nullptr ? json_read::object_at(*caps, "tasks") : nullptr;
+    return tasks != nullptr && json_read::member(*tasks, "list") != nullptr;
 }
 
 }  // namespace
@@ -244,8 +253,7 @@ void Router::handle_session_request(Session& s, std::string_view line, const wir
         }
     }
     if (modern_) {
-        // No shared state to aggregate on a stateless child; a listen stream keeps its id.
-        forward_request(s, line, e, method == "subscriptions/listen" ? PendingKind::listen : PendingKind::forward);
+        handle_modern_request(s, line, e);
         return;
     }
     if (method == "logging/setLevel") {
@@ -256,9 +264,10 @@ void Router::handle_session_request(Session& s, std::string_view line, const wir
         subscribe(s, line, e, method == "resources/subscribe");
         return;
     }
-    if (method == "tasks/list") {
-        // Other sessions' tasks live on the same child; mcpd does not list them.
-        reply(s, raw_id, R"({"tasks":[]})");
+    if (method == "tasks/list" && !lists_tasks(initialize_result_)) {
+        reply_error(s.id, raw_id, jsonrpc::kMethodNotFound,
+                    "tasks/list is not available: the server has no task listing (its "
+                    "capabilities do not declare tasks.list)");
         return;
     }
     if (config_.sharing == config::Sharing::serialized && serialized_busy()) {
@@ -268,6 +277,99 @@ void Router::handle_session_request(Session& s, std::string_view line, const wir
         return;
     }
     forward_request(s, line, e);
+}
+
+void Router::handle_modern_request(Session& s, std::string_view line, const wire::Envelope& e) {
+    // No shared state to aggregate on a stateless child: most requests pass as they are.
+    const std::string_view raw_id = e.id.in(line);
+    if (e.method == "subscriptions/listen") {
+        forward_listen(s, line, e);
+        return;
+    }
+    if (e.method == "server/discover") {
+        if (const json* cached = fresh_discover()) {
+            reply(s, raw_id, cached->dump(-1, ' ', false, json::error_handler_t::replace));
+            return;
+        }
+        forward_request(s, line, e);
+        pending_.at(s.in_flight.at(std::string(raw_id))).discover = true;
+        return;
+    }
+    if (e.method == "tasks/list") {
+        if (!child_has_tasks()) {
+            reply_error(s.id, raw_id, jsonrpc::kMethodNotFound,
+                        "tasks/list is not available: the server does not offer tasks");
+            return;
+        }
+        // The child lists every session's tasks: the answer is trimmed to this session's.
+        forward_request(s, line, e);
+        return;
+    }
+    forward_request(s, line, e);
+}
+
+void Router::forward_listen(Session& s, std::string_view line, const wire::Envelope& e) {
+    // A stream watching another session's task would tell this one about it: such ids go.
+    // The tasks extension names the filter `notifications`; `filter` is read the same way.
+    std::deque<std::string> kept;
+    std::vector<wire::Replacement> changes;
+    for (const std::string_view filter : {"notifications", "filter"}) {
+        for (const RawArray& ids : raw_arrays_at(line, {"params", filter, "taskIds"})) {
+            std::string& text = kept.emplace_back("[");
+            bool pruned = false;
+            for (const wire::Span element : ids.elements) {
+                std::string task;
+                const auto owner = wire::decode_string(element.in(line), task)
+                                       ? task_owners_.find(task)
+                                       : task_owners_.end();
+                if (owner == task_owners_.end() || owner->second != s.id) {
+                    pruned = true;
+                    continue;
+                }
+                if (text.size() > 1) text += ',';
+                text += element.in(line);
+            }
+            text += ']';
+            if (pruned) changes.push_back({ids.span, text});
+        }
+    }
+    if (changes.empty()) {
+        forward_request(s, line, e, PendingKind::listen);
+        return;
+    }
+    std::string trimmed;
+    wire::splice(line, std::move(changes), trimmed);
+    wire::Envelope envelope;
+    if (scanner_.scan(trimmed, envelope) != wire::ScanStatus::ok) {
+        reply_error(s.id, e.id.in(line), jsonrpc::kInternalError,
+                    "internal error: mcpd could not filter this listen request's taskIds");
+        return;
+    }
+    forward_request(s, trimmed, envelope, PendingKind::listen);
+}
+
+const json* Router::fresh_discover() const {
+    if (!discover_cache_) return nullptr;
+    const json& result = *discover_cache_;
+    // "private" may differ per client; an uncached or stale answer is the child's to give.
+    if (json_read::string_or(result, "cacheScope", "") != "public") return nullptr;
+    const json* ttl = json_read::member(result, "ttlMs");
+    if (ttl == nullptr || !ttl->is_number() || !(ttl->get<double>() > 0)) return nullptr;
+    const std::chrono::duration<double, std::milli> age = env_.now() - discover_received_;
+    return age.count() < ttl->get<double>() ? &result : nullptr;
+}
+
+bool Router::child_has_tasks() const {
+    const json* discovered = discover_cache_ ? &*discover_cache_ : &initialize_result_;
+    const json* caps = json_read::object_at(*discovered, "capabilities");
+    if (caps == nullptr) return false;
+    // 2026-07-28: tasks are an extension; a server may still declare them the 2025-11-25 way.
+    const json* extensions = json_read::object_at(*caps, "extensions");
+    const json* tasks = extensions != nullptr
+                            ? json_read::member(*extensions, "io.modelcontextprotocol/tasks")
+                            : nullptr;
+    if (tasks != nullptr && !tasks->is_null()) return true;
+    return json_read::object_at(*caps, "tasks") != nullptr;
 }
 
 void Router::answer_initialize(Session& s, std::string_view line, const wire::Envelope& e) {
@@ -311,8 +413,13 @@ void Router::set_level(Session& s, std::string_view line, const wire::Envelope& 
     }
     s.log_level = severity;
     if (child_level_ && *child_level_ <= severity) {
-        reply(s, e.id.in(line), "{}");  // the child already sends at least this much
-        update_child_level();           // this session may have been the most verbose
+        // The child sends at least this much once it accepts the level it was last asked for.
+        if (const auto asked = unanswered_level()) {
+            wait_on(s, *asked, e.id.in(line));
+        } else {
+            reply(s, e.id.in(line), "{}");
+        }
+        update_child_level();  // this session may have been the most verbose
         return;
     }
     // This session is now the most verbose: its own request sets the child's level.
@@ -333,6 +440,8 @@ void Router::subscribe(Session& s, std::string_view line, const wire::Envelope& 
         s.subscriptions.insert(e.uri);
         if (first) {
             forward_request(s, line, e, PendingKind::subscribe, e.uri);
+        } else if (const auto asked = unanswered_subscribe(e.uri)) {
+            wait_on(s, *asked, raw_id);  // held only once the child takes the first
         } else {
             reply(s, raw_id, "{}");
         }
@@ -350,7 +459,8 @@ void Router::subscribe(Session& s, std::string_view line, const wire::Envelope& 
 }
 
 bool Router::outstanding(const Session& s, std::string_view raw_id) const {
-    if (s.in_flight.contains(std::string(raw_id))) return true;
+    if (s.in_flight.contains(std::string(raw_id)) || s.waiting.contains(std::string(raw_id)))
+        return true;
     return std::any_of(serial_queue_.begin(), serial_queue_.end(),
                        [&](const Waiting& w) { return w.session == s.id && w.raw_id == raw_id; });
 }
@@ -367,6 +477,12 @@ void Router::forward_request(Session& s, std::string_view line, const wire::Enve
     if (e.method == "tasks/result" || e.method == "tasks/cancel") p.task_id = e.task_id;
     if (e.method == "tasks/get" || e.method == "tasks/cancel") p.reported_task = e.task_id;
     p.task_result = e.method == "tasks/result";
+    p.own_tasks_only = e.method == "tasks/list";  // trimmed to this session's (send_own_tasks)
+    p.subscribes = kind == PendingKind::subscribe;
+    if (kind == PendingKind::set_level) {
+        p.level = log_severity(e.level);
+        level_request_ = child_id;
+    }
     // tasks/result blocks until the task ends, by design: no request_timeout for it.
     if (config_.request_timeout.count() > 0 && kind != PendingKind::listen &&
         e.method != "tasks/result") {
@@ -394,8 +510,22 @@ void Router::handle_session_notification(Session& s, std::string_view line, cons
         if (s.initialized) s.ready = true;
         return;  // mcpd initialized the child itself (and a modern child has no handshake)
     }
+    if (!modern_ && !s.initialized) {
+        // No revision negotiated yet: nothing of this session may reach the shared child.
+        std::string detail = "session ";
+        detail += std::to_string(s.id);
+        detail += ", ";
+        detail += log::excerpt(method);
+        env_.note_repeated("dropped a notification from a client session before its initialize",
+                           detail);
+        return;
+    }
     if (method == "notifications/cancelled") {
         const std::string target(e.request_id.in(line));
+        if (s.waiting.contains(target)) {
+            drop_waiter(s, target);  // it never reached the child itself
+            return;
+        }
         // Still waiting its turn (serialized): it never reaches the child at all.
         const auto waiting = std::find_if(serial_queue_.begin(), serial_queue_.end(), [&](const Waiting& w) {
             return w.session == s.id && w.raw_id == target;
@@ -407,6 +537,11 @@ void Router::handle_session_notification(Session& s, std::string_view line, cons
         const auto it = s.in_flight.find(target);
         if (e.request_id.empty() || it == s.in_flight.end()) return;  // unknown or finished
         const std::uint64_t child_id = it->second;
+        if (hand_over(child_id)) {
+            // Another session waits for the same answer: the child keeps working on it.
+            env_.deadlines_changed();
+            return;
+        }
         send_spliced_to_child(line, {{e.request_id, std::to_string(child_id)}});
         // The child should not answer now; if it does, the tombstone drops the reply.
         release(child_id, true);

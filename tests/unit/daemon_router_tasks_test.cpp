@@ -72,13 +72,6 @@ TEST_CASE("router: the owner's task requests are forwarded", "[router]") {
     }
 }
 
-TEST_CASE("router: tasks/list is answered locally with no tasks", "[router]") {
-    Tasks h;
-    h.send(2, R"({"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}})");
-    CHECK(h.only_line_to(2) == R"({"jsonrpc":"2.0","id":3,"result":{"tasks":[]}})");
-    CHECK(h.env.child_lines.empty());
-}
-
 TEST_CASE("router: task status notifications go to the owner only", "[router]") {
     Tasks h;
     const std::string status =

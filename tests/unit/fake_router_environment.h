@@ -40,6 +40,37 @@ inline json demo_initialize_result(const std::string& version = "2025-11-25") {
                 {"instructions", "use the tools"}};
 }
 
+// What a modern (2026-07-28) child answered to mcpd's server/discover, with `extra` merged in.
+inline json demo_discover_result(const json& extra = json::object()) {
+    json result = {
+        {"resultType", "complete"},
+        {"supportedVersions", {"2026-07-28"}},
+        {"capabilities", {{"tools", {{"listChanged", true}}}, {"resources", json::object()}}},
+        {"_meta",
+         {{"io.modelcontextprotocol/serverInfo",
+           {{"name", "demo-modern"}, {"version", "2.0.0"}}}}}};
+    result.update(extra);
+    return result;
+}
+
+// A 2026-07-28 request with the per-request _meta every modern client sends; `params` holds
+// the other members of params, without braces ("" for none).
+inline std::string modern_request(const std::string& raw_id, const std::string& method,
+                                  const std::string& params = "") {
+    std::string line = R"({"jsonrpc":"2.0","id":)";
+    line += raw_id;
+    line += R"(,"method":")";
+    line += method;
+    line += R"(","params":{)";
+    if (!params.empty()) {
+        line += params;
+        line += ',';
+    }
+    line += R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+            R"("io.modelcontextprotocol/clientCapabilities":{}}}})";
+    return line;
+}
+
 inline config::ServerConfig router_config() {
     config::ServerConfig config;
     config.name = "demo";
@@ -135,6 +166,11 @@ struct RouterHarness {
     // The child finished mcpd's handshake.
     void child_ready(const std::string& version = "2025-11-25") {
         router.on_child_ready(demo_initialize_result(version), version);
+    }
+
+    // A modern child is ready: server/discover answered `discover`; there is no initialize.
+    void modern_child_ready(const json& discover = demo_discover_result()) {
+        router.on_child_ready(discover, "2026-07-28", /*modern=*/true);
     }
 
     // A line from session `id`.
