@@ -333,9 +333,17 @@ void Daemon::open_session(ManagedServer& server, SessionId id, const PeerCredent
     Session::Callbacks callbacks;
     const std::string name = server.name();
     callbacks.on_line = [this, name](Session& session, wire::PaddedText line) {
-        if (ManagedServer* target = server_of(session.id(), name)) {
-            target->router().on_session_line(session.id(), line);
-        }
+        ManagedServer* target = server_of(session.id(), name);
+        if (target == nullptr) return;
+        Router& router = target->router();
+        const SessionId sid = session.id();
+        // A 2025-03-26 batch: each of its messages is routed as a line of its own.
+        const bool batches =
+            looks_like_batch(line.text) && router.protocol_of(sid) == kBatchProtocol;
+        batches_.on_line(
+            sid, line, batches,
+            [&router, sid](wire::PaddedText one) { router.on_session_line(sid, one); },
+            [&session](std::string_view reply) { session.send(reply); });
     };
     callbacks.on_closed = [this](Session& session, const std::string& reason, bool by_client) {
         on_session_closed(session, reason, by_client);
@@ -390,6 +398,7 @@ void Daemon::on_session_closed(Session& session, const std::string& reason, bool
         }
         sessions_.erase(it);
         legacy_session_left(id);
+        batches_.forget(id);
         if (auto instance = exclusive_.extract(id); !instance.empty()) {
             // Its private process goes with it, through the stop ladder.
             ManagedServer* server = instance.mapped().get();
@@ -419,7 +428,10 @@ void Daemon::session_send(SessionId session, std::string_view line) {
 void Daemon::session_send_spliced(SessionId session, std::span<const std::string_view> pieces) {
     const auto it = sessions_.find(session);
     if (it == sessions_.end()) return;
-    it->second.session->send(pieces);
+    Session& target = *it->second.session;
+    // An answer to a request of a batch waits for the others, and leaves in the batch's reply.
+    if (!batches_.hold(session, pieces, [&target](std::string_view reply) { target.send(reply); }))
+        target.send(pieces);
     // The router forgets the request after sending its answer: check on the next turn.
     if (it->second.session->input_ended())
         loop_.defer([this, session] { finish_if_answered(session); });

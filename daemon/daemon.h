@@ -22,6 +22,7 @@
 #include "daemon/output_budget.h"
 #include "daemon/reaper.h"
 #include "daemon/session.h"
+#include "daemon/session_batch.h"
 
 namespace mcpd {
 
@@ -173,6 +174,8 @@ private:
         ConnectionLimits::Slot slot;  // a socket session's; a linked one counts on its link's
     };
     std::map<SessionId, SessionEntry> sessions_;
+    // 2025-03-26 batches: split on the way in, their answers gathered on the way out.
+    SessionBatches batches_{registry_.daemon.max_message_bytes};
     std::map<SessionId, std::unique_ptr<ManagedServer>> exclusive_;  // by the session they serve
     // A dual-era server run modern serves its legacy clients on a second process, initialized
     // for them (docs/MULTIPLEXING.md): by server name, and which sessions it holds.

@@ -257,6 +257,11 @@ void Router::detach(SessionId session) {
     env_.deadlines_changed();
 }
 
+std::string_view Router::protocol_of(SessionId session) const {
+    const auto it = sessions_.find(session);
+    return it == sessions_.end() ? std::string_view() : std::string_view(it->second.protocol);
+}
+
 std::vector<SessionSummary> Router::summaries() const {
     std::vector<SessionSummary> out;
     for (const auto& [id, s] : sessions_) {

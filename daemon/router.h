@@ -86,6 +86,9 @@ public:
     bool has_session(SessionId session) const { return sessions_.contains(session); }
     std::size_t session_count() const { return sessions_.size(); }
     std::vector<SessionSummary> summaries() const;
+    // The protocol version `session` negotiated; empty before its initialize (and on a
+    // modern child, which has no handshake).
+    std::string_view protocol_of(SessionId session) const;
 
     // A line from a session, scanned where it lies.
     void on_session_line(SessionId session, wire::PaddedText line);
