@@ -384,6 +384,7 @@ void Router::on_child_gone(const std::string& reason) {
     for (auto& [id, session] : sessions_) {
         session.tasks.clear();
         session.ended_tasks.clear();
+        session.ended_order.clear();
         session.url_elicitations.clear();
     }
     child_level_.reset();

@@ -74,6 +74,9 @@ struct SessionSummary {
 
 class Router {
 public:
+    // Ended tasks a session may still fetch (tasks/get, tasks/result); older ones are forgotten.
+    static constexpr std::size_t kMaxEndedTasks = 1000;
+
     // `max_message_bytes`: the longest line a session may send (the [daemon] setting).
     Router(const config::ServerConfig& config, RouterEnvironment& env,
            std::size_t max_message_bytes = config::DaemonConfig{}.max_message_bytes);
@@ -141,6 +144,7 @@ private:
         std::unordered_map<std::string, std::uint64_t> in_flight;  // raw id → child id
         std::set<std::string> tasks;
         std::set<std::string> ended_tasks;       // of those, the ones seen ended (terminal status)
+        std::deque<std::string> ended_order;     // ended_tasks, oldest first
         std::set<std::string> url_elicitations;  // elicitationIds whose completion it waits for
         // Its subscribes and setLevels waiting for the child's answer to an earlier one they
         // depend on: raw id → that request's child id.
@@ -264,6 +268,8 @@ private:
     // Why the task a child request is tied to (related-task) cannot take it: unknown, its
     // session gone, or already ended. Empty when it can, or when the request names no task.
     std::string unusable_task_link(const wire::Envelope& e, std::string_view line) const;
+    // A task seen at a terminal status: its progress ends, its owner keeps the right to
+    // fetch it until kMaxEndedTasks later tasks of its own have ended.
     void mark_task_ended(const std::string& task_id);
     // -32042: the URL elicitations a session must complete first; their completions go to it.
     void remember_required_elicitations(Session& s, std::string_view line);

@@ -78,9 +78,25 @@ json Router::parse_forwarded(std::string_view line) {
 }
 
 void Router::mark_task_ended(const std::string& task_id) {
+    // Its progress token lived as long as the task: nothing more may come for it.
+    if (const auto token = task_tokens_.find(task_id); token != task_tokens_.end()) {
+        progress_.erase(token->second);
+        task_tokens_.erase(token);
+    }
     const auto owner = task_owners_.find(task_id);
     if (owner == task_owners_.end()) return;
-    if (Session* s = find(owner->second)) s->ended_tasks.insert(task_id);
+    Session* s = find(owner->second);
+    if (s == nullptr || !s->ended_tasks.insert(task_id).second) return;
+    // The owner may still fetch an ended task's result, for a while: the oldest ended tasks
+    // are forgotten, so a long session does not keep every task it ever ran.
+    s->ended_order.push_back(task_id);
+    while (s->ended_order.size() > kMaxEndedTasks) {
+        const std::string oldest = std::move(s->ended_order.front());
+        s->ended_order.pop_front();
+        s->ended_tasks.erase(oldest);
+        s->tasks.erase(oldest);
+        task_owners_.erase(oldest);
+    }
 }
 
 void Router::remember_required_elicitations(Session& s, std::string_view line) {

@@ -396,11 +396,7 @@ void Router::answer_initialize(Session& s, std::string_view line, const wire::En
 
     json result = initialize_result_;
     result["protocolVersion"] = s.protocol;
-    // Every session's tasks share one child: listing them would show other sessions' tasks.
-    if (result.contains("capabilities") && result["capabilities"].is_object()) {
-        json& caps = result["capabilities"];
-        if (caps.contains("tasks") && caps["tasks"].is_object()) caps["tasks"].erase("list");
-    }
+    // tasks.list stays: a listing is trimmed to the asking session's own tasks.
     reply(s, e.id.in(line), result.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 

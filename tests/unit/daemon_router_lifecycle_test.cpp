@@ -227,8 +227,9 @@ TEST_CASE("router: initialize is answered from the child's cached result", "[rou
             CHECK(result["capabilities"]["tools"] == json{{"listChanged", true}});
             CHECK(result["capabilities"]["resources"]["subscribe"] == true);
             CHECK(result["capabilities"]["logging"] == json::object());
-            // Every session's tasks share the child: tasks.list is not offered.
-            CHECK_FALSE(result["capabilities"]["tasks"].contains("list"));
+            // Every session's tasks share the child, and a listing is trimmed to the
+            // session's own: tasks.list is offered as the child offers it.
+            CHECK(result["capabilities"]["tasks"].contains("list"));
             CHECK(result["capabilities"]["tasks"].contains("cancel"));
             CHECK(h.env.child_lines.empty());
 

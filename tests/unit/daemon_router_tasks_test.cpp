@@ -206,3 +206,42 @@ TEST_CASE("router: a 2026-style task result also records the owner", "[router]")
     CHECK(h.env.child_lines.empty());
     h.forward(1, task_request("2", "tasks/get", R"("t-9")"));
 }
+
+TEST_CASE("router: a task's progress ends at its terminal status", "[router]") {
+    Tasks h;
+    const std::string token = raw_progress_token_of(h.created);
+    const std::string progress = R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)" +
+                                 token + R"(,"progress":1}})";
+    h.from_child(progress);
+    CHECK(parse(h.only_line_to(1))["params"]["progressToken"] == "p");
+    h.from_child(
+        R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t-1","status":"completed","createdAt":"2025-11-25T10:00:00Z","lastUpdatedAt":"2025-11-25T10:01:00Z","ttl":60000}})");
+    h.env.session_lines.clear();
+    h.from_child(progress);
+    CHECK(h.env.sent_to(1).empty());
+    CHECK(h.env.sent_to(2).empty());
+    // The owner still fetches the ended task.
+    const std::string at_child = h.forward(1, task_request(R"("r")", "tasks/result", R"("t-1")"));
+    CHECK(raw_id_of(at_child) != R"("r")");
+}
+
+TEST_CASE("router: a session keeps the ended tasks it may fetch within a bound", "[router]") {
+    Tasks h;
+    h.from_child(
+        R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t-1","status":"completed"}})");
+    for (std::size_t i = 0; i < Router::kMaxEndedTasks; ++i) {
+        const std::string id = "\"n-" + std::to_string(i) + "\"";
+        const std::string call = h.forward(
+            1, R"({"jsonrpc":"2.0","id":"k","method":"tools/call","params":{"name":"long","task":{}}})");
+        h.answer(call, create_task_result(id));
+        h.from_child(R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":)" +
+                     id + R"(,"status":"completed"}})");
+    }
+    h.env.session_lines.clear();
+    // The oldest ended task is forgotten; the newest are still the owner's.
+    h.send(1, task_request("1", "tasks/get", R"("t-1")"));
+    CHECK(error_code_of(h.only_line_to(1)) == -32602);
+    const std::string newest = "\"n-" + std::to_string(Router::kMaxEndedTasks - 1) + "\"";
+    const std::string at_child = h.forward(1, task_request("2", "tasks/get", newest));
+    CHECK(raw_id_of(at_child) != "2");
+}
