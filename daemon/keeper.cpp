@@ -83,12 +83,11 @@ std::map<pid_t, std::uint32_t> read_keeper_pipe(int fd) {
     }
 }
 
-KeeperProcess fork_keeper() {
-    KeeperProcess out;
+Result<KeeperProcess> fork_keeper() {
     std::array<int, 2> fds{};
     if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
-        out.error = std::string("cannot create the keeper's pipe: ") + std::strerror(errno);
-        return out;
+        return transient_failure(std::string("cannot create the keeper's pipe: ") +
+                                 std::strerror(errno));
     }
     UniqueFd read_end(fds[0]);
     UniqueFd write_end(fds[1]);
@@ -103,13 +102,11 @@ KeeperProcess fork_keeper() {
     const int fork_errno = errno;
     ::sigprocmask(SIG_SETMASK, &saved, nullptr);
     if (pid < 0) {
-        out.error = std::string("cannot fork the keeper: ") + std::strerror(fork_errno);
-        return out;
+        return transient_failure(std::string("cannot fork the keeper: ") +
+                                 std::strerror(fork_errno));
     }
     ::fcntl(write_end.get(), F_SETFL, ::fcntl(write_end.get(), F_GETFL) | O_NONBLOCK);
-    out.pid = pid;
-    out.pipe = std::move(write_end);
-    return out;
+    return KeeperProcess{pid, std::move(write_end)};
 }
 
 Keeper& Keeper::instance() {
@@ -119,13 +116,13 @@ Keeper& Keeper::instance() {
 
 void Keeper::start() {
     if (running()) return;
-    KeeperProcess process = fork_keeper();
-    if (process.pid < 0) {
-        log::warning(process.error + "; servers' descendants may outlive mcpd if it is killed");
+    Result<KeeperProcess> process = fork_keeper();
+    if (!process) {
+        log::warning(process.error() + "; servers' descendants may outlive mcpd if it is killed");
         return;
     }
-    pid_ = process.pid;
-    pipe_ = std::move(process.pipe);
+    pid_ = process->pid;
+    pipe_ = std::move(process->pipe);
     tracked_.clear();
     log::debug("keeper started, pid " + std::to_string(pid_));
 }

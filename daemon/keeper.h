@@ -18,6 +18,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "common/result.h"
 #include "common/unique_fd.h"
 
 namespace mcpd {
@@ -52,14 +53,13 @@ std::map<pid_t, std::uint32_t> read_keeper_pipe(int fd);
 
 struct KeeperProcess {
     pid_t pid = -1;
-    UniqueFd pipe;      // the write end: non-blocking, close-on-exec
-    std::string error;  // a sentence, when pid < 0
+    UniqueFd pipe;  // the write end: non-blocking, close-on-exec
 };
 
 // Fork a keeper. The child keeps only the pipe's read end, blocks every signal, reads until
 // EOF, SIGKILLs the processes of the servers still listed (their tags made with the calling
 // process's pid) and exits; it never returns into the caller's code.
-KeeperProcess fork_keeper();
+Result<KeeperProcess> fork_keeper();
 
 // mcpd's handle on its keeper. Process-wide, because servers are spawned and reaped from
 // several places; every call is a no-op until start() succeeds, so code under unit test that

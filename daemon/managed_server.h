@@ -1,8 +1,10 @@
-// One registry entry brought to life: its Supervisor, its process, timers and logs.
+// One registry entry brought to life: the adapter between its Supervisor and Router (pure
+// logic) and the world of processes, pipes, libevent timers and logs.
 //
-// ManagedServer is the SupervisorEnvironment of its Supervisor: it turns the state machine's
-// decisions into processes, signals and libevent timers, and the process's behaviour (exit,
-// handshake, stdout EOF) back into events.
+// ManagedServer is the SupervisorEnvironment of its Supervisor and the RouterEnvironment of its
+// Router: it turns their decisions into processes, signals, timers and writes, and what the
+// process does (exit, handshake, stdout lines and EOF, stdin backlog) back into their events.
+// It decides nothing about timing itself: that is the Supervisor's (supervisor.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -12,12 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "daemon/child_output.h"
 #include "daemon/child_process.h"
 #include "daemon/event_loop.h"
 #include "daemon/handshake.h"
 #include "daemon/log_ring.h"
-#include "daemon/message_edges.h"
 #include "daemon/router.h"
+#include "daemon/spawn.h"
 #include "daemon/supervisor.h"
 
 namespace mcpd {
@@ -63,8 +66,7 @@ public:
     const Router& router() const { return router_; }
     const nlohmann::json& initialize_result() const { return initialize_result_; }
 
-    // Apply a changed registry entry: restart if it should be up, start if it now autostarts;
-    // a change of allow_users/allow_groups alone only replaces them (config_change.h).
+    // Apply a changed registry entry (Supervisor::apply_config).
     void apply_config(const config::ServerConfig& config);
     // No process at all, not even one draining.
     bool drained() const { return child_ == nullptr && draining_.empty(); }
@@ -74,15 +76,20 @@ public:
 
     // SupervisorEnvironment
     TimePoint now() const override;
-    SpawnResult spawn() override;
+    Result<int> spawn() override;
+    void begin_handshake(EraMemory::Start start) override;
+    bool fall_back_to_initialize() override;
     void send_health_ping() override;
     void close_stdin() override;
     void signal_group(int signo) override;
+    void abandon_pipes() override;
+    void pause_sessions(bool paused) override;
+    void fail_waiting(const std::string& why) override;
     void arm_timer(TimerKind kind, Duration after) override;
     void cancel_timer(TimerKind kind) override;
     void state_changed(ServerState from, ServerState to) override;
 
-    // RouterEnvironment (now() is shared with SupervisorEnvironment)
+    // RouterEnvironment (now() and note() are shared with SupervisorEnvironment)
     bool child_send(std::string_view line) override;
     bool child_send_spliced(std::span<const std::string_view> pieces) override;
     std::uint64_t child_next_id() override;
@@ -96,30 +103,26 @@ public:
     bool pass_to_legacy(SessionId session, std::string_view line) override;
 
     // Why the server failed, with what to do about it (for a failed server).
-    std::string failure() const;
-    // A session attached or left: manage the idle timer.
-    void sessions_changed();
+    std::string failure() const { return supervisor_.failure(); }
+    // A session attached or left (Supervisor::on_sessions_changed).
+    void sessions_changed() { supervisor_.on_sessions_changed(router_.session_count()); }
 
 private:
+    // spawn() and begin_handshake() at their seams: the process, its callbacks, the handshake.
+    Result<SpawnedProcess> start_process();
+    void watch_child(SpawnedProcess process);
+    ChildProcess::Callbacks child_callbacks();
+    Handshake::Callbacks handshake_callbacks(ChildProcess* child);
+
+    void on_handshake_ready(const nlohmann::json& result);
     void on_child_exit(ChildProcess* child, int status);
-    void start_handshake();
     void on_child_finished(ChildProcess* child);
-    void on_child_message(ChildProcess* child, wire::PaddedText message);
-    void on_child_input_drained(ChildProcess* child);
-    // A line the child wrote could not be used: if its edges show an answer to a session's
-    // request, fail that request with `message`.
-    void fail_lost_reply(const MessageEdges& edges, const std::string& message,
-                         std::string_view reason);
-    void on_child_log(std::string_view line);
-    Timer& timer(TimerKind kind);
 
     ServerHost& host_;
     config::ServerConfig config_;
     Supervisor supervisor_;
     LogRing logs_;
-    std::map<TimerKind, std::unique_ptr<Timer>> timers_;
-    Timer abandon_timer_;  // gives up on pipes a dead child's escaped descendants keep open
-    Timer stdout_closed_timer_;  // stdout closed: is it exiting, or did it only close stdout?
+    std::map<TimerKind, std::unique_ptr<Timer>> timers_;  // the Supervisor's, made when first armed
 
     std::unique_ptr<ChildProcess> child_;
     std::vector<std::unique_ptr<ChildProcess>> draining_;  // exited, pipes not yet closed
@@ -129,14 +132,7 @@ private:
 
     Router router_;
     Timer router_timer_;
-    Timer idle_timer_;
-    wire::EnvelopeScanner scanner_;
-    wire::Envelope envelope_;
-    bool sessions_paused_ = false;
-    EraMemory era_;
-    Timer probe_timer_;  // armed and cancelled by the handshake (Handshake::Callbacks)
-
-    unsigned noise_lines_ = 0;  // non-JSON stdout lines, logged sparingly
+    ChildOutput output_;
 };
 
 }  // namespace mcpd

@@ -82,6 +82,44 @@ bool place_fd(int fd, int target) {
     child_fail(status_fd, 2);
 }
 
+// `env` with the process tag last, whatever `env` said it was.
+std::vector<std::string> tagged_environment(const std::vector<std::string>& env,
+                                            const std::string& tag) {
+    std::vector<std::string> out;
+    out.reserve(env.size() + 1);
+    for (const std::string& entry : env) {
+        const bool is_tag = entry.size() > kProcessTagVariable.size() &&
+                            entry.starts_with(kProcessTagVariable) &&
+                            entry[kProcessTagVariable.size()] == '=';
+        if (!is_tag) out.push_back(entry);
+    }
+    std::string tag_entry(kProcessTagVariable);
+    tag_entry += '=';
+    tag_entry += tag;
+    out.push_back(std::move(tag_entry));
+    return out;
+}
+
+// What the child reported before exec failed, as a sentence.
+Failure exec_failure(const SpawnRequest& request, const ExecFailure& failure) {
+    switch (failure.stage) {
+        case 1:
+            return permanent_failure("cannot change to directory '" + request.cwd +
+                                     "': " + errno_sentence(failure.err));
+        case 2: {
+            std::string sentence =
+                "cannot execute '" + request.path + "': " + errno_sentence(failure.err);
+            // Out of descriptors, processes or memory: the system's state, not the server's.
+            const bool transient = failure.err == EMFILE || failure.err == ENFILE ||
+                                   failure.err == ENOMEM || failure.err == EAGAIN;
+            return Failure{std::move(sentence), transient};
+        }
+        default:
+            return transient_failure("cannot set up the server's stdio: " +
+                                     errno_sentence(failure.err));
+    }
+}
+
 bool make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
     std::array<int, 2> fds{};
     if (::pipe2(fds.data(), O_CLOEXEC) != 0) return false;
@@ -102,13 +140,9 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
 
 }  // namespace
 
-ResolvedCommand resolve_command(const std::string& command, const std::string& path_var,
-                                const std::string& base_dir) {
-    ResolvedCommand out;
-    if (command.empty()) {
-        out.error = "the command is empty";
-        return out;
-    }
+Result<std::string> resolve_command(const std::string& command, const std::string& path_var,
+                                    const std::string& base_dir) {
+    if (command.empty()) return permanent_failure("the command is empty");
     auto check = [&](const std::string& candidate) {
         struct stat st {};
         if (::stat(candidate.c_str(), &st) != 0) return errno;
@@ -121,12 +155,9 @@ ResolvedCommand resolve_command(const std::string& command, const std::string& p
             command.front() == '/' || base_dir.empty() ? command : base_dir + "/" + command;
         const int err = check(candidate);
         if (err != 0) {
-            out.error = "cannot execute '" + candidate + "': " + errno_sentence(err);
-            return out;
+            return permanent_failure("cannot execute '" + candidate + "': " + errno_sentence(err));
         }
-        out.ok = true;
-        out.path = candidate;
-        return out;
+        return candidate;
     }
     const std::string path = path_var.empty() ? std::string(kDefaultPath) : path_var;
     int first_error = ENOENT;
@@ -140,21 +171,15 @@ ResolvedCommand resolve_command(const std::string& command, const std::string& p
         begin = end + 1;
         const std::string candidate = dir + "/" + command;
         const int err = check(candidate);
-        if (err == 0) {
-            out.ok = true;
-            out.path = candidate;
-            return out;
-        }
+        if (err == 0) return candidate;
         if (err != ENOENT && err != ENOTDIR && first_error == ENOENT) first_error = err;
     }
     if (first_error == ENOENT) {
-        out.error = "command '" + command + "' not found in PATH (" + path +
-                    "): " + errno_sentence(ENOENT);
-    } else {
-        out.error = "cannot execute '" + command + "' found in PATH (" + path +
-                    "): " + errno_sentence(first_error);
+        return permanent_failure("command '" + command + "' not found in PATH (" + path +
+                                 "): " + errno_sentence(ENOENT));
     }
-    return out;
+    return permanent_failure("cannot execute '" + command + "' found in PATH (" + path +
+                             "): " + errno_sentence(first_error));
 }
 
 std::vector<std::string> build_child_environment(const config::ServerConfig& server,
@@ -199,32 +224,18 @@ std::string find_env(const std::vector<std::string>& env, const std::string& key
     return {};
 }
 
-SpawnOutcome spawn_process(const SpawnRequest& request) {
-    SpawnOutcome out;
+Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
     UniqueFd in_read, in_write, out_read, out_write, err_read, err_write, status_read, status_write;
     if (!make_pipe(in_read, in_write) || !make_pipe(out_read, out_write) ||
         !make_pipe(err_read, err_write) || !make_pipe(status_read, status_write)) {
         const int err = errno;
-        out.error = "cannot create pipes for the server: " + errno_sentence(err);
-        out.transient = true;
-        return out;
+        return transient_failure("cannot create pipes for the server: " + errno_sentence(err));
     }
     // A serial per server process: the tag tells this one's descendants from any other's.
     static std::uint32_t serial = 0;
     ++serial;
     const std::string tag = process_tag(::getpid(), serial);
-    std::vector<std::string> env;
-    env.reserve(request.env.size() + 1);
-    for (const std::string& entry : request.env) {
-        const bool is_tag = entry.size() > kProcessTagVariable.size() &&
-                            entry.starts_with(kProcessTagVariable) &&
-                            entry[kProcessTagVariable.size()] == '=';
-        if (!is_tag) env.push_back(entry);
-    }
-    std::string tag_entry(kProcessTagVariable);
-    tag_entry += '=';
-    tag_entry += tag;
-    env.push_back(std::move(tag_entry));
+    const std::vector<std::string> env = tagged_environment(request.env, tag);
     std::vector<char*> argv = c_strings(request.argv);
     std::vector<char*> envp = c_strings(env);
 
@@ -241,11 +252,7 @@ SpawnOutcome spawn_process(const SpawnRequest& request) {
     }
     const int fork_errno = errno;
     ::sigprocmask(SIG_SETMASK, &saved, nullptr);
-    if (pid < 0) {
-        out.error = "cannot fork: " + errno_sentence(fork_errno);
-        out.transient = true;
-        return out;
-    }
+    if (pid < 0) return transient_failure("cannot fork: " + errno_sentence(fork_errno));
     // The child leads its own process group (setsid): the keeper kills it if mcpd dies.
     Keeper::instance().track(pid, serial);
 
@@ -264,35 +271,19 @@ SpawnOutcome spawn_process(const SpawnRequest& request) {
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         Keeper::instance().untrack(pid);
-        switch (failure.stage) {
-            case 1:
-                out.error = "cannot change to directory '" + request.cwd +
-                            "': " + errno_sentence(failure.err);
-                break;
-            case 2:
-                out.error = "cannot execute '" + request.path + "': " + errno_sentence(failure.err);
-                // Out of descriptors, processes or memory: the system's state, not the server's.
-                out.transient = failure.err == EMFILE || failure.err == ENFILE ||
-                                failure.err == ENOMEM || failure.err == EAGAIN;
-                break;
-            default:
-                out.error = "cannot set up the server's stdio: " + errno_sentence(failure.err);
-                out.transient = true;
-                break;
-        }
-        return out;
+        return exec_failure(request, failure);
     }
 
     set_nonblocking(in_write.get());
     set_nonblocking(out_read.get());
     set_nonblocking(err_read.get());
-    out.ok = true;
-    out.process.pid = pid;
-    out.process.tag = tag;
-    out.process.stdin_fd = std::move(in_write);
-    out.process.stdout_fd = std::move(out_read);
-    out.process.stderr_fd = std::move(err_read);
-    return out;
+    SpawnedProcess process;
+    process.pid = pid;
+    process.tag = tag;
+    process.stdin_fd = std::move(in_write);
+    process.stdout_fd = std::move(out_read);
+    process.stderr_fd = std::move(err_read);
+    return process;
 }
 
 }  // namespace mcpd

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "common/unique_fd.h"
 #include "config/registry.h"
 
@@ -29,23 +30,11 @@ struct SpawnedProcess {
     UniqueFd stderr_fd;
 };
 
-struct SpawnOutcome {
-    bool ok = false;
-    SpawnedProcess process;
-    std::string error;  // a sentence, when !ok
-    bool transient = false;
-};
-
-struct ResolvedCommand {
-    bool ok = false;
-    std::string path;
-    std::string error;
-};
-
 // Find `command` as execvp would, but against the PATH the child will get: a name without
-// '/' is searched in `path_var`; a relative path with '/' is taken from `base_dir`.
-ResolvedCommand resolve_command(const std::string& command, const std::string& path_var,
-                                const std::string& base_dir);
+// '/' is searched in `path_var`; a relative path with '/' is taken from `base_dir`. The path
+// to execute, or why there is none (a permanent failure).
+Result<std::string> resolve_command(const std::string& command, const std::string& path_var,
+                                    const std::string& base_dir);
 
 // The child's environment: a small allow-list of the daemon's own variables (HOME, USER,
 // PATH, locale, XDG dirs, ...), then the env_file, then `env`. systemd's variables for the
@@ -58,7 +47,8 @@ std::string find_env(const std::vector<std::string>& env, const std::string& key
 
 // Fork and exec, with MCPD_PROCESS_TAG added to the environment (whatever `env` says), so
 // descendants that leave the process group can still be found. Blocks only until the child
-// has exec'd or failed to.
-SpawnOutcome spawn_process(const SpawnRequest& request);
+// has exec'd or failed to. A failure is transient when the system ran short (pipes, fork,
+// descriptors, memory), not the server: worth trying again later.
+Result<SpawnedProcess> spawn_process(const SpawnRequest& request);
 
 }  // namespace mcpd

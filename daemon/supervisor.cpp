@@ -79,18 +79,8 @@ bool is_fault(StopReason reason) {
     }
 }
 
-Duration backoff_delay(Duration base, Duration max, unsigned failures) {
-    Duration delay = base;
-    // Stop doubling before it could overflow: past max / 2 the cap applies anyway.
-    for (unsigned i = 1; i < failures && delay < max; ++i) {
-        if (delay > max / 2) return max;
-        delay *= 2;
-    }
-    return delay < max ? delay : max;
-}
-
 Supervisor::Supervisor(const config::ServerConfig& config, SupervisorEnvironment& env)
-    : config_(config), env_(env), state_since_(env.now()) {}
+    : config_(config), env_(env), state_since_(env.now()), era_(config.era) {}
 
 void Supervisor::request_start() {
     wanted_up_ = true;
@@ -174,7 +164,10 @@ void Supervisor::force_kill() {
     stop_step_ = ExitStep::kill;
 }
 
-void Supervisor::on_ready() {
+void Supervisor::on_ready(bool modern) {
+    // Whatever the state, the process has shown which era it speaks.
+    env_.cancel_timer(TimerKind::probe);
+    era_.ready(modern);
     if (state_ != ServerState::starting) return;
     env_.cancel_timer(TimerKind::start_timeout);
     error_.clear();
@@ -196,6 +189,11 @@ void Supervisor::on_health_reply() {
     ping_outstanding_ = false;
 }
 
+void Supervisor::on_stdout_eof() {
+    if (state_ != ServerState::starting && state_ != ServerState::running) return;
+    env_.arm_timer(TimerKind::stdout_grace, kExitAfterStdoutClose);
+}
+
 void Supervisor::on_stdout_closed() {
     if (state_ != ServerState::starting && state_ != ServerState::running) return;
     error_ = "closed its stdout while still running";
@@ -205,6 +203,15 @@ void Supervisor::on_stdout_closed() {
 void Supervisor::on_exit(int status) {
     const ServerState was = state_;
     const bool was_stopping = was == ServerState::stopping;
+    std::string exited = "pid ";
+    exited += std::to_string(pid_);
+    exited += " exited with status ";
+    exited += std::to_string(status);
+    exited += " (";
+    exited += to_string(was_stopping ? stop_step_ : ExitStep::exit);
+    exited += ')';
+    env_.note(exited);
+    pause_sessions(backlog_.gone());  // nothing waits for its stdin any more
     pid_ = -1;
     if (!was_stopping && was != ServerState::starting && was != ServerState::running) return;
     has_last_exit_ = true;
@@ -212,51 +219,10 @@ void Supervisor::on_exit(int status) {
                           was_stopping ? stop_reason_ : StopReason::crashed, env_.now()};
     env_.cancel_timer(TimerKind::stop_step);
     cancel_run_timers();
-
     if (was_stopping) {
-        if (is_fault(stop_reason_)) {
-            if (!wanted_up_) {
-                set_state(ServerState::stopped);
-            } else if (respawn_at_exit_) {
-                spawn_now();  // someone asked for a start while it was being ended
-            } else if (config_.restart == config::RestartPolicy::never) {
-                give_up(error_ + "; restart = \"never\", so run 'mcpctl start " + config_.name +
-                        "' to start it again");
-            } else {
-                schedule_restart();
-            }
-            return;
-        }
-        if (wanted_up_) {
-            spawn_now();
-        } else {
-            set_state(ServerState::stopped);
-        }
-        return;
-    }
-    const bool clean = clean_exit(status);
-    switch (config_.restart) {
-        case config::RestartPolicy::never:
-            if (clean) {
-                wanted_up_ = false;
-                set_state(ServerState::stopped);
-            } else {
-                give_up("exited with status " + std::to_string(status) +
-                        " and restart = \"never\"; run 'mcpctl start " + config_.name +
-                        "' to start it again");
-            }
-            return;
-        case config::RestartPolicy::on_failure:
-            if (clean) {
-                wanted_up_ = false;
-                set_state(ServerState::stopped);
-                return;
-            }
-            schedule_restart();
-            return;
-        case config::RestartPolicy::always:
-            schedule_restart();
-            return;
+        ended_by_ladder();
+    } else {
+        ended_on_its_own(status);
     }
 }
 
@@ -265,11 +231,49 @@ void Supervisor::on_probe_exit(int status) {
         on_exit(status);
         return;
     }
+    // Some legacy servers exit on any request before initialize (rmcp-based ones, for one):
+    // not a crash, and not counted toward start_limit.
+    std::string exited = "pid ";
+    exited += std::to_string(pid_);
+    exited += " (status ";
+    exited += std::to_string(status);
+    exited += ") exited on the era probe; starting it as a legacy server";
+    env_.note(exited);
+    pause_sessions(backlog_.gone());
+    era_.exited_on_probe();
     pid_ = -1;
     has_last_exit_ = true;
     last_exit_ = LastExit{status, ExitStep::exit, StopReason::era_probe, env_.now()};
-    env_.cancel_timer(TimerKind::start_timeout);
+    cancel_run_timers();
     spawn_now();
+}
+
+void Supervisor::on_exit_pipes_open() {
+    env_.arm_timer(TimerKind::abandon_pipes, kAbandonPipesAfter);
+}
+
+void Supervisor::on_probe_wait(std::optional<Duration> after) {
+    if (after && state_ == ServerState::starting) {
+        env_.arm_timer(TimerKind::probe, *after);
+    } else {
+        env_.cancel_timer(TimerKind::probe);
+    }
+}
+
+void Supervisor::apply_config(const config::ServerConfig& config, ConfigChange change) {
+    if (change == ConfigChange::none) return;
+    config_ = config;
+    if (change == ConfigChange::access) {
+        // The process never sees who may use it; the daemon ends sessions no longer allowed.
+        env_.note("allow_users/allow_groups changed: applied without a restart");
+        return;
+    }
+    era_.reset(config.era);
+    if (wanted_up_) {
+        request_restart(StopReason::reload);
+    } else if (config.autostart) {
+        request_start();
+    }
 }
 
 void Supervisor::on_timer(TimerKind kind) {
@@ -289,29 +293,57 @@ void Supervisor::on_timer(TimerKind kind) {
             if (state_ == ServerState::running) consecutive_failures_ = 0;
             return;
         case TimerKind::health:
-            if (state_ != ServerState::running) return;
-            if (ping_outstanding_) {
-                error_ =
-                    "no answer to a health ping within " + format_duration(config_.health_interval);
-                begin_stop(StopReason::unresponsive);
-                return;
-            }
-            ping_outstanding_ = true;
-            env_.send_health_ping();
-            env_.arm_timer(TimerKind::health, config_.health_interval);
+            if (state_ == ServerState::running) health_tick();
+            return;
+        case TimerKind::idle:
+            on_idle_timeout();
+            return;
+        case TimerKind::fail_waiting:
+            fail_waiting_if_failed();
+            return;
+        case TimerKind::probe:
+            if (state_ == ServerState::starting) probe_unanswered();
+            return;
+        case TimerKind::stdout_grace:
+            on_stdout_closed();
+            return;
+        case TimerKind::abandon_pipes:
+            env_.abandon_pipes();
             return;
         case TimerKind::stop_step:
-            if (state_ != ServerState::stopping) return;
-            if (stop_step_ == ExitStep::eof) {
-                env_.signal_group(SIGTERM);
-                env_.signal_group(SIGCONT);  // a stopped process cannot act on SIGTERM
-                stop_step_ = ExitStep::term;
-                env_.arm_timer(TimerKind::stop_step, config_.stop_timeout);
-            } else if (stop_step_ == ExitStep::term) {
-                env_.signal_group(SIGKILL);
-                stop_step_ = ExitStep::kill;
-            }
+            if (state_ == ServerState::stopping) next_stop_step();
             return;
+    }
+}
+
+void Supervisor::health_tick() {
+    if (ping_outstanding_) {
+        error_ = "no answer to a health ping within " + format_duration(config_.health_interval);
+        begin_stop(StopReason::unresponsive);
+        return;
+    }
+    ping_outstanding_ = true;
+    env_.send_health_ping();
+    env_.arm_timer(TimerKind::health, config_.health_interval);
+}
+
+void Supervisor::probe_unanswered() {
+    if (env_.fall_back_to_initialize()) {
+        env_.note(
+            "no answer to server/discover in time: sending initialize "
+            "(a late answer to the probe still decides the era)");
+    }
+}
+
+void Supervisor::next_stop_step() {
+    if (stop_step_ == ExitStep::eof) {
+        env_.signal_group(SIGTERM);
+        env_.signal_group(SIGCONT);  // a stopped process cannot act on SIGTERM
+        stop_step_ = ExitStep::term;
+        env_.arm_timer(TimerKind::stop_step, config_.stop_timeout);
+    } else if (stop_step_ == ExitStep::term) {
+        env_.signal_group(SIGKILL);
+        stop_step_ = ExitStep::kill;
     }
 }
 
@@ -320,7 +352,30 @@ void Supervisor::set_state(ServerState next) {
     const ServerState from = state_;
     state_ = next;
     state_since_ = env_.now();
+    env_.note(transition(from, next));
+    // Requests that wait for a process that is not coming are answered now.
+    if (next == ServerState::failed) env_.fail_waiting("it failed: " + error_);
+    if (next == ServerState::stopped) env_.fail_waiting("it was stopped");
     env_.state_changed(from, next);
+}
+
+std::string Supervisor::transition(ServerState from, ServerState to) const {
+    std::string line(to_string(from));
+    line += " -> ";
+    line += to_string(to);
+    if (to == ServerState::stopping) {
+        line += " (";
+        line += to_string(stop_reason_);
+        if (is_fault(stop_reason_) && !error_.empty()) {
+            line += ": ";
+            line += error_;
+        }
+        line += ')';
+    } else if (to == ServerState::failed && !error_.empty()) {
+        line += ": ";
+        line += error_;
+    }
+    return line;
 }
 
 void Supervisor::spawn_now() {
@@ -328,25 +383,29 @@ void Supervisor::spawn_now() {
     ping_outstanding_ = false;
     stop_reason_ = StopReason::none;
     stop_step_ = ExitStep::exit;
-    SpawnResult result = env_.spawn();
-    if (!result.ok) {
-        error_ = std::move(result.error);
-        if (result.transient) {
+    const Result<int> spawned = env_.spawn();
+    if (!spawned) {
+        error_ = spawned.error();
+        if (spawned.transient()) {
             schedule_retry();
         } else {
             set_state(ServerState::failed);
         }
         return;
     }
-    pid_ = result.pid;
+    pid_ = spawned.value();
     transient_failures_ = 0;
     spawned_at_ = env_.now();
     set_state(ServerState::starting);
     env_.arm_timer(TimerKind::start_timeout, config_.start_timeout);
+    env_.begin_handshake(era_.next_start());
 }
 
 void Supervisor::begin_stop(StopReason reason) {
     stop_reason_ = reason;
+    if (reason == StopReason::handshake_failed || reason == StopReason::start_timeout) {
+        era_.start_failed();  // the era it was started in may be stale: probe next time
+    }
     cancel_run_timers();
     set_state(ServerState::stopping);
     stop_step_ = ExitStep::eof;
@@ -354,68 +413,12 @@ void Supervisor::begin_stop(StopReason reason) {
     env_.arm_timer(TimerKind::stop_step, config_.stop_grace);
 }
 
-void Supervisor::schedule_restart() {
-    ++consecutive_failures_;
-    if (!within_start_limit()) {
-        // Say what kept going wrong, not only that it did.
-        std::string last = error_;
-        if (last.empty() && has_last_exit_) {
-            last = "exited with status " + std::to_string(last_exit_.status);
-        }
-        give_up("failed " + std::to_string(failure_times_.size()) + " times within " +
-                format_duration(config_.start_limit.interval) + " (start_limit burst " +
-                std::to_string(config_.start_limit.burst) + ")" +
-                (last.empty() ? "" : "; last: " + last) + "; fix it, then run 'mcpctl start " +
-                config_.name + "'");
-        return;
-    }
-    const Duration delay =
-        backoff_delay(config_.restart_delay, config_.restart_delay_max, consecutive_failures_);
-    next_start_ = env_.now() + delay;
-    set_state(ServerState::backoff);
-    env_.arm_timer(TimerKind::backoff, delay);
-}
-
-void Supervisor::schedule_retry() {
-    // The machine ran short (descriptors, processes, memory), not the server: back off and try
-    // again for as long as it takes, without counting toward start_limit.
-    ++transient_failures_;
-    const Duration delay =
-        backoff_delay(config_.restart_delay, config_.restart_delay_max, transient_failures_);
-    next_start_ = env_.now() + delay;
-    set_state(ServerState::backoff);
-    env_.arm_timer(TimerKind::backoff, delay);
-}
-
-void Supervisor::give_up(std::string why) {
-    error_ = std::move(why);
-    set_state(ServerState::failed);
-}
-
-bool Supervisor::clean_exit(int status) const {
-    return status == 0;
-}
-
-bool Supervisor::within_start_limit() {
-    const TimePoint now = env_.now();
-    failure_times_.push_back(now);
-    while (!failure_times_.empty() && now - failure_times_.front() > config_.start_limit.interval) {
-        failure_times_.pop_front();
-    }
-    return failure_times_.size() <= config_.start_limit.burst;
-}
-
-void Supervisor::forget_failures() {
-    restarts_ = 0;
-    consecutive_failures_ = 0;
-    failure_times_.clear();
-    error_.clear();
-}
-
 void Supervisor::cancel_run_timers() {
     env_.cancel_timer(TimerKind::start_timeout);
     env_.cancel_timer(TimerKind::stable);
     env_.cancel_timer(TimerKind::health);
+    env_.cancel_timer(TimerKind::probe);
+    env_.cancel_timer(TimerKind::stdout_grace);
 }
 
 }  // namespace mcpd

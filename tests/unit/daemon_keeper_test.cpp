@@ -152,9 +152,10 @@ TEST_CASE("a keeper kills the groups still listed when its pipe closes, then exi
     const pid_t doomed_leader = doomed.leader, doomed_member = doomed.member;
     const pid_t spared_leader = spared.leader, spared_member = spared.member;
 
-    KeeperProcess keeper = fork_keeper();
+    Result<KeeperProcess> forked = fork_keeper();
+    REQUIRE(forked.ok());
+    KeeperProcess& keeper = forked.value();
     REQUIRE(keeper.pid > 0);
-    REQUIRE(keeper.error.empty());
     const std::string bytes = encode(KeeperOp::add, doomed_leader) +
                               encode(KeeperOp::add, spared_leader) +
                               encode(KeeperOp::remove, spared_leader);
@@ -188,7 +189,9 @@ TEST_CASE("a keeper kills the groups still listed when its pipe closes, then exi
 }
 
 TEST_CASE("a keeper with nothing listed just exits when its pipe closes", "[keeper]") {
-    KeeperProcess keeper = fork_keeper();
+    Result<KeeperProcess> forked = fork_keeper();
+    REQUIRE(forked.ok());
+    KeeperProcess& keeper = forked.value();
     REQUIRE(keeper.pid > 0);
     keeper.pipe.reset();
     const auto status = wait_exit(keeper.pid, std::chrono::seconds(10));
@@ -200,7 +203,9 @@ TEST_CASE("a keeper with nothing listed just exits when its pipe closes", "[keep
 TEST_CASE("the keeper holds no descriptor but its pipe", "[keeper]") {
     int extra[2];
     REQUIRE(::pipe(extra) == 0);  // inherited by the fork, then closed by the keeper
-    KeeperProcess keeper = fork_keeper();
+    Result<KeeperProcess> forked = fork_keeper();
+    REQUIRE(forked.ok());
+    KeeperProcess& keeper = forked.value();
     REQUIRE(keeper.pid > 0);
     // Once the keeper has closed its copy of extra[1], closing ours gives EOF on extra[0].
     ::close(extra[1]);
@@ -277,7 +282,9 @@ TEST_CASE("a keeper also kills a listed server's processes that left its group",
     }
     REQUIRE(process_environment_has(both[1], tag_entry));
 
-    KeeperProcess keeper = fork_keeper();
+    Result<KeeperProcess> forked = fork_keeper();
+    REQUIRE(forked.ok());
+    KeeperProcess& keeper = forked.value();
     REQUIRE(keeper.pid > 0);
     const std::string bytes = encode(KeeperOp::add, server.leader, serial);
     REQUIRE(::write(keeper.pipe.get(), bytes.data(), bytes.size()) ==

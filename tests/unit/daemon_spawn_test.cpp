@@ -63,18 +63,18 @@ private:
 // A spawned child that is killed and reaped however the test ends.
 class Child {
 public:
-    explicit Child(SpawnOutcome outcome) : outcome_(std::move(outcome)) {}
+    explicit Child(Result<SpawnedProcess> outcome) : outcome_(std::move(outcome)) {}
     ~Child() {
-        if (outcome_.ok && !reaped_) {
-            ::kill(outcome_.process.pid, SIGKILL);
+        if (outcome_.ok() && !reaped_) {
+            ::kill(outcome_->pid, SIGKILL);
             wait();
         }
     }
     Child(const Child&) = delete;
     Child& operator=(const Child&) = delete;
 
-    SpawnedProcess& process() { return outcome_.process; }
-    int pid() const { return outcome_.process.pid; }
+    SpawnedProcess& process() { return outcome_.value(); }
+    int pid() const { return outcome_.ok() ? outcome_->pid : -1; }
 
     // Reap it; returns the raw wait status.
     int wait() {
@@ -86,7 +86,7 @@ public:
     }
 
 private:
-    SpawnOutcome outcome_;
+    Result<SpawnedProcess> outcome_;
     bool reaped_ = false;
 };
 
@@ -157,23 +157,22 @@ TEST_CASE("resolve_command searches PATH in order, as execvp would") {
     TempDir tmp;
     const std::string a = tmp.dir("a"), b = tmp.dir("b");
     const std::string in_b = tmp.file("b/tool", 0755);
-    ResolvedCommand found = resolve_command("tool", a + ":" + b, "/");
-    REQUIRE(found.ok);
-    CHECK(found.path == in_b);
-    CHECK(found.error.empty());
+    Result<std::string> found = resolve_command("tool", a + ":" + b, "/");
+    REQUIRE(found.ok());
+    CHECK(found.value() == in_b);
 
     const std::string in_a = tmp.file("a/tool", 0755);
     found = resolve_command("tool", a + ":" + b, "/");
-    REQUIRE(found.ok);
-    CHECK(found.path == in_a);
+    REQUIRE(found.ok());
+    CHECK(found.value() == in_a);
 }
 
 TEST_CASE("resolve_command says 'not found' for a name in no PATH directory") {
     TempDir tmp;
     const std::string path = tmp.dir("a") + ":" + tmp.dir("b");
-    const ResolvedCommand r = resolve_command("no-such-tool", path, "/");
-    CHECK_FALSE(r.ok);
-    CHECK_THAT(r.error, Contains("no-such-tool") && Contains("not found") &&
+    const Result<std::string> r = resolve_command("no-such-tool", path, "/");
+    CHECK_FALSE(r.ok());
+    CHECK_THAT(r.error(), Contains("no-such-tool") && Contains("not found") &&
                             Contains("No such file or directory") && Contains(path));
 }
 
@@ -182,62 +181,62 @@ TEST_CASE("resolve_command reports a file without execute permission") {
     const std::string a = tmp.dir("a");
     tmp.file("a/tool", 0644);
     // Even root cannot execute a file with no x bit at all.
-    const ResolvedCommand r = resolve_command("tool", a, "/");
-    CHECK_FALSE(r.ok);
-    CHECK_THAT(r.error, Contains("tool") && Contains("Permission denied"));
+    const Result<std::string> r = resolve_command("tool", a, "/");
+    CHECK_FALSE(r.ok());
+    CHECK_THAT(r.error(), Contains("tool") && Contains("Permission denied"));
 
     SECTION("an executable one later in PATH still wins") {
         const std::string b = tmp.dir("b");
         const std::string good = tmp.file("b/tool", 0755);
-        const ResolvedCommand later = resolve_command("tool", a + ":" + b, "/");
-        REQUIRE(later.ok);
-        CHECK(later.path == good);
+        const Result<std::string> later = resolve_command("tool", a + ":" + b, "/");
+        REQUIRE(later.ok());
+        CHECK(later.value() == good);
     }
     SECTION("with a slash in the name") {
-        const ResolvedCommand direct = resolve_command(a + "/tool", "", "/");
-        CHECK_FALSE(direct.ok);
-        CHECK_THAT(direct.error, Contains("Permission denied"));
+        const Result<std::string> direct = resolve_command(a + "/tool", "", "/");
+        CHECK_FALSE(direct.ok());
+        CHECK_THAT(direct.error(), Contains("Permission denied"));
     }
 }
 
 TEST_CASE("resolve_command takes a relative path with '/' from base_dir, not PATH") {
     TempDir tmp;
     const std::string tool = tmp.file("bin/tool", 0755);
-    const ResolvedCommand r = resolve_command("bin/tool", "/usr/bin:/bin", tmp.path());
-    REQUIRE(r.ok);
-    CHECK(r.path == tmp.path() + "/bin/tool");
-    CHECK(fs::equivalent(r.path, tool));
+    const Result<std::string> r = resolve_command("bin/tool", "/usr/bin:/bin", tmp.path());
+    REQUIRE(r.ok());
+    CHECK(r.value() == tmp.path() + "/bin/tool");
+    CHECK(fs::equivalent(r.value(), tool));
 
-    const ResolvedCommand dotted = resolve_command("./bin/tool", "", tmp.path());
-    REQUIRE(dotted.ok);
-    CHECK(fs::equivalent(dotted.path, tool));
+    const Result<std::string> dotted = resolve_command("./bin/tool", "", tmp.path());
+    REQUIRE(dotted.ok());
+    CHECK(fs::equivalent(dotted.value(), tool));
 
-    const ResolvedCommand missing = resolve_command("bin/other", "", tmp.path());
-    CHECK_FALSE(missing.ok);
-    CHECK_THAT(missing.error,
+    const Result<std::string> missing = resolve_command("bin/other", "", tmp.path());
+    CHECK_FALSE(missing.ok());
+    CHECK_THAT(missing.error(),
                Contains(tmp.path() + "/bin/other") && Contains("No such file or directory"));
 }
 
 TEST_CASE("resolve_command accepts an absolute path as it is") {
-    const ResolvedCommand r = resolve_command("/bin/sh", "/nonexistent", "/tmp");
-    REQUIRE(r.ok);
-    CHECK(r.path == "/bin/sh");
+    const Result<std::string> r = resolve_command("/bin/sh", "/nonexistent", "/tmp");
+    REQUIRE(r.ok());
+    CHECK(r.value() == "/bin/sh");
 }
 
 TEST_CASE("resolve_command refuses a directory and an empty command") {
     TempDir tmp;
     tmp.dir("bin/tool");
-    const ResolvedCommand by_path = resolve_command("./bin/tool", "", tmp.path());
-    CHECK_FALSE(by_path.ok);
-    CHECK_THAT(by_path.error, Contains("Is a directory"));
+    const Result<std::string> by_path = resolve_command("./bin/tool", "", tmp.path());
+    CHECK_FALSE(by_path.ok());
+    CHECK_THAT(by_path.error(), Contains("Is a directory"));
 
-    const ResolvedCommand by_name = resolve_command("tool", tmp.path() + "/bin", "/");
-    CHECK_FALSE(by_name.ok);
-    CHECK_THAT(by_name.error, Contains("Is a directory"));
+    const Result<std::string> by_name = resolve_command("tool", tmp.path() + "/bin", "/");
+    CHECK_FALSE(by_name.ok());
+    CHECK_THAT(by_name.error(), Contains("Is a directory"));
 
-    const ResolvedCommand empty = resolve_command("", "/usr/bin", "/");
-    CHECK_FALSE(empty.ok);
-    CHECK_THAT(empty.error, Contains("empty"));
+    const Result<std::string> empty = resolve_command("", "/usr/bin", "/");
+    CHECK_FALSE(empty.ok());
+    CHECK_THAT(empty.error(), Contains("empty"));
 }
 
 TEST_CASE("build_child_environment passes only allow-listed parent variables") {
@@ -366,10 +365,10 @@ TEST_CASE("spawn_process runs the command with exactly the given argv, env and c
 TEST_CASE("spawn_process reports a missing working directory and reaps the child") {
     SpawnRequest request = shell("echo hi");
     request.cwd = "/nonexistent/mcpd-test-dir";
-    const SpawnOutcome outcome = spawn_process(request);
-    CHECK_FALSE(outcome.ok);
-    CHECK_FALSE(outcome.transient);
-    CHECK_THAT(outcome.error,
+    const Result<SpawnedProcess> outcome = spawn_process(request);
+    CHECK_FALSE(outcome.ok());
+    CHECK_FALSE(outcome.transient());
+    CHECK_THAT(outcome.error(),
                Contains("/nonexistent/mcpd-test-dir") && Contains("No such file or directory"));
     errno = 0;
     CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);
@@ -379,18 +378,18 @@ TEST_CASE("spawn_process reports a missing working directory and reaps the child
 TEST_CASE("spawn_process reports an exec failure as a sentence") {
     TempDir tmp;
     SECTION("missing file") {
-        const SpawnOutcome outcome =
+        const Result<SpawnedProcess> outcome =
             spawn_process(SpawnRequest{tmp.path() + "/missing", {"missing"}, {}, ""});
-        CHECK_FALSE(outcome.ok);
-        CHECK_FALSE(outcome.transient);
-        CHECK_THAT(outcome.error, StartsWith("cannot execute '" + tmp.path() + "/missing'") &&
+        CHECK_FALSE(outcome.ok());
+        CHECK_FALSE(outcome.transient());
+        CHECK_THAT(outcome.error(), StartsWith("cannot execute '" + tmp.path() + "/missing'") &&
                                       Contains("No such file or directory"));
     }
     SECTION("no execute permission") {
         const std::string file = tmp.file("tool", 0644);
-        const SpawnOutcome outcome = spawn_process(SpawnRequest{file, {"tool"}, {}, ""});
-        CHECK_FALSE(outcome.ok);
-        CHECK_THAT(outcome.error, Contains(file) && Contains("Permission denied"));
+        const Result<SpawnedProcess> outcome = spawn_process(SpawnRequest{file, {"tool"}, {}, ""});
+        CHECK_FALSE(outcome.ok());
+        CHECK_THAT(outcome.error(), Contains(file) && Contains("Permission denied"));
     }
     errno = 0;
     CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);

@@ -1,7 +1,8 @@
 // A scripted, recording SupervisorEnvironment for the supervisor's unit tests.
 //
 // The clock only moves when a test says so; spawns succeed (pids from 1000 up) unless a result
-// was scripted; every action the supervisor takes is recorded. Timers are one-shot, as in the
+// was scripted; the probe's fallback succeeds unless told otherwise; every action the
+// supervisor takes is recorded. Timers are one-shot, as in the
 // event loop: a test may fire only a timer that is armed, which moves the clock to its deadline.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,16 @@ inline std::string_view to_string(TimerKind kind) {
             return "health";
         case TimerKind::stop_step:
             return "stop_step";
+        case TimerKind::idle:
+            return "idle";
+        case TimerKind::probe:
+            return "probe";
+        case TimerKind::stdout_grace:
+            return "stdout_grace";
+        case TimerKind::abandon_pipes:
+            return "abandon_pipes";
+        case TimerKind::fail_waiting:
+            return "fail_waiting";
     }
     return "?";
 }
@@ -57,17 +69,26 @@ class FakeSupervisorEnvironment : public SupervisorEnvironment {
 public:
     TimePoint now() const override { return now_; }
 
-    SpawnResult spawn() override {
+    Result<int> spawn() override {
         ++spawn_calls;
-        if (scripted_.empty()) return SpawnResult{true, next_pid_++, {}, false};
-        SpawnResult result = scripted_.front();
+        if (scripted_.empty()) return next_pid_++;
+        Result<int> result = scripted_.front();
         scripted_.pop_front();
         return result;
     }
 
+    void begin_handshake(EraMemory::Start start) override { handshakes.push_back(start); }
+    bool fall_back_to_initialize() override {
+        ++fallbacks;
+        return falls_back;
+    }
     void send_health_ping() override { ++pings; }
     void close_stdin() override { ++stdin_closes; }
     void signal_group(int signo) override { signals.push_back(signo); }
+    void abandon_pipes() override { ++abandons; }
+    void pause_sessions(bool paused) override { pauses.push_back(paused); }
+    void fail_waiting(const std::string& why) override { failed_waiting.push_back(why); }
+    void note(std::string_view message) override { notes.emplace_back(message); }
 
     void arm_timer(TimerKind kind, Duration after) override {
         arms.emplace_back(kind, after);
@@ -85,7 +106,7 @@ public:
 
     // The next spawn fails with `error`.
     void fail_next_spawn(std::string error, bool transient) {
-        scripted_.push_back(SpawnResult{false, -1, std::move(error), transient});
+        scripted_.push_back(Failure{std::move(error), transient});
     }
 
     void advance(Duration d) { now_ += d; }
@@ -134,11 +155,33 @@ public:
         arms.clear();
         cancels.clear();
         transitions.clear();
+        handshakes.clear();
+        fallbacks = 0;
+        abandons = 0;
+        pauses.clear();
+        failed_waiting.clear();
+        notes.clear();
     }
+
+    // Whether a notes line contains `text`.
+    bool noted(std::string_view text) const {
+        for (const std::string& n : notes) {
+            if (n.find(text) != std::string::npos) return true;
+        }
+        return false;
+    }
+
+    bool falls_back = true;  // what fall_back_to_initialize answers
 
     int spawn_calls = 0;
     int pings = 0;
     int stdin_closes = 0;
+    std::vector<EraMemory::Start> handshakes;
+    int fallbacks = 0;
+    int abandons = 0;
+    std::vector<bool> pauses;
+    std::vector<std::string> failed_waiting;
+    std::vector<std::string> notes;
     std::vector<int> signals;
     std::vector<std::pair<TimerKind, Duration>> arms;
     std::vector<TimerKind> cancels;  // including timers that were not armed
@@ -147,7 +190,7 @@ public:
 private:
     TimePoint now_ = TimePoint{} + 1000h;
     int next_pid_ = 1000;
-    std::deque<SpawnResult> scripted_;
+    std::deque<Result<int>> scripted_;
     std::map<TimerKind, TimePoint> deadlines_;
 };
 

@@ -1,0 +1,48 @@
+// What a server process writes on stdout, sorted line by line:
+// - a line that is not JSON-RPC, or one over max_message_bytes: dropped and logged (sparingly);
+//   when its edges show an answer to a session's request, that request gets an error instead
+//   of waiting forever;
+// - a ping from the child: answered at once, whoever is attached;
+// - an answer to mcpd's own requests: to the handshake;
+// - anything else, once the handshake is done: to the router, for the sessions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "common/json_envelope.h"
+#include "daemon/message_edges.h"
+
+namespace mcpd {
+
+class ChildProcess;
+class Handshake;
+class Router;
+
+class ChildOutput {
+public:
+    ChildOutput(std::string server, std::size_t max_message_bytes);
+
+    // A line from the current `child`, whose handshake is `handshake` (null: none).
+    void on_message(ChildProcess& child, wire::PaddedText message, Handshake* handshake,
+                    Router& router);
+    // A line over max_message_bytes, with its first and last bytes; `handshake` is null when
+    // it came from a process that is no longer the current one.
+    void on_oversized(std::size_t bytes, std::string_view head, std::string_view tail,
+                      Handshake* handshake, Router& router);
+
+private:
+    // A line the child wrote could not be used: if its edges show an answer to a session's
+    // request, fail that request with `message`.
+    void fail_lost_reply(const MessageEdges& edges, const std::string& message,
+                         std::string_view reason, Handshake* handshake, Router& router);
+
+    std::string server_;
+    std::size_t max_message_bytes_;
+    wire::EnvelopeScanner scanner_;
+    wire::Envelope envelope_;
+    unsigned noise_lines_ = 0;  // non-JSON lines, logged sparingly
+};
+
+}  // namespace mcpd
