@@ -4,7 +4,7 @@
 // RouterEnvironment, so unit tests drive it with in-memory sessions and child. Every request
 // id a session sends is replaced by one mcpd allocates for the child and restored byte for
 // byte on the reply; progress tokens, cancellation targets and child→session request ids are
-// mapped the same way, so every session sees exactly its own traffic (docs/ROUTING.md).
+// mapped the same way, so every session sees exactly its own traffic (docs/MULTIPLEXING.md).
 #pragma once
 
 #include <nlohmann/json.hpp>
