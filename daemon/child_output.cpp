@@ -5,7 +5,6 @@
 #include <charconv>
 
 #include "common/log.h"
-#include "daemon/child_process.h"
 #include "daemon/handshake.h"
 #include "daemon/jsonrpc.h"
 #include "daemon/router.h"
@@ -20,13 +19,14 @@ constexpr unsigned kNoiseLinesLogged = 20;
 
 }  // namespace
 
-ChildOutput::ChildOutput(std::string server, std::size_t max_message_bytes)
+ChildOutput::ChildOutput(std::string server, std::size_t max_message_bytes,
+                         std::function<void(std::string_view)> to_child)
     : server_(std::move(server)),
       max_message_bytes_(max_message_bytes),
+      to_child_(std::move(to_child)),
       scanner_(max_message_bytes) {}
 
-void ChildOutput::on_message(ChildProcess& child, wire::PaddedText message, Handshake* handshake,
-                             Router& router) {
+void ChildOutput::on_message(wire::PaddedText message, Handshake* handshake, Router& router) {
     if (handshake != nullptr) handshake->child_showed_life();
     const std::string_view line = message.text;
     if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok || !envelope_.jsonrpc_ok) {
@@ -49,10 +49,10 @@ void ChildOutput::on_message(ChildProcess& child, wire::PaddedText message, Hand
     if (e.is_request() && e.method == "ping") {
         // An id that is neither a string nor an integer cannot be echoed in a valid answer.
         if (e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer) {
-            child.send(jsonrpc::result(e.id.in(line), "{}"));
+            to_child_(jsonrpc::result(e.id.in(line), "{}"));
         } else {
-            child.send(jsonrpc::error({}, jsonrpc::kInvalidRequest,
-                                      "invalid request: an id must be a string or an integer"));
+            to_child_(jsonrpc::error({}, jsonrpc::kInvalidRequest,
+                                     "invalid request: an id must be a string or an integer"));
         }
         return;
     }

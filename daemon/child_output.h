@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -16,17 +17,17 @@
 
 namespace mcpd {
 
-class ChildProcess;
 class Handshake;
 class Router;
 
 class ChildOutput {
 public:
-    ChildOutput(std::string server, std::size_t max_message_bytes);
+    // `to_child` writes a line to the current process's stdin (the answer to its pings).
+    ChildOutput(std::string server, std::size_t max_message_bytes,
+                std::function<void(std::string_view)> to_child);
 
-    // A line from the current `child`, whose handshake is `handshake` (null: none).
-    void on_message(ChildProcess& child, wire::PaddedText message, Handshake* handshake,
-                    Router& router);
+    // A line from the current process, whose handshake is `handshake` (null: none).
+    void on_message(wire::PaddedText message, Handshake* handshake, Router& router);
     // A line over max_message_bytes, with its first and last bytes; `handshake` is null when
     // it came from a process that is no longer the current one.
     void on_oversized(std::size_t bytes, std::string_view head, std::string_view tail,
@@ -40,6 +41,7 @@ private:
 
     std::string server_;
     std::size_t max_message_bytes_;
+    std::function<void(std::string_view)> to_child_;
     wire::EnvelopeScanner scanner_;
     wire::Envelope envelope_;
     unsigned noise_lines_ = 0;  // non-JSON lines, logged sparingly

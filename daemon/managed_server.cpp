@@ -38,7 +38,9 @@ ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& confi
       logs_(kLogRingLines, kLogRingBytes),
       router_(config, *this, host.max_message_bytes()),
       router_timer_(host.loop().base(), [this] { router_.on_timer(); }),
-      output_(config.name, host.max_message_bytes()) {}
+      output_(config.name, host.max_message_bytes(), [this](std::string_view line) {
+          if (child_) child_->send(line);
+      }) {}
 
 ManagedServer::~ManagedServer() {
     if (child_) host_.reaper().forget(child_->pid());
@@ -99,7 +101,7 @@ void ManagedServer::watch_child(SpawnedProcess process) {
 ChildProcess::Callbacks ManagedServer::child_callbacks() {
     ChildProcess::Callbacks callbacks;
     callbacks.on_message = [this](ChildProcess& c, wire::PaddedText line) {
-        if (&c == child_.get()) output_.on_message(c, line, handshake_.get(), router_);
+        if (&c == child_.get()) output_.on_message(line, handshake_.get(), router_);
     };
     callbacks.on_oversized = [this](ChildProcess& c, std::size_t bytes, std::string_view head,
                                     std::string_view tail) {
