@@ -27,14 +27,6 @@ constexpr std::string_view kDaemonKeys[] = {
     "max_queued_output"};
 constexpr std::int64_t kMinMessageBytes = 1024;
 
-template <typename E>
-std::string_view name_of(std::span<const EnumName<E>> names, E value) {
-    for (const auto& entry : names) {
-        if (entry.value == value) return entry.name;
-    }
-    return "?";
-}
-
 // The directory relative paths in the registry at `path` are resolved from.
 fs::path base_directory(const std::string& path) {
     std::error_code error;

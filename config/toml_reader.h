@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "common/enum_names.h"
 #include "config/registry.h"
 
 namespace mcpd::config {
@@ -72,12 +73,6 @@ std::optional<Duration> read_duration(const toml::node& node, std::string_view k
 // An array of strings; each element of the wrong type is reported at its own position.
 std::optional<std::vector<std::string>> read_string_array(const toml::node& node,
                                                           std::string_view key, Diagnostics& diag);
-
-template <typename E>
-struct EnumName {
-    std::string_view name;
-    E value;
-};
 
 // A string that must be one of `names`; otherwise the error lists them all.
 template <typename E>

@@ -65,10 +65,10 @@ public:
     Relay(const RelayEnds& ends, std::string_view pending_output)
         : ends_(ends), to_output_(pending_output), to_socket_({}) {}
 
-    RelayResult run() {
+    mcpd::Result<mcpd::Done> run() {
         for (;;) {
-            if (result_) return *result_;
-            if (!socket_open_ && to_output_.empty()) return {RelayEnd::socket_closed, {}};
+            if (failure_) return mcpd::permanent_failure(*failure_);
+            if (!socket_open_ && to_output_.empty()) return mcpd::Done{};
             step();
         }
     }
@@ -97,7 +97,7 @@ private:
             *output = {ends_.output, POLLOUT, 0};
         }
         if (::poll(fds, count, -1) < 0) {
-            if (errno != EINTR) fail(RelayEnd::failed, failure("poll failed", errno));
+            if (errno != EINTR) fail(failure("poll failed", errno));
             return;
         }
         if (output && output->revents) write_output();
@@ -117,7 +117,7 @@ private:
             [&](char* buf, std::size_t len) { return ::read(ends_.input, buf, len); });
         if (n > 0) return;
         if (n < 0 && transient(errno)) return;
-        if (n < 0) return fail(RelayEnd::failed, failure("cannot read standard input", errno));
+        if (n < 0) return fail(failure("cannot read standard input", errno));
         input_open_ = false;  // end of file: the agent is done sending
     }
 
@@ -134,7 +134,7 @@ private:
             write_shut_ = true;
             return;
         }
-        fail(RelayEnd::failed, failure("cannot write to mcpd", errno));
+        fail(failure("cannot write to mcpd", errno));
     }
 
     void read_socket() {
@@ -144,8 +144,8 @@ private:
         if (n > 0) return;
         if (n < 0 && transient(errno)) return;
         if (n < 0 && errno == ECONNRESET)
-            return fail(RelayEnd::failed, "mcpd reset the connection, ending the session");
-        if (n < 0) return fail(RelayEnd::failed, failure("cannot read from mcpd", errno));
+            return fail("mcpd reset the connection, ending the session");
+        if (n < 0) return fail(failure("cannot read from mcpd", errno));
         socket_open_ = false;
     }
 
@@ -156,11 +156,12 @@ private:
         const ssize_t n = ::write(ends_.output, to_output_.data(), len);
         if (n >= 0) return to_output_.consume(static_cast<std::size_t>(n));
         if (transient(errno)) return;
-        fail(RelayEnd::output_failed, failure("cannot write to standard output", errno));
+        fail(failure("cannot write to standard output", errno));
     }
 
-    void fail(RelayEnd end, std::string error) {
-        if (!result_) result_ = RelayResult{end, std::move(error)};
+    // The first failure ends the relay.
+    void fail(std::string error) {
+        if (!failure_) failure_ = std::move(error);
     }
 
     const RelayEnds ends_;
@@ -169,12 +170,12 @@ private:
     bool input_open_ = true;
     bool socket_open_ = true;
     bool write_shut_ = false;
-    std::optional<RelayResult> result_;
+    std::optional<std::string> failure_;
 };
 
 }  // namespace
 
-RelayResult relay_bytes(const RelayEnds& ends, std::string_view pending_output) {
+mcpd::Result<mcpd::Done> relay_bytes(const RelayEnds& ends, std::string_view pending_output) {
     return Relay(ends, pending_output).run();
 }
 

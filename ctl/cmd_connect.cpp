@@ -18,9 +18,8 @@ constexpr OptionSpec kOptions[] = {
     {'\0', "copy", "", "copy the bytes through mcpctl instead of passing stdin/stdout to mcpd"},
 };
 
-bool build(const CommandLine& line, nlohmann::json& request, std::string&) {
-    request = attach_request(line.args.at(0), /*pass_fds=*/false);
-    return true;
+mcpd::Result<nlohmann::json> build(const CommandLine& line) {
+    return attach_request(line.args.at(0), /*pass_fds=*/false);
 }
 
 // SIGINT, SIGTERM and SIGHUP end mcpctl at once (the kernel then closes the control connection,

@@ -24,9 +24,10 @@ int exec(const Context& ctx) {
         ctx.output.error(client.error().message);
         return client.error().exit_code;
     }
-    const RelayResult relayed = relay_bytes({STDIN_FILENO, STDOUT_FILENO, client.fd()}, {});
-    if (relayed.end == RelayEnd::socket_closed) return kExitOk;
-    ctx.output.error(relayed.error);
+    const mcpd::Result<mcpd::Done> relayed =
+        relay_bytes({STDIN_FILENO, STDOUT_FILENO, client.fd()}, {});
+    if (relayed) return kExitOk;
+    ctx.output.error(relayed.error());
     return kExitError;
 }
 

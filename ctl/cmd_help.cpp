@@ -30,14 +30,13 @@ int exec(const Context& ctx) {
         ctx.output.print_text(general_help());
         return kExitOk;
     }
-    std::string error;
-    const Command* command = find_command(ctx.line().args[0], error);
+    const mcpd::Result<const Command*> command = find_command(ctx.line().args[0]);
     if (!command) {
-        ctx.output.error(error);
+        ctx.output.error(command.error());
         ctx.output.err() << "usage: mcpctl " << cmd_help.usage << '\n';
         return kExitUsage;
     }
-    ctx.output.print_text(command_help(*command));
+    ctx.output.print_text(command_help(*command.value()));
     return kExitOk;
 }
 

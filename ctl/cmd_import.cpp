@@ -7,6 +7,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/daemon_client.h"
 #include "ctl/import_mcp_json.h"
@@ -33,60 +34,47 @@ int fail(const Context& ctx, const std::string& message) {
     return kExitError;
 }
 
-bool read_file(const std::string& path, std::string& text, std::string& error) {
+// The file's text; the failure completes "FILE ...".
+mcpd::Result<std::string> read_file(const std::string& path) {
     std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-        error = "is a directory, not a file";
-        return false;
-    }
+    if (fs::is_directory(path, ec)) return mcpd::permanent_failure("is a directory, not a file");
     std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        error = std::string("cannot be read: ") + std::strerror(errno);
-        return false;
-    }
+    if (!in) return mcpd::permanent_failure(std::string("cannot be read: ") + std::strerror(errno));
     std::ostringstream buffer;
     buffer << in.rdbuf();
-    if (in.bad()) {
-        error = "cannot be read";
-        return false;
-    }
-    text = buffer.str();
-    return true;
+    if (in.bad()) return mcpd::permanent_failure("cannot be read");
+    return buffer.str();
 }
 
-// Append `toml` to the registry at `path`, creating it when missing. False and `error` when a
-// server of the same name is already there (nothing is written then) or writing fails.
-bool append_to_registry(const std::string& path, const ImportResult& result,
-                        const std::string& toml, std::string& error) {
+// Append `toml` to the registry at `path`, creating it when missing. Fails when a server of the
+// same name is already there (nothing is written then) or writing fails.
+mcpd::Result<mcpd::Done> append_to_registry(const std::string& path, const ImportResult& result,
+                                            const std::string& toml) {
     std::error_code ec;
     std::string existing;
-    if (fs::exists(path, ec) && !read_file(path, existing, error)) {
-        error = path + ": " + error;
-        return false;
+    if (fs::exists(path, ec)) {
+        mcpd::Result<std::string> read = read_file(path);
+        if (!read) return mcpd::permanent_failure(path + ": " + read.error());
+        existing = std::move(read).value();
     }
     std::vector<std::string> duplicates;
     for (const auto& server : result.servers)
         if (registry_has_server(existing, server.name)) duplicates.push_back(server.name);
-    if (!duplicates.empty()) {
-        error = path + " already has " +
-                (duplicates.size() == 1 ? "a server named " : "servers named ") +
-                join(duplicates, ", ") + "; nothing was written";
-        return false;
-    }
+    if (!duplicates.empty())
+        return mcpd::permanent_failure(
+            path + " already has " +
+            (duplicates.size() == 1 ? "a server named " : "servers named ") +
+            join(duplicates, ", ") + "; nothing was written");
     const fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty() && !fs::create_directories(parent, ec) && ec) {
-        error = "cannot create " + parent.string() + ": " + ec.message();
-        return false;
-    }
+    if (!parent.empty() && !fs::create_directories(parent, ec) && ec)
+        return mcpd::permanent_failure("cannot create " + parent.string() + ": " + ec.message());
     std::string text;
     if (!existing.empty()) text = existing.ends_with('\n') ? "\n" : "\n\n";
     text += toml;
     std::ofstream out(path, std::ios::binary | std::ios::app);
-    if (!out || !(out << text) || !out.flush()) {
-        error = "cannot write " + path + ": " + std::strerror(errno);
-        return false;
-    }
-    return true;
+    if (!out || !(out << text) || !out.flush())
+        return mcpd::permanent_failure("cannot write " + path + ": " + std::strerror(errno));
+    return mcpd::Done{};
 }
 
 int exec(const Context& ctx) {
@@ -94,11 +82,11 @@ int exec(const Context& ctx) {
     if (ctx.line().has("write") && ctx.endpoint.remote())
         return fail(ctx, "--write edits a registry on this machine, but mcpd is on " +
                              ctx.endpoint.describe() + ": run the import there");
-    std::string text;
-    std::string error;
-    if (!read_file(file, text, error)) return fail(ctx, file + ": " + error);
-    ImportResult result;
-    if (!convert_mcp_json(text, result, error)) return fail(ctx, file + ": " + error);
+    const mcpd::Result<std::string> text = read_file(file);
+    if (!text) return fail(ctx, file + ": " + text.error());
+    const mcpd::Result<ImportResult> converted = convert_mcp_json(text.value());
+    if (!converted) return fail(ctx, file + ": " + converted.error());
+    const ImportResult& result = converted.value();
 
     std::error_code ec;
     const fs::path absolute = fs::absolute(file, ec);
@@ -131,11 +119,12 @@ int exec(const Context& ctx) {
         return finish(exit_code);
     }
     const std::string registry = ctx.line().value("registry", default_registry_path());
-    if (!append_to_registry(registry, result, toml, error)) {
+    if (const mcpd::Result<mcpd::Done> appended = append_to_registry(registry, result, toml);
+        !appended) {
         if (json_mode)
-            report["error"] = {{"code", "import"}, {"message", error}};
+            report["error"] = {{"code", "import"}, {"message", appended.error()}};
         else
-            ctx.output.error(error);
+            ctx.output.error(appended.error());
         return finish(kExitError);
     }
     report["written"] = registry;
@@ -144,8 +133,9 @@ int exec(const Context& ctx) {
                               (result.servers.size() == 1 ? " server" : " servers") + " to " +
                               registry;
     DaemonClient client(ctx.endpoint);
-    json reply;
-    if (!client.connect() || !client.call(make_request("reload"), reply, kReplyTimeout)) {
+    mcpd::control::Reply reply;
+    if (!client.connect() || !client.call(mcpd::control::to_json(mcpd::control::ReloadRequest{}),
+                                          reply, kReplyTimeout)) {
         if (client.error().code == "not_running") {
             report["reload"] = nullptr;
             if (!json_mode)
@@ -159,23 +149,22 @@ int exec(const Context& ctx) {
             ctx.output.error(wrote + "; " + client.error().message);
         return finish(client.error().exit_code);
     }
-    if (!reply.value("ok", false)) {
+    if (!reply.ok) {
         if (json_mode) {
-            report["error"] = reply.value("error", json::object());
+            report["error"] = reply.error;
         } else {
             ctx.output.error(wrote + ", but mcpd did not reload it:");
-            ctx.output.daemon_error(reply.value("error", json::object()));
+            ctx.output.daemon_error(reply.error);
         }
         return finish(kExitError);
     }
-    const json reload = reply.value("result", json::object());
+    const json& reload = reply.result;
     report["reload"] = reload;
     if (!json_mode) {
-        std::string unused;
-        const Command* reload_command = find_command("reload", unused);
+        const mcpd::Result<const Command*> reload_command = find_command("reload");
         ctx.output.print_text(wrote + "; mcpd reloaded it:\n" +
-                              (reload_command && reload_command->render
-                                   ? reload_command->render(reload)
+                              (reload_command && reload_command.value()->render
+                                   ? reload_command.value()->render(reload)
                                    : reload.dump() + '\n'));
     }
     return finish(exit_code);

@@ -1,6 +1,7 @@
 // mcpctl logs [-f] [-n N] NAME: a server's recent stderr lines, then optionally new ones.
 #include <charconv>
 
+#include "common/control_protocol.h"
 #include "common/terminal_text.h"
 #include "ctl/command.h"
 #include "ctl/daemon_client.h"
@@ -11,29 +12,30 @@ namespace mcpctl {
 
 namespace {
 
+namespace control = mcpd::control;
+
+// The texts below say 50.
+static_assert(control::kDefaultLogLines == 50);
+
 constexpr OptionSpec kOptions[] = {
     {'f', "follow", "", "keep printing new lines until ^C"},
     {'n', "lines", "N", "how many recent lines to print first (default 50)"},
 };
 
-constexpr int kDefaultLines = 50;
-
-bool build(const CommandLine& line, nlohmann::json& request, std::string& error) {
-    int lines = kDefaultLines;
+mcpd::Result<nlohmann::json> build(const CommandLine& line) {
+    control::LogsRequest request{line.args.at(0), control::kDefaultLogLines, line.has("follow")};
     if (line.has("lines")) {
+        // An int: a count past it is a usage error here, not a refusal from mcpd.
+        int lines = 0;
         const std::string text = line.value("lines");
         const char* end = text.data() + text.size();
         const auto [ptr, ec] = std::from_chars(text.data(), end, lines);
-        if (text.empty() || ec != std::errc() || ptr != end || lines < 0) {
-            error = "--lines wants a number of lines (0 or more), not '" + text + "'";
-            return false;
-        }
+        if (text.empty() || ec != std::errc() || ptr != end || lines < 0)
+            return mcpd::permanent_failure("--lines wants a number of lines (0 or more), not '" +
+                                           text + "'");
+        request.lines = lines;
     }
-    request = make_request("logs");
-    request["server"] = line.args.at(0);
-    request["lines"] = lines;
-    request["follow"] = line.has("follow");
-    return true;
+    return control::to_json(request);
 }
 
 // One log line for the terminal: the server wrote it, so its control characters are escaped.
@@ -73,28 +75,22 @@ int follow(const Context& ctx, DaemonClient& client) {
         }
         if (ctx.output.json())
             ctx.output.print_json(message);
-        else if (message.contains("log") && message["log"].is_string())
-            ctx.output.print_text(line_text(message["log"]));
+        else if (const std::optional<std::string> log = control::log_line(message))
+            ctx.output.print_text(line_text(*log));
     }
 }
 
 int exec(const Context& ctx) {
     DaemonClient client(ctx.endpoint);
-    nlohmann::json reply;
-    if (!client.connect() || !client.call(ctx.request(), reply, kReplyTimeout)) {
-        ctx.output.client_error(client.error());
-        return client.error().exit_code;
-    }
-    if (!reply["ok"].get<bool>()) {
-        ctx.output.daemon_error(reply["error"]);
-        return kExitError;
-    }
-    const nlohmann::json result = reply.value("result", nlohmann::json::object());
+    nlohmann::json result;
+    int exit_code = kExitOk;
+    if (!call_daemon(ctx, client, ctx.request(), kReplyTimeout, result, exit_code))
+        return exit_code;
     if (ctx.output.json())
         ctx.output.print_json(result);
     else
         ctx.output.print_text(render(result));
-    return ctx.request()["follow"].get<bool>() ? follow(ctx, client) : kExitOk;
+    return ctx.line().has("follow") ? follow(ctx, client) : kExitOk;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // mcpctl reload: re-read the registry and report what changed.
+#include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/output.h"
 
@@ -10,10 +11,8 @@ constexpr OptionSpec kOptions[] = {
     {'\0', "allow-remove-all", "", "apply a registry that removes every server"},
 };
 
-bool build(const CommandLine& line, nlohmann::json& request, std::string&) {
-    request = make_request("reload");
-    if (line.has("allow-remove-all")) request["allow_remove_all"] = true;
-    return true;
+mcpd::Result<nlohmann::json> build(const CommandLine& line) {
+    return mcpd::control::to_json(mcpd::control::ReloadRequest{line.has("allow-remove-all")});
 }
 
 // "added: a, b" per category, "-" when a category is empty.

@@ -1,4 +1,5 @@
 // mcpctl sessions [NAME]: one table row per MCP session.
+#include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/output.h"
 
@@ -6,10 +7,10 @@ namespace mcpctl {
 
 namespace {
 
-bool build(const CommandLine& line, nlohmann::json& request, std::string&) {
-    request = make_request("sessions");
-    if (!line.args.empty()) request["server"] = line.args.front();
-    return true;
+mcpd::Result<nlohmann::json> build(const CommandLine& line) {
+    mcpd::control::SessionsRequest request;
+    if (!line.args.empty()) request.server = line.args.front();
+    return mcpd::control::to_json(request);
 }
 
 // "claude-code 1.0" from {"name", "version"}; "-" when the client has not said who it is. The

@@ -1,4 +1,6 @@
-// mcpctl shutdown [--wait]: stop every server and the daemon.
+// mcpctl shutdown [--wait] [--timeout DURATION]: stop every server and the daemon.
+#include "common/check.h"
+#include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/daemon_client.h"
 #include "ctl/output.h"
@@ -8,14 +10,13 @@ namespace mcpctl {
 
 namespace {
 
-constexpr mcpd::Duration kDefaultWait = std::chrono::seconds(60);
+using mcpd::control::kDefaultWait;
 
-bool build(const CommandLine& line, nlohmann::json& request, std::string& error) {
-    bool wait = false;
-    mcpd::Duration timeout{};
-    if (!parse_wait(line, kDefaultWait, wait, timeout, error)) return false;
-    request = make_request("shutdown");
-    return true;
+// Checks --wait and --timeout, which only mcpctl uses: the request is the bare command.
+mcpd::Result<nlohmann::json> build(const CommandLine& line) {
+    const mcpd::Result<WaitOption> wait = parse_wait(line, kDefaultWait);
+    if (!wait) return wait.failure();
+    return mcpd::control::request(mcpd::control::Command::shutdown);
 }
 
 // Wait for mcpd to close the connection that asked, which it does at the latest when its
@@ -40,26 +41,19 @@ bool wait_for_exit(const Context& ctx, DaemonClient& client, mcpd::Duration time
 }
 
 int exec(const Context& ctx) {
-    bool wait = false;
-    mcpd::Duration timeout{};
-    std::string unused;
-    parse_wait(ctx.line(), kDefaultWait, wait, timeout, unused);
+    const mcpd::Result<WaitOption> wait = parse_wait(ctx.line(), kDefaultWait);
+    MCPD_CHECK(wait.ok(), "build() let a bad --wait or --timeout through");
 
     DaemonClient client(ctx.endpoint);
-    nlohmann::json reply;
-    if (!client.connect() || !client.call(ctx.request(), reply, kReplyTimeout)) {
-        ctx.output.client_error(client.error());
-        return client.error().exit_code;
-    }
-    if (!reply["ok"].get<bool>()) {
-        ctx.output.daemon_error(reply["error"]);
-        return kExitError;
-    }
-    if (wait && !wait_for_exit(ctx, client, timeout)) return kExitError;
+    nlohmann::json result;
+    int exit_code = kExitOk;
+    if (!call_daemon(ctx, client, ctx.request(), kReplyTimeout, result, exit_code))
+        return exit_code;
+    if (wait->wait && !wait_for_exit(ctx, client, wait->timeout)) return kExitError;
     if (ctx.output.json())
-        ctx.output.print_json(reply.value("result", nlohmann::json::object()));
+        ctx.output.print_json(result);
     else
-        ctx.output.print_text(wait ? "mcpd has stopped\n" : "mcpd is shutting down\n");
+        ctx.output.print_text(wait->wait ? "mcpd has stopped\n" : "mcpd is shutting down\n");
     return kExitOk;
 }
 

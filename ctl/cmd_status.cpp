@@ -1,5 +1,6 @@
 // mcpctl status [NAME...]: one table row per server. Every text cell goes through field_text,
 // which escapes control characters (a failed server's error may quote what it printed).
+#include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/output.h"
 
@@ -7,10 +8,8 @@ namespace mcpctl {
 
 namespace {
 
-bool build(const CommandLine& line, nlohmann::json& request, std::string&) {
-    request = make_request("status");
-    if (!line.args.empty()) request["servers"] = line.args;
-    return true;
+mcpd::Result<nlohmann::json> build(const CommandLine& line) {
+    return mcpd::control::to_json(mcpd::control::StatusRequest{line.args});
 }
 
 // A duration field in milliseconds as format_age writes it, "-" when absent or null.

@@ -25,9 +25,8 @@ std::string client_line() {
            ")\n";
 }
 
-bool build(const CommandLine&, nlohmann::json& request, std::string&) {
-    request = make_request("version");
-    return true;
+mcpd::Result<nlohmann::json> build(const CommandLine&) {
+    return mcpd::control::request(mcpd::control::Command::version);
 }
 
 // "mcpd 0.1.0 (protocol 1, pid 1234)".
@@ -53,12 +52,12 @@ int exec(const Context& ctx) {
 int exec_version_flag(const Context& ctx) {
     // Quietly: a daemon that does not answer is no error here.
     DaemonClient client(ctx.endpoint);
-    nlohmann::json reply;
-    const bool answered = client.connect(kFlagTimeout) &&
-                          client.call(make_request("version"), reply, kFlagTimeout) &&
-                          reply["ok"].get<bool>();
-    const nlohmann::json daemon =
-        answered ? reply.value("result", nlohmann::json::object()) : nlohmann::json(nullptr);
+    mcpd::control::Reply reply;
+    const bool answered =
+        client.connect(kFlagTimeout) &&
+        client.call(mcpd::control::request(mcpd::control::Command::version), reply, kFlagTimeout) &&
+        reply.ok;
+    const nlohmann::json daemon = answered ? reply.result : nlohmann::json(nullptr);
     if (ctx.output.json()) {
         ctx.output.print_json({{"client", client_version(ctx.endpoint)}, {"daemon", daemon}});
     } else {

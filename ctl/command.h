@@ -2,8 +2,10 @@
 //
 // A command is described by its entry (name, usage, help, options, argument count) and three
 // functions: build turns parsed arguments into the daemon request (pure, so argument errors are
-// testable), render turns a result into the human text (pure), and exec runs it. A new command
-// is one new file: CMake lists every ctl/cmd_*.cpp into the table (see CMakeLists.txt).
+// testable; requests are built by common/control_protocol.h), render turns a result into the
+// human text (pure), and exec runs it. A new command is one new file: CMake lists every entry
+// defined in a ctl/cmd_*.cpp into the table (see CMakeLists.txt). Commands that share all but
+// their words may share a file (cmd_start_stop_restart.cpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,11 +15,13 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "common/result.h"
 #include "ctl/command_line.h"
 #include "ctl/endpoint.h"
 
 namespace mcpctl {
 
+class DaemonClient;
 class Output;
 
 // Exit codes, as listed in `mcpctl --help`.
@@ -46,9 +50,8 @@ struct Context {
     const nlohmann::json& request() const { return invocation.request; }
 };
 
-// Fill `request` from the parsed arguments, or set `usage_error` and return false.
-using BuildFn = bool (*)(const CommandLine& line, nlohmann::json& request,
-                         std::string& usage_error);
+// The request for the parsed arguments, or the usage error.
+using BuildFn = mcpd::Result<nlohmann::json> (*)(const CommandLine& line);
 // The human text for a successful result.
 using RenderFn = std::string (*)(const nlohmann::json& result);
 // Run the command; returns the exit code.
@@ -72,22 +75,23 @@ struct Command {
 // Every command, sorted by name.
 std::span<const Command* const> all_commands();
 
-// Resolve a name in `table`: an exact match, else the one command it is a prefix of.
-// Null when there is none or several; `error` then says which.
-const Command* resolve_command(std::span<const Command* const> table, std::string_view name,
-                               std::string& error);
-const Command* find_command(std::string_view name, std::string& error);
-
-// {"protocol": kProtocolVersion, "command": name}: the start of every request.
-nlohmann::json make_request(std::string_view command);
+// Resolve a name in `table`: an exact match, else the one command it is a prefix of. The
+// failure says whether there is none or several, and which.
+mcpd::Result<const Command*> resolve_command(std::span<const Command* const> table,
+                                             std::string_view name);
+mcpd::Result<const Command*> find_command(std::string_view name);
 
 // How long to wait for a reply when nothing says otherwise.
 inline constexpr mcpd::Duration kReplyTimeout = std::chrono::seconds(30);
 
-// Send `request` and wait up to `timeout` for the reply. On success stores the result and
-// returns true; otherwise reports the failure (human or JSON) and stores the exit code.
+// Connect, send `request` and wait up to `timeout` for the reply. On success stores the result
+// and returns true; otherwise reports the failure (human or JSON) and stores the exit code.
 bool call_daemon(const Context& ctx, const nlohmann::json& request, mcpd::Duration timeout,
                  nlohmann::json& result, int& exit_code);
+// The same on `client`, for a command that goes on using the connection (logs --follow,
+// shutdown --wait).
+bool call_daemon(const Context& ctx, DaemonClient& client, const nlohmann::json& request,
+                 mcpd::Duration timeout, nlohmann::json& result, int& exit_code);
 
 // The exec of a plain command: send the built request, print the result (JSON or rendered).
 int exec_request(const Context& ctx);

@@ -86,9 +86,10 @@ private:
     }
 
     bool name_command(const std::string& name) {
-        std::string why;
-        out_.command = find_command(name, why);
-        return out_.command || fail(why);
+        const mcpd::Result<const Command*> found = find_command(name);
+        if (!found) return fail(found.error());
+        out_.command = found.value();
+        return true;
     }
 
     // "--name", "--name=value" or "--name value".
@@ -177,32 +178,27 @@ bool parse_invocation(const std::vector<std::string>& args, Invocation& out, Usa
     if (!command || out.line.help || out.line.version) return true;
     if (!check_arg_count(*command, out.line, error)) return false;
     if (!command->build) return true;
-    std::string why;
-    if (!command->build(out.line, out.request, why)) {
-        error.message = std::move(why);
+    mcpd::Result<nlohmann::json> request = command->build(out.line);
+    if (!request) {
+        error.message = request.error();
         error.command = command;
         return false;
     }
+    out.request = std::move(request).value();
     return true;
 }
 
-bool parse_wait(const CommandLine& line, mcpd::Duration fallback, bool& wait,
-                mcpd::Duration& timeout, std::string& error) {
-    wait = line.has("wait");
-    timeout = fallback;
-    if (!line.has("timeout")) return true;
+mcpd::Result<WaitOption> parse_wait(const CommandLine& line, mcpd::Duration fallback) {
+    WaitOption out{line.has("wait"), fallback};
+    if (!line.has("timeout")) return out;
     const std::string text = line.value("timeout");
-    if (!wait) {
-        error = "--timeout only applies with --wait";
-        return false;
-    }
+    if (!out.wait) return mcpd::permanent_failure("--timeout only applies with --wait");
     const auto parsed = mcpd::parse_duration(text);
-    if (!parsed) {
-        error = "--timeout wants a duration such as 30s, 500ms or 2m, not '" + text + "'";
-        return false;
-    }
-    timeout = *parsed;
-    return true;
+    if (!parsed)
+        return mcpd::permanent_failure(
+            "--timeout wants a duration such as 30s, 500ms or 2m, not '" + text + "'");
+    out.timeout = *parsed;
+    return out;
 }
 
 }  // namespace mcpctl

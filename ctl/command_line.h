@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "common/result.h"
 
 namespace mcpctl {
 
@@ -53,9 +54,12 @@ bool parse_command_line(const std::vector<std::string>& args, CommandLine& out, 
 // --version makes them moot.
 bool parse_invocation(const std::vector<std::string>& args, Invocation& out, UsageError& error);
 
-// The --wait/--timeout pair shared by start, stop, restart and shutdown: false and `error`
-// when --timeout is not a duration or is given without --wait.
-bool parse_wait(const CommandLine& line, mcpd::Duration fallback, bool& wait,
-                mcpd::Duration& timeout, std::string& error);
+// The --wait/--timeout pair shared by start, stop, restart and shutdown.
+struct WaitOption {
+    bool wait = false;
+    mcpd::Duration timeout{};  // `fallback` unless --timeout gave one
+};
+// Fails when --timeout is not a duration or is given without --wait.
+mcpd::Result<WaitOption> parse_wait(const CommandLine& line, mcpd::Duration fallback);
 
 }  // namespace mcpctl

@@ -5,8 +5,8 @@
 
 namespace mcpctl {
 
-// command_list.inc is written by CMake: one MCPCTL_COMMAND(name) per ctl/cmd_<name>.cpp, each
-// of which defines `const Command cmd_<name>`.
+// command_list.inc is written by CMake: one MCPCTL_COMMAND(name), sorted by name, per
+// `extern const Command cmd_<name>` defined in a ctl/cmd_*.cpp file.
 #define MCPCTL_COMMAND(name) extern const Command cmd_##name;
 #include "ctl/command_list.inc"
 #undef MCPCTL_COMMAND
@@ -25,27 +25,25 @@ std::span<const Command* const> all_commands() {
     return kCommands;
 }
 
-const Command* resolve_command(std::span<const Command* const> table, std::string_view name,
-                               std::string& error) {
+mcpd::Result<const Command*> resolve_command(std::span<const Command* const> table,
+                                             std::string_view name) {
     std::vector<const Command*> matches;
     for (const Command* command : table) {
         if (command->name == name) return command;
         if (!name.empty() && command->name.starts_with(name)) matches.push_back(command);
     }
     if (matches.size() == 1) return matches.front();
-    if (matches.empty()) {
-        error = "unknown command '" + std::string(name) + "'";
-    } else {
-        std::vector<std::string> names;
-        for (const Command* command : matches) names.emplace_back(command->name);
-        std::sort(names.begin(), names.end());
-        error = "ambiguous command '" + std::string(name) + "', could be: " + join(names, ", ");
-    }
-    return nullptr;
+    if (matches.empty())
+        return mcpd::permanent_failure("unknown command '" + std::string(name) + "'");
+    std::vector<std::string> names;
+    for (const Command* command : matches) names.emplace_back(command->name);
+    std::sort(names.begin(), names.end());
+    return mcpd::permanent_failure("ambiguous command '" + std::string(name) +
+                                   "', could be: " + join(names, ", "));
 }
 
-const Command* find_command(std::string_view name, std::string& error) {
-    return resolve_command(all_commands(), name, error);
+mcpd::Result<const Command*> find_command(std::string_view name) {
+    return resolve_command(all_commands(), name);
 }
 
 }  // namespace mcpctl

@@ -61,8 +61,9 @@ bool DaemonClient::connect(mcpd::Duration timeout) {
     fd_.reset();
     buffer_.clear();
     if (endpoint_.ssh) {
-        std::string why;
-        if (!tunnel_.open(*endpoint_.ssh, fd_, why)) return fail(kExitError, "ssh", why);
+        mcpd::Result<mcpd::UniqueFd> tunnel = tunnel_.open(*endpoint_.ssh);
+        if (!tunnel) return fail(kExitError, "ssh", tunnel.error());
+        fd_ = std::move(tunnel).value();
         const timeval tv = to_timeval(timeout);
         ::setsockopt(fd_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
         return true;
@@ -102,16 +103,15 @@ bool DaemonClient::connect(mcpd::Duration timeout) {
                     "cannot connect to mcpd on " + path + ": " + std::strerror(err));
     }
     // Nothing leaves this process before the listener is known to be mcpd of a trusted user.
-    ListenerPolicy policy;
-    std::string why;
-    if (!listener_policy(path, std::getenv("MCPD_SOCKET_OWNER"), policy, why))
-        return fail(kExitError, "impostor", why);
+    const mcpd::Result<ListenerPolicy> policy =
+        listener_policy(path, std::getenv("MCPD_SOCKET_OWNER"));
+    if (!policy) return fail(kExitError, "impostor", policy.error());
     const std::optional<uid_t> listener = listener_uid(fd.get());
     if (!listener)
         return fail(kExitError, "impostor",
                     "cannot tell who listens on " + path + " (" + std::strerror(errno) +
                         "); refusing to talk to it");
-    if (auto refusal = distrust(*listener, policy, path))
+    if (auto refusal = distrust(*listener, policy.value(), path))
         return fail(kExitError, "impostor", std::move(*refusal));
     fd_ = std::move(fd);
     return true;
@@ -221,10 +221,11 @@ DaemonClient::Read DaemonClient::read(nlohmann::json& message,
     return Read::message;
 }
 
-bool DaemonClient::call(const nlohmann::json& request, nlohmann::json& reply,
-                        mcpd::Duration timeout) {
+bool DaemonClient::call(const nlohmann::json& request, mcpd::control::Reply& reply,
+                        std::optional<mcpd::Duration> timeout) {
     if (!send(request)) return false;
-    switch (read(reply, timeout)) {
+    nlohmann::json message;
+    switch (read(message, timeout)) {
         case Read::message:
             break;
         case Read::closed:
@@ -234,29 +235,10 @@ bool DaemonClient::call(const nlohmann::json& request, nlohmann::json& reply,
         case Read::failed:
             return false;
     }
-    std::string why;
-    if (!valid_reply(reply, why))
-        return fail(kExitError, "bad_reply", "mcpd sent a malformed reply: " + why);
-    return true;
-}
-
-bool valid_reply(const nlohmann::json& reply, std::string& why) {
-    if (!reply.is_object()) {
-        why = "not a JSON object";
-        return false;
-    }
-    const auto ok = reply.find("ok");
-    if (ok == reply.end() || !ok->is_boolean()) {
-        why = "no boolean \"ok\"";
-        return false;
-    }
-    if (ok->get<bool>()) return true;
-    const auto error = reply.find("error");
-    if (error == reply.end() || !error->is_object() || !error->contains("message") ||
-        !(*error)["message"].is_string()) {
-        why = "\"ok\" is false but there is no error message";
-        return false;
-    }
+    mcpd::Result<mcpd::control::Reply> parsed = mcpd::control::parse_reply(message);
+    if (!parsed)
+        return fail(kExitError, "bad_reply", "mcpd sent a malformed reply: " + parsed.error());
+    reply = std::move(parsed).value();
     return true;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "common/control_protocol.h"
 #include "common/duration.h"
 #include "common/unique_fd.h"
 #include "ctl/endpoint.h"
@@ -47,8 +48,10 @@ public:
     Read read(nlohmann::json& message, std::optional<mcpd::Duration> timeout,
               const InterruptGuard* interrupt = nullptr);
 
-    // send, then read the one reply; a close before it is a failure.
-    bool call(const nlohmann::json& request, nlohmann::json& reply, mcpd::Duration timeout);
+    // send, then read the one reply (waiting forever when `timeout` is nullopt), checked to be
+    // well formed; a close before it is a failure.
+    bool call(const nlohmann::json& request, mcpd::control::Reply& reply,
+              std::optional<mcpd::Duration> timeout);
 
     // For a connection that stops carrying lines (attach): its descriptor (-1 once closed), and
     // the bytes read past the last line returned, which are then no longer buffered here.
@@ -76,8 +79,5 @@ private:
     std::string buffer_;
     ClientError error_;
 };
-
-// Whether `reply` is a well-formed reply envelope; `why` says what is wrong when it is not.
-bool valid_reply(const nlohmann::json& reply, std::string& why);
 
 }  // namespace mcpctl

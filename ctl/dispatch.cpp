@@ -1,5 +1,4 @@
 // From argv to an exit code: parse, then help, version or the command's exec.
-#include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/output.h"
 
@@ -31,11 +30,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         output.print_text(line.command ? command_help(*line.command) : general_help());
         return kExitOk;
     }
-    Endpoint endpoint;
-    std::string bad_host;
-    if (!resolve_endpoint(line.host, line.socket, endpoint, bad_host))
-        return usage_error(UsageError{bad_host, nullptr}, err);
-    const Context ctx{invocation, std::move(endpoint), output};
+    mcpd::Result<Endpoint> endpoint = resolve_endpoint(line.host, line.socket);
+    if (!endpoint) return usage_error(UsageError{endpoint.error(), nullptr}, err);
+    const Context ctx{invocation, std::move(endpoint).value(), output};
     if (line.version) return exec_version_flag(ctx);
     if (!line.command) return usage_error(UsageError{"no command given", nullptr}, err);
     return line.command->exec(ctx);

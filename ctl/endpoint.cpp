@@ -19,61 +19,44 @@ bool all_digits(std::string_view text) {
 }
 
 // "[user@]host[:port]" after "ssh://", up to the path.
-bool parse_authority(std::string_view authority, SshTarget& target, std::string& error) {
+mcpd::Result<SshTarget> parse_authority(std::string_view authority) {
+    using mcpd::permanent_failure;
+    SshTarget target;
     if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
         target.user = std::string(authority.substr(0, at));
         authority.remove_prefix(at + 1);
-        if (target.user.empty()) {
-            error = "the user before '@' is empty";
-            return false;
-        }
+        if (target.user.empty()) return permanent_failure("the user before '@' is empty");
     }
     std::string_view port;
     if (authority.starts_with('[')) {  // [IPv6]:port
         const auto close = authority.find(']');
-        if (close == std::string_view::npos) {
-            error = "an IPv6 address in brackets lacks its ']'";
-            return false;
-        }
+        if (close == std::string_view::npos)
+            return permanent_failure("an IPv6 address in brackets lacks its ']'");
         target.host = std::string(authority.substr(1, close - 1));
         const std::string_view rest = authority.substr(close + 1);
-        if (!rest.empty() && !rest.starts_with(':')) {
-            error = "expected ':PORT' after the ']'";
-            return false;
-        }
+        if (!rest.empty() && !rest.starts_with(':'))
+            return permanent_failure("expected ':PORT' after the ']'");
         if (!rest.empty()) port = rest.substr(1);
-        if (!rest.empty() && port.empty()) {
-            error = "the port after ':' is empty";
-            return false;
-        }
+        if (!rest.empty() && port.empty()) return permanent_failure("the port after ':' is empty");
     } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
         target.host = std::string(authority.substr(0, colon));
         port = authority.substr(colon + 1);
-        if (port.empty()) {
-            error = "the port after ':' is empty";
-            return false;
-        }
+        if (port.empty()) return permanent_failure("the port after ':' is empty");
     } else {
         target.host = std::string(authority);
     }
-    if (target.host.empty()) {
-        error = "there is no host name";
-        return false;
-    }
+    if (target.host.empty()) return permanent_failure("there is no host name");
     // A leading '-' would be read by ssh as an option.
-    if (target.host.starts_with('-') || target.user.starts_with('-')) {
-        error = "a host or user may not start with '-'";
-        return false;
-    }
+    if (target.host.starts_with('-') || target.user.starts_with('-'))
+        return permanent_failure("a host or user may not start with '-'");
     if (!port.empty()) {
         if (!all_digits(port) || port.size() > 5 || std::atoi(std::string(port).c_str()) == 0 ||
-            std::atoi(std::string(port).c_str()) > 65535) {
-            error = "the port '" + std::string(port) + "' is not a number from 1 to 65535";
-            return false;
-        }
+            std::atoi(std::string(port).c_str()) > 65535)
+            return permanent_failure("the port '" + std::string(port) +
+                                     "' is not a number from 1 to 65535");
         target.port = std::string(port);
     }
-    return true;
+    return target;
 }
 
 }  // namespace
@@ -88,39 +71,30 @@ std::string Endpoint::describe() const {
     return text;
 }
 
-bool parse_host(std::string_view url, Endpoint& out, std::string& error) {
+mcpd::Result<Endpoint> parse_host(std::string_view url) {
     const std::string given(url);
     if (url.starts_with(kUnix)) {
         url.remove_prefix(kUnix.size());
-        if (!url.starts_with('/')) {
-            error = "'" + given + "' is not a host: a unix:// URL needs an absolute path";
-            return false;
-        }
-        out = Endpoint{std::string(url), std::nullopt, {}};
-        return true;
+        if (!url.starts_with('/'))
+            return mcpd::permanent_failure("'" + given +
+                                           "' is not a host: a unix:// URL needs an absolute path");
+        return Endpoint{std::string(url), std::nullopt, {}};
     }
-    if (!url.starts_with(kSsh)) {
-        error = "'" + given +
-                "' is not a host: expected ssh://[USER@]HOST[:PORT][/SOCKET] or "
-                "unix:///SOCKET";
-        return false;
-    }
+    if (!url.starts_with(kSsh))
+        return mcpd::permanent_failure(
+            "'" + given +
+            "' is not a host: expected ssh://[USER@]HOST[:PORT][/SOCKET] "
+            "or unix:///SOCKET");
     url.remove_prefix(kSsh.size());
     const auto slash = url.find('/');
-    SshTarget target;
-    std::string why;
-    if (!parse_authority(url.substr(0, slash), target, why)) {
-        error = "'" + given + "' is not a host: " + why;
-        return false;
-    }
+    mcpd::Result<SshTarget> target = parse_authority(url.substr(0, slash));
+    if (!target) return mcpd::permanent_failure("'" + given + "' is not a host: " + target.error());
     if (slash != std::string_view::npos && slash + 1 < url.size())
-        target.socket = std::string(url.substr(slash));
-    out = Endpoint{{}, std::move(target), {}};
-    return true;
+        target->socket = std::string(url.substr(slash));
+    return Endpoint{{}, std::move(target).value(), {}};
 }
 
-bool resolve_endpoint(std::string_view host_flag, std::string_view socket_flag, Endpoint& out,
-                      std::string& error) {
+mcpd::Result<Endpoint> resolve_endpoint(std::string_view host_flag, std::string_view socket_flag) {
     std::string host(host_flag);
     if (host.empty()) {
         const char* env = std::getenv("MCPD_HOST");
@@ -128,20 +102,22 @@ bool resolve_endpoint(std::string_view host_flag, std::string_view socket_flag, 
     }
     if (host.empty()) {
         mcpd::control::SocketChoice choice = mcpd::control::client_socket(socket_flag);
-        out = Endpoint{std::move(choice.path), std::nullopt, std::move(choice.reason)};
-        return true;
+        return Endpoint{std::move(choice.path), std::nullopt, std::move(choice.reason)};
     }
-    if (!parse_host(host, out, error)) {
-        if (host_flag.empty()) error = "MCPD_HOST: " + error;
-        return false;
+    mcpd::Result<Endpoint> parsed = parse_host(host);
+    if (!parsed) {
+        if (!host_flag.empty()) return parsed;
+        std::string sentence = "MCPD_HOST: ";  // appended: gcc 12 warns on "literal" + string
+        sentence += parsed.error();
+        return mcpd::permanent_failure(std::move(sentence));
     }
+    Endpoint out = std::move(parsed).value();
     out.reason = host_flag.empty() ? "$MCPD_HOST names it" : "--host names it";
     if (out.ssh && out.ssh->socket.empty()) out.ssh->socket = std::string(socket_flag);
-    if (!out.ssh && !socket_flag.empty()) {
-        error = "--socket and a unix:// host both name the socket; give one";
-        return false;
-    }
-    return true;
+    if (!out.ssh && !socket_flag.empty())
+        return mcpd::permanent_failure(
+            "--socket and a unix:// host both name the socket; give one");
+    return out;
 }
 
 std::string shell_quote(std::string_view text) {

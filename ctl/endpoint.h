@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/result.h"
+
 namespace mcpctl {
 
 struct SshTarget {
@@ -28,14 +30,13 @@ struct Endpoint {
 };
 
 // Parse a --host value: "ssh://[user@]host[:port][/socket/path]" or "unix:///socket/path".
-// False and a sentence in `error` when it is neither.
-bool parse_host(std::string_view url, Endpoint& out, std::string& error);
+// Fails, saying why, when it is neither.
+mcpd::Result<Endpoint> parse_host(std::string_view url);
 
 // The endpoint for a command line: --host, else $MCPD_HOST, else the local socket (--socket,
 // $MCPD_SOCKET, the default). With a remote host, --socket names the remote socket unless the
 // URL has one.
-bool resolve_endpoint(std::string_view host_flag, std::string_view socket_flag, Endpoint& out,
-                      std::string& error);
+mcpd::Result<Endpoint> resolve_endpoint(std::string_view host_flag, std::string_view socket_flag);
 
 // The words of the ssh command for `target`: ["ssh", options..., "--", host, remote command].
 // With $MCPD_SSH_COMMAND set (e.g. "ssh -i key -o StrictHostKeyChecking=no"), that text is run

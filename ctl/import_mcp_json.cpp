@@ -120,7 +120,7 @@ std::string toml_key(std::string_view key) {
     return std::string(key);
 }
 
-bool convert_mcp_json(std::string_view text, ImportResult& out, std::string& error) {
+mcpd::Result<ImportResult> convert_mcp_json(std::string_view text) {
     json doc;
     try {
         doc = json::parse(text.begin(), text.end(), nullptr, true, true);
@@ -129,11 +129,12 @@ bool convert_mcp_json(std::string_view text, ImportResult& out, std::string& err
         if (const auto bracket = what.find("] ");
             what.starts_with('[') && bracket != std::string::npos)
             what.erase(0, bracket + 2);
-        error = "not valid JSON: " + what;
-        return false;
+        std::string sentence = "not valid JSON: ";  // appended: gcc 12 warns on "literal" + string
+        sentence += what;
+        return mcpd::permanent_failure(std::move(sentence));
     }
     const json* servers = nullptr;
-    out = ImportResult{};
+    ImportResult out;
     if (doc.is_object() && doc.contains("mcpServers")) {
         out.shape = ImportShape::mcp_servers;
         servers = &doc["mcpServers"];
@@ -145,14 +146,11 @@ bool convert_mcp_json(std::string_view text, ImportResult& out, std::string& err
         out.shape = ImportShape::vscode_settings;
         servers = &doc["mcp"]["servers"];
     }
-    if (servers == nullptr) {
-        error = "no \"mcpServers\", \"servers\" or \"mcp\": {\"servers\"} object in it";
-        return false;
-    }
-    if (!servers->is_object()) {
-        error = "its list of servers is not a JSON object";
-        return false;
-    }
+    if (servers == nullptr)
+        return mcpd::permanent_failure(
+            "no \"mcpServers\", \"servers\" or \"mcp\": {\"servers\"} object in it");
+    if (!servers->is_object())
+        return mcpd::permanent_failure("its list of servers is not a JSON object");
 
     std::set<std::string> taken;
     for (const auto& [key, entry] : servers->items()) {
@@ -186,7 +184,7 @@ bool convert_mcp_json(std::string_view text, ImportResult& out, std::string& err
         if (entry.contains("cwd")) server.cwd = entry["cwd"].get<std::string>();
         out.servers.push_back(std::move(server));
     }
-    return true;
+    return out;
 }
 
 std::string render_toml(const ImportResult& result, std::string_view source) {

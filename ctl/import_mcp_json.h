@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/result.h"
+
 namespace mcpctl {
 
 // Which JSON shape the servers came from; the connect hint is written in the same shape.
@@ -37,9 +39,9 @@ struct ImportResult {
     std::vector<std::string> renamed;  // "renamed 'a b' to 'a-b' ..." notes
 };
 
-// Parse the JSON text (comments allowed) and convert every entry. False and a sentence in
-// `error` when the text is not JSON or holds no server map.
-bool convert_mcp_json(std::string_view text, ImportResult& out, std::string& error);
+// Parse the JSON text (comments allowed) and convert every entry. Fails when the text is not
+// JSON or holds no server map.
+mcpd::Result<ImportResult> convert_mcp_json(std::string_view text);
 
 // Replace every character outside [A-Za-z0-9_.-] with '-'.
 std::string sanitize_server_name(std::string_view name);

@@ -8,20 +8,19 @@
 
 namespace mcpctl {
 
-bool listener_policy(const std::string& socket_path, const char* owner_env, ListenerPolicy& out,
-                     std::string& error) {
-    out = ListenerPolicy{::getuid(), std::nullopt, std::nullopt};
+mcpd::Result<ListenerPolicy> listener_policy(const std::string& socket_path,
+                                             const char* owner_env) {
+    ListenerPolicy out{::getuid(), std::nullopt, std::nullopt};
     if (socket_path == mcpd::control::kSystemSocketPath)
         out.service_user = mcpd::accounts::uid_of(kServiceUser);
     if (owner_env != nullptr && owner_env[0] != '\0') {
         out.named_owner = mcpd::accounts::uid_of(owner_env);
-        if (!out.named_owner) {
-            error = std::string("MCPD_SOCKET_OWNER names no user on this machine: '") + owner_env +
-                    "'; give a user name or a uid";
-            return false;
-        }
+        if (!out.named_owner)
+            return mcpd::permanent_failure(
+                std::string("MCPD_SOCKET_OWNER names no user on this machine: '") + owner_env +
+                "'; give a user name or a uid");
     }
-    return true;
+    return out;
 }
 
 std::optional<std::string> distrust(uid_t listener, const ListenerPolicy& policy,

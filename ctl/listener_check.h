@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "common/result.h"
+
 namespace mcpctl {
 
 struct ListenerPolicy {
@@ -22,9 +24,8 @@ struct ListenerPolicy {
 inline constexpr const char* kServiceUser = "mcpd";
 
 // The policy for `socket_path`; `owner_env` is $MCPD_SOCKET_OWNER (a user name or uid), or
-// null. False, with a sentence, when it names no user.
-bool listener_policy(const std::string& socket_path, const char* owner_env, ListenerPolicy& out,
-                     std::string& error);
+// null. Fails when it names no user.
+mcpd::Result<ListenerPolicy> listener_policy(const std::string& socket_path, const char* owner_env);
 
 // Nothing when `listener` may be trusted; otherwise the sentence refusing it, naming both uids.
 std::optional<std::string> distrust(uid_t listener, const ListenerPolicy& policy,

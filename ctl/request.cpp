@@ -6,25 +6,26 @@
 
 namespace mcpctl {
 
-nlohmann::json make_request(std::string_view command) {
-    return {{"protocol", mcpd::control::kProtocolVersion}, {"command", command}};
-}
-
 bool call_daemon(const Context& ctx, const nlohmann::json& request, mcpd::Duration timeout,
                  nlohmann::json& result, int& exit_code) {
     DaemonClient client(ctx.endpoint);
-    nlohmann::json reply;
+    return call_daemon(ctx, client, request, timeout, result, exit_code);
+}
+
+bool call_daemon(const Context& ctx, DaemonClient& client, const nlohmann::json& request,
+                 mcpd::Duration timeout, nlohmann::json& result, int& exit_code) {
+    mcpd::control::Reply reply;
     if (!client.connect() || !client.call(request, reply, timeout)) {
         ctx.output.client_error(client.error());
         exit_code = client.error().exit_code;
         return false;
     }
-    if (!reply["ok"].get<bool>()) {
-        ctx.output.daemon_error(reply["error"]);
+    if (!reply.ok) {
+        ctx.output.daemon_error(reply.error);
         exit_code = kExitError;
         return false;
     }
-    result = reply.value("result", nlohmann::json::object());
+    result = std::move(reply.result);
     exit_code = kExitOk;
     return true;
 }

@@ -1,13 +1,15 @@
 #include "ctl/server_action.h"
 
+#include "common/check.h"
 #include "ctl/output.h"
 
 namespace mcpctl {
 
 namespace {
 
-// mcpd's own default for timeout_ms.
-constexpr mcpd::Duration kDefaultWait = std::chrono::seconds(60);
+namespace control = mcpd::control;
+using control::kDefaultWait;
+
 // How much longer than the daemon's --wait we wait for its reply.
 constexpr mcpd::Duration kReplyMargin = std::chrono::seconds(5);
 
@@ -31,15 +33,14 @@ std::string describe(const nlohmann::json& server) {
 
 }  // namespace
 
-bool build_server_action(const CommandLine& line, nlohmann::json& request, std::string& error) {
-    bool wait = false;
-    mcpd::Duration timeout{};
-    if (!parse_wait(line, kDefaultWait, wait, timeout, error)) return false;
-    request = make_request(line.command->name);
-    request["servers"] = line.args;
-    request["wait"] = wait;
-    if (wait) request["timeout_ms"] = timeout.count();
-    return true;
+mcpd::Result<nlohmann::json> build_server_action(const CommandLine& line) {
+    const mcpd::Result<WaitOption> wait = parse_wait(line, kDefaultWait);
+    if (!wait) return wait.failure();
+    const std::optional<control::Command> command = control::command_named(line.command->name);
+    MCPD_CHECK(command == control::Command::start || command == control::Command::stop ||
+                   command == control::Command::restart,
+               "a server action entry is named after no server action");
+    return control::to_json(control::ActionRequest{*command, line.args, wait->wait, wait->timeout});
 }
 
 std::string render_server_action(const nlohmann::json& result) {
@@ -62,14 +63,13 @@ std::vector<std::string> failed_servers(const nlohmann::json& result) {
 }
 
 int exec_server_action(const Context& ctx, bool failed_is_error) {
-    const nlohmann::json& request = ctx.request();
-    mcpd::Duration timeout = kReplyTimeout;
-    if (request.value("wait", false))
-        timeout = mcpd::Duration(request.value("timeout_ms", kDefaultWait.count())) + kReplyMargin;
+    const mcpd::Result<WaitOption> wait = parse_wait(ctx.line(), kDefaultWait);
+    MCPD_CHECK(wait.ok(), "build() let a bad --wait or --timeout through");
+    const mcpd::Duration timeout = wait->wait ? wait->timeout + kReplyMargin : kReplyTimeout;
 
     nlohmann::json result;
     int exit_code = kExitOk;
-    if (!call_daemon(ctx, request, timeout, result, exit_code)) return exit_code;
+    if (!call_daemon(ctx, ctx.request(), timeout, result, exit_code)) return exit_code;
     if (ctx.output.json())
         ctx.output.print_json(result);
     else

@@ -1,5 +1,5 @@
-// What start, stop and restart share: they differ only in the request's command and in
-// whether a failed server is an error.
+// What start, stop and restart share (their entries are in cmd_start_stop_restart.cpp): they
+// differ only in the request's command and in whether a failed server is an error.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,18 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "common/control_protocol.h"
 #include "ctl/command.h"
 
 namespace mcpctl {
 
-// --wait and --timeout DURATION.
+// The help texts of --timeout say 60s.
+static_assert(mcpd::control::kDefaultWait == std::chrono::seconds(60));
+
+// --wait and --timeout DURATION, for start, stop, restart and shutdown.
 inline constexpr OptionSpec kServerActionOptions[] = {
     {'w', "wait", "", "return once the servers have settled (or failed)"},
     {'t', "timeout", "DURATION", "give up waiting after DURATION (30s, 2m; default 60s)"},
 };
 
 // {"command": <the command's name>, "servers": [...], "wait": bool, "timeout_ms": int}.
-bool build_server_action(const CommandLine& line, nlohmann::json& request, std::string& error);
+mcpd::Result<nlohmann::json> build_server_action(const CommandLine& line);
 
 // "demo: running (pid 123)", one line per server in the result.
 std::string render_server_action(const nlohmann::json& result);

@@ -5,20 +5,21 @@
 
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 
 #include "common/control_protocol.h"
+#include "common/fd_passing.h"
+#include "common/terminal_text.h"
 #include "ctl/byte_relay.h"
 #include "ctl/command.h"
 #include "ctl/daemon_client.h"
-#include "ctl/fd_passing.h"
 #include "ctl/output.h"
 
 namespace mcpctl {
 
-namespace {
+namespace control = mcpd::control;
 
-// The byte that carries the descriptors, as docs/CONTROL.md names it.
-constexpr char kFdsByte = 'F';
+namespace {
 
 // Report a failure on our side of the socket and return its exit code.
 int client_failure(Output& output, const DaemonClient& client) {
@@ -30,36 +31,17 @@ int client_failure(Output& output, const DaemonClient& client) {
 // (bounded by the server's own start_timeout), and the agent has its own patience.
 bool attach(DaemonClient& client, const nlohmann::json& request, Output& output,
             nlohmann::json& result, int& exit_code) {
-    nlohmann::json reply;
-    if (!client.connect() || !client.send(request)) {
+    control::Reply reply;
+    if (!client.connect() || !client.call(request, reply, std::nullopt)) {
         exit_code = client_failure(output, client);
         return false;
     }
-    switch (client.read(reply, std::nullopt)) {
-        case DaemonClient::Read::message:
-            break;
-        case DaemonClient::Read::closed:
-            output.error("mcpd closed the connection without answering (" + client.where() +
-                         ")");
-            exit_code = kExitError;
-            return false;
-        case DaemonClient::Read::interrupted:
-        case DaemonClient::Read::failed:
-            exit_code = client_failure(output, client);
-            return false;
-    }
-    std::string why;
-    if (!valid_reply(reply, why)) {
-        output.error("mcpd sent a malformed reply: " + why);
+    if (!reply.ok) {
+        output.daemon_error(reply.error);
         exit_code = kExitError;
         return false;
     }
-    if (!reply["ok"].get<bool>()) {
-        output.daemon_error(reply["error"]);
-        exit_code = kExitError;
-        return false;
-    }
-    result = reply.value("result", nlohmann::json::object());
+    result = std::move(reply.result);
     return true;
 }
 
@@ -86,9 +68,10 @@ void exec_wait_helper(DaemonClient& client, const std::string& helper) {
 int carry_passed(DaemonClient& client, AgentEnds ends, Output& output,
                  const std::string& wait_helper) {
     const int fds[] = {ends.input, ends.output};
-    std::string error;
-    if (!send_fds(client.fd(), fds, kFdsByte, error)) {
-        output.error(error);
+    static_assert(std::size(fds) == control::kPassedFds);
+    const mcpd::Result<mcpd::Done> sent = mcpd::send_fds(client.fd(), fds, control::kFdsByte);
+    if (!sent) {
+        output.error(sent.error());
         return kExitError;
     }
     // Let go of the pipes now that mcpd holds its own references. The session's end is then
@@ -96,8 +79,8 @@ int carry_passed(DaemonClient& client, AgentEnds ends, Output& output,
     // and gets EPIPE once mcpd closes the input, even while this process still waits here; and
     // nothing this process might print by mistake can reach the agent. /dev/null rather than
     // close() keeps the numbers taken, so no later descriptor lands on 0 or 1.
-    detach_fd(ends.input);
-    detach_fd(ends.output);
+    mcpd::detach_fd(ends.input);
+    mcpd::detach_fd(ends.output);
     if (!wait_helper.empty() && !client.remote()) exec_wait_helper(client, wait_helper);
 
     for (;;) {
@@ -114,38 +97,35 @@ int carry_passed(DaemonClient& client, AgentEnds ends, Output& output,
                 output.client_error(client.error());
                 return kExitError;
         }
-        const auto ended = message.find("ended");
-        if (ended == message.end() || !ended->is_object()) continue;  // nothing else is defined
-        const int code = ended_exit_code(message);
-        if (code != kExitOk) output.error("the session ended: " + field_text(*ended, "reason"));
-        return code;
+        const std::optional<control::Ended> ended = control::parse_ended(message);
+        if (!ended) continue;  // nothing else is defined
+        if (ended->by_client) return kExitOk;
+        output.error("the session ended: " + (ended->reason.empty()
+                                                  ? std::string("-")
+                                                  : mcpd::escape_controls(ended->reason)));
+        return kExitError;
     }
 }
 
 // Copy bytes both ways, starting with whatever mcpd sent right after its reply line.
 int carry_copied(DaemonClient& client, AgentEnds ends, Output& output) {
     const std::string already_read = client.take_buffered();
-    const RelayResult relayed = relay_bytes({ends.input, ends.output, client.fd()}, already_read);
-    if (relayed.end == RelayEnd::socket_closed) return kExitOk;
-    output.error(relayed.error);
+    const mcpd::Result<mcpd::Done> relayed =
+        relay_bytes({ends.input, ends.output, client.fd()}, already_read);
+    if (relayed) return kExitOk;
+    output.error(relayed.error());
     return kExitError;
 }
 
 }  // namespace
 
 nlohmann::json attach_request(const std::string& server, bool pass_fds) {
-    nlohmann::json request = make_request("attach");
-    request["server"] = server;
-    if (pass_fds) request["pass_fds"] = true;
-    return request;
+    return control::to_json(control::AttachRequest{server, pass_fds});
 }
 
 int ended_exit_code(const nlohmann::json& message) {
-    const auto ended = message.find("ended");
-    if (ended == message.end() || !ended->is_object()) return kExitError;
-    const auto status = ended->find("status");
-    const bool clean = status != ended->end() && status->is_number_integer() && *status == 0;
-    return clean ? kExitOk : kExitError;
+    const std::optional<control::Ended> ended = control::parse_ended(message);
+    return ended && ended->by_client ? kExitOk : kExitError;
 }
 
 std::string find_wait_helper() {
@@ -171,8 +151,7 @@ int bridge_session(const Endpoint& endpoint, const std::string& server, Transpor
     int exit_code = kExitOk;
     if (!attach(client, attach_request(server, pass), output, result, exit_code)) return exit_code;
 
-    const auto send_fds = result.find("send_fds");
-    if (pass && send_fds != result.end() && *send_fds == true)
+    if (pass && control::asks_for_fds(result))
         return carry_passed(client, ends, output, wait_helper);
     return carry_copied(client, ends, output);
 }

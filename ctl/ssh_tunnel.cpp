@@ -72,18 +72,16 @@ std::optional<ClientError> explain_ssh_exit(int wait_status, const SshTarget& ta
     }
 }
 
-bool SshTunnel::open(const SshTarget& target, mcpd::UniqueFd& connection, std::string& error) {
+mcpd::Result<mcpd::UniqueFd> SshTunnel::open(const SshTarget& target) {
     int ends[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
-        error = std::string("cannot create a socket pair for ssh: ") + std::strerror(errno);
-        return false;
-    }
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+        return mcpd::permanent_failure(std::string("cannot create a socket pair for ssh: ") +
+                                       std::strerror(errno));
     mcpd::UniqueFd ours(above_stdio(ends[0]));
     mcpd::UniqueFd theirs(above_stdio(ends[1]));
-    if (!ours || !theirs) {
-        error = std::string("cannot move the ssh socket pair: ") + std::strerror(errno);
-        return false;
-    }
+    if (!ours || !theirs)
+        return mcpd::permanent_failure(std::string("cannot move the ssh socket pair: ") +
+                                       std::strerror(errno));
 
     const std::vector<std::string> words = ssh_command(target, std::getenv("MCPD_SSH_COMMAND"));
     std::vector<char*> argv;
@@ -111,14 +109,11 @@ bool SshTunnel::open(const SshTarget& target, mcpd::UniqueFd& connection, std::s
     const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attributes, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
-    if (rc != 0) {
-        error = "cannot run " + words[0] + ": " + std::strerror(rc);
-        return false;
-    }
+    if (rc != 0)
+        return mcpd::permanent_failure("cannot run " + words[0] + ": " + std::strerror(rc));
     pid_ = pid;
     status_.reset();
-    connection = std::move(ours);
-    return true;
+    return ours;
 }
 
 void SshTunnel::wait(mcpd::Duration timeout) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/duration.h"
+#include "common/result.h"
 #include "common/unique_fd.h"
 #include "ctl/endpoint.h"
 
@@ -24,9 +25,9 @@ public:
     SshTunnel(const SshTunnel&) = delete;
     SshTunnel& operator=(const SshTunnel&) = delete;
 
-    // Start ssh for `target`; `connection` receives mcpctl's end. False and a sentence in
-    // `error` when ssh cannot be started at all (a failed login shows up later, as an end).
-    bool open(const SshTarget& target, mcpd::UniqueFd& connection, std::string& error);
+    // Start ssh for `target`; the value is mcpctl's end of the connection. Fails when ssh
+    // cannot be started at all (a failed login shows up later, as an end).
+    mcpd::Result<mcpd::UniqueFd> open(const SshTarget& target);
 
     bool running() const { return pid_ > 0 && !status_; }
 

@@ -5,60 +5,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/control_protocol.h"
+#include "common/check.h"
 #include "common/json_read.h"
 #include "common/log.h"
 #include "daemon/daemon.h"
 
 namespace mcpd {
 
+using control::Command;
 using nlohmann::json;
 
 namespace {
-
-constexpr std::int64_t kDefaultLogLines = 50;
-constexpr std::int64_t kMaxLogLines = 1'000'000;
-constexpr Duration kDefaultWait = std::chrono::seconds(60);
-constexpr std::int64_t kMaxWaitMs = 7LL * 24 * 3600 * 1000;  // a week
-
-// The optional boolean `key` of a request into `out` (left as it is when absent). A value of
-// another type is answered with an error naming the field and what it needs, and false.
-bool read_flag(ControlConnection& c, const json& request, std::string_view key, bool& out) {
-    const json* value = json_read::member(request, key);
-    if (value == nullptr) return true;
-    if (value->is_boolean()) {
-        out = value->get<bool>();
-        return true;
-    }
-    // Appended piece by piece: gcc 12 at -O3 takes `"\"" + std::string(key)` for an
-    // overlapping copy (a false -Wrestrict).
-    std::string message = "\"";
-    message += key;
-    message += "\" must be true or false, not ";
-    message += json_read::type_phrase(*value);
-    c.reply_error(control::code::bad_request, message);
-    return false;
-}
-
-// The optional whole number `key` (0 to `max`) of a request into `out`, likewise.
-bool read_count(ControlConnection& c, const json& request, std::string_view key, std::int64_t max,
-                std::int64_t& out) {
-    const json* value = json_read::member(request, key);
-    if (value == nullptr) return true;
-    const std::optional<std::int64_t> n = json_read::as_integer(*value);
-    if (n && *n >= 0 && *n <= max) {
-        out = *n;
-        return true;
-    }
-    std::string message = "\"";  // piece by piece, as in read_flag
-    message += key;
-    message += "\" must be a whole number from 0 to ";
-    message += std::to_string(max);
-    message += ", not ";
-    message += n ? std::to_string(*n) : std::string(json_read::type_phrase(*value));
-    c.reply_error(control::code::bad_request, message);
-    return false;
-}
 
 std::string join(const std::vector<std::string>& names) {
     std::string out;
@@ -68,34 +25,48 @@ std::string join(const std::vector<std::string>& names) {
 
 }  // namespace
 
-const std::map<std::string, ControlCommands::Handler>& ControlCommands::table() {
-    static const std::map<std::string, Handler> commands = {
-        {"version", &ControlCommands::version}, {"status", &ControlCommands::status},
-        {"start", &ControlCommands::start},     {"stop", &ControlCommands::stop},
-        {"restart", &ControlCommands::restart}, {"reload", &ControlCommands::reload},
-        {"logs", &ControlCommands::logs},       {"shutdown", &ControlCommands::shutdown},
-        {"attach", &ControlCommands::attach},   {"sessions", &ControlCommands::sessions},
-    };
-    return commands;
-}
-
 void ControlCommands::handle_request(ControlConnection& c, const json& request) {
-    const auto command = request.find("command");
-    if (command == request.end() || !command->is_string()) {
+    const std::string* name = json_read::string_at(request, "command");
+    if (name == nullptr) {
         c.reply_error(control::code::bad_request, "the request has no \"command\" string");
         return;
     }
-    const std::string name = command->get<std::string>();
-    const auto entry = table().find(name);
-    if (entry == table().end()) {
-        c.reply_error(control::code::unknown_command, "unknown command '" + name + "'");
+    const std::optional<Command> command = control::command_named(*name);
+    if (!command) {
+        c.reply_error(control::code::unknown_command, "unknown command '" + *name + "'");
         return;
     }
-    if (daemon_.shutting_down() && name != "version" && name != "status" && name != "logs") {
+    // Looking on is still answered while mcpd shuts down; acting is not.
+    const bool looks_only =
+        *command == Command::version || *command == Command::status || *command == Command::logs;
+    if (daemon_.shutting_down() && !looks_only) {
         c.reply_error(control::code::shutting_down, "mcpd is shutting down");
         return;
     }
-    (this->*(entry->second))(c, request);
+    dispatch(c, *command, request);
+}
+
+void ControlCommands::dispatch(ControlConnection& c, Command command, const json& request) {
+    switch (command) {
+        case Command::version:
+            return version(c);
+        case Command::status:
+            return status(c, request);
+        case Command::start:
+        case Command::stop:
+        case Command::restart:
+            return act(c, request, command);
+        case Command::reload:
+            return reload(c, request);
+        case Command::logs:
+            return logs(c, request);
+        case Command::shutdown:
+            return shutdown(c);
+        case Command::attach:
+            return attach(c, request);
+        case Command::sessions:
+            return sessions(c, request);
+    }
 }
 
 bool ControlCommands::trusted(const ControlConnection& c) const {
@@ -113,37 +84,23 @@ bool ControlCommands::privileged(ControlConnection& c) {
     return false;
 }
 
-bool ControlCommands::resolve(ControlConnection& c, const json& names,
-                              std::vector<ManagedServer*>& out, bool allow_empty) {
-    if (!names.is_null() && !names.is_array()) {
-        c.reply_error(control::code::bad_request, "\"servers\" must be a list of names");
-        return false;
-    }
-    if (names.is_null() || names.empty()) {
-        if (allow_empty) return true;
-        c.reply_error(control::code::bad_request, "name at least one server");
-        return false;
-    }
+Result<std::vector<ManagedServer*>> ControlCommands::resolve(
+    const ControlConnection& c, const std::vector<std::string>& names) {
+    std::vector<ManagedServer*> found;
     std::vector<std::string> missing;
-    for (const json& n : names) {
-        if (!n.is_string()) {
-            c.reply_error(control::code::bad_request, "server names must be strings");
-            return false;
-        }
+    for (const std::string& name : names) {
         // A server the peer may not use is missing to it, exactly like one that does not
         // exist: one answer for both, so no name it tries tells it what else is configured.
-        ManagedServer* server = daemon_.find(n.get<std::string>());
+        ManagedServer* server = daemon_.find(name);
         if (server == nullptr || !allowed(c, *server)) {
-            missing.push_back(n.get<std::string>());
+            missing.push_back(name);
             continue;
         }
-        out.push_back(server);
+        found.push_back(server);
     }
-    if (missing.empty()) return true;
-    out.clear();
-    c.reply_error(control::code::not_found, trusted(c) ? unknown_servers_message(missing)
-                                                       : hidden_servers_message(c, missing));
-    return false;
+    if (missing.empty()) return found;
+    return permanent_failure(trusted(c) ? unknown_servers_message(missing)
+                                        : hidden_servers_message(c, missing));
 }
 
 std::string ControlCommands::unknown_servers_message(const std::vector<std::string>& names) {
@@ -193,16 +150,30 @@ json ControlCommands::statuses(const std::vector<std::string>& names) {
     return list;
 }
 
-void ControlCommands::version(ControlConnection& c, const json&) {
-    c.reply_ok({{"version", MCPD_VERSION},
-                {"protocol", control::kProtocolVersion},
-                {"pid", ::getpid()}});
+ManagedServer& ControlCommands::session_target(ManagedServer& server, std::uint64_t session) {
+    if (server.config().sharing != config::Sharing::exclusive) return server;
+    return daemon_.exclusive_instance(server, session);
+}
+
+void ControlCommands::version(ControlConnection& c) {
+    c.reply_ok(control::version_result(MCPD_VERSION, ::getpid()));
 }
 
 void ControlCommands::status(ControlConnection& c, const json& request) {
+    const Result<control::StatusRequest> parsed = control::parse_status(request);
+    if (!parsed) {
+        c.reply_error(control::code::bad_request, parsed.error());
+        return;
+    }
     std::vector<ManagedServer*> named;
-    if (!resolve(c, request.value("servers", json()), named, true)) return;
-    if (named.empty()) {
+    if (!parsed->servers.empty()) {
+        Result<std::vector<ManagedServer*>> found = resolve(c, parsed->servers);
+        if (!found) {
+            c.reply_error(control::code::not_found, found.error());
+            return;
+        }
+        named = std::move(found).value();
+    } else {
         for (ManagedServer* s : daemon_.servers()) {
             if (allowed(c, *s)) named.push_back(s);
         }
@@ -224,37 +195,34 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
         }
         list.push_back(std::move(entry));
     }
-    c.reply_ok({{"daemon", daemon_json(c)}, {"servers", list}});
+    c.reply_ok(control::status_result(daemon_json(c), std::move(list)));
 }
 
-void ControlCommands::start(ControlConnection& c, const json& r) { act(c, r, Action::start); }
-void ControlCommands::stop(ControlConnection& c, const json& r) { act(c, r, Action::stop); }
-void ControlCommands::restart(ControlConnection& c, const json& r) { act(c, r, Action::restart); }
-
-void ControlCommands::act(ControlConnection& c, const json& request, Action action) {
+void ControlCommands::act(ControlConnection& c, const json& request, Command command) {
     // Every field is read before anything is done: a bad request changes nothing.
-    bool wait = false;
-    std::int64_t timeout_ms = std::chrono::duration_cast<std::chrono::milliseconds>(kDefaultWait).count();
-    if (!read_flag(c, request, "wait", wait) ||
-        !read_count(c, request, "timeout_ms", kMaxWaitMs, timeout_ms))
+    const Result<control::ActionRequest> parsed = control::parse_action(request, command);
+    if (!parsed) {
+        c.reply_error(control::code::bad_request, parsed.error());
         return;
-    std::vector<ManagedServer*> targets;
-    if (!resolve(c, request.value("servers", json()), targets, false)) return;
+    }
+    const Result<std::vector<ManagedServer*>> targets = resolve(c, parsed->servers);
+    if (!targets) {
+        c.reply_error(control::code::not_found, targets.error());
+        return;
+    }
     std::vector<std::string> names;
-    for (ManagedServer* s : targets) {
+    for (ManagedServer* s : targets.value()) {
         names.push_back(s->name());
-        switch (action) {
-            case Action::start: s->supervisor().request_start(); break;
-            case Action::stop: s->supervisor().request_stop(); break;
-            case Action::restart: s->supervisor().request_restart(); break;
-        }
+        if (command == Command::start) s->supervisor().request_start();
+        if (command == Command::stop) s->supervisor().request_stop();
+        if (command == Command::restart) s->supervisor().request_restart();
     }
-    if (!wait) {
-        c.reply_ok({{"servers", statuses(names)}});
+    if (!parsed->wait) {
+        c.reply_ok(control::servers_result(statuses(names)));
         return;
     }
-    const Duration timeout = std::chrono::milliseconds(timeout_ms);
-    const bool up = action != Action::stop;
+    const Duration timeout = parsed->timeout;
+    const bool up = command != Command::stop;
     c.defer_reply();
     ControlConnection* connection = &c;
     const std::uint64_t id = daemon_.wait_for(names, up, timeout, [this, connection, names, up,
@@ -287,16 +255,19 @@ void ControlCommands::act(ControlConnection& c, const json& request, Action acti
                                     failures.size() == 1 ? std::vector<std::string>{} : failures);
             return;
         }
-        connection->reply_ok({{"servers", list}});
+        connection->reply_ok(control::servers_result(list));
     });
     c.on_close([this, id] { daemon_.cancel_wait(id); });
 }
 
 void ControlCommands::reload(ControlConnection& c, const json& request) {
     if (!privileged(c)) return;
-    bool allow_remove_all = false;
-    if (!read_flag(c, request, "allow_remove_all", allow_remove_all)) return;
-    const ReloadReport report = daemon_.reload(allow_remove_all);
+    const Result<control::ReloadRequest> parsed = control::parse_reload(request);
+    if (!parsed) {
+        c.reply_error(control::code::bad_request, parsed.error());
+        return;
+    }
+    const ReloadReport report = daemon_.reload(parsed->allow_remove_all);
     if (!report.errors.empty()) {
         c.reply_error(control::code::config,
                       daemon_.options().config_path + " has " +
@@ -306,77 +277,69 @@ void ControlCommands::reload(ControlConnection& c, const json& request) {
                       report.errors);
         return;
     }
-    c.reply_ok({{"added", report.added},
-                {"removed", report.removed},
-                {"changed", report.changed},
-                {"unchanged", report.unchanged}});
+    c.reply_ok(control::to_json(
+        control::ReloadResult{report.added, report.removed, report.changed, report.unchanged}));
 }
 
 void ControlCommands::logs(ControlConnection& c, const json& request) {
-    const auto name = request.find("server");
-    if (name == request.end() || !name->is_string()) {
-        c.reply_error(control::code::bad_request, "name the server whose logs you want");
+    const Result<control::LogsRequest> parsed = control::parse_logs(request);
+    if (!parsed) {
+        c.reply_error(control::code::bad_request, parsed.error());
         return;
     }
-    std::int64_t count = kDefaultLogLines;
-    bool follow = false;
-    if (!read_count(c, request, "lines", kMaxLogLines, count) || !read_flag(c, request, "follow", follow))
+    const Result<std::vector<ManagedServer*>> found = resolve(c, {parsed->server});
+    if (!found) {
+        c.reply_error(control::code::not_found, found.error());
         return;
-    std::vector<ManagedServer*> found;
-    if (!resolve(c, json::array({*name}), found, false)) return;
-    ManagedServer& server = *found.front();
-    c.reply_ok({{"lines", server.logs().tail(static_cast<std::size_t>(count))}});
-    if (!follow) return;
+    }
+    ManagedServer& server = *found->front();
+    c.reply_ok(control::logs_result(server.logs().tail(static_cast<std::size_t>(parsed->lines))));
+    if (!parsed->follow) return;
 
     ControlConnection* connection = &c;
     const std::string server_name = server.name();
-    const std::uint64_t id = server.logs().follow([connection](std::string_view line) {
-        connection->send({{"log", line}});
-    });
+    const std::uint64_t id = server.logs().follow(
+        [connection](std::string_view line) { connection->send(control::log_message(line)); });
     c.on_close([this, server_name, id] {
         if (ManagedServer* s = daemon_.find(server_name)) s->logs().unfollow(id);
     });
 }
 
-void ControlCommands::shutdown(ControlConnection& c, const json&) {
+void ControlCommands::shutdown(ControlConnection& c) {
     if (!privileged(c)) return;
     log::info("shutdown requested by pid " + std::to_string(c.peer().pid));
-    c.reply_ok(json::object());
+    c.reply_ok(control::shutdown_result());
     daemon_.shutdown();
 }
 
-}  // namespace mcpd
-
-namespace mcpd {
-
 void ControlCommands::attach(ControlConnection& c, const json& request) {
-    const auto name = request.find("server");
-    if (name == request.end() || !name->is_string()) {
-        c.reply_error(control::code::bad_request, "name the server to attach to");
+    const Result<control::AttachRequest> parsed = control::parse_attach(request);
+    if (!parsed) {
+        c.reply_error(control::code::bad_request, parsed.error());
         return;
     }
-    bool pass_fds = false;
-    if (!read_flag(c, request, "pass_fds", pass_fds)) return;
-    std::vector<ManagedServer*> found;
-    if (!resolve(c, json::array({*name}), found, false)) return;
-    ManagedServer& server = *found.front();
+    const Result<std::vector<ManagedServer*>> found = resolve(c, {parsed->server});
+    if (!found) {
+        c.reply_error(control::code::not_found, found.error());
+        return;
+    }
+    ManagedServer& server = *found->front();
     const Supervisor& supervisor = server.supervisor();
     if (supervisor.state() == ServerState::failed) {
         c.reply_error(control::code::failed,
                       "server '" + server.name() + "' is failed: " + server.failure());
         return;
     }
+    const bool exclusive = server.config().sharing == config::Sharing::exclusive;
     const unsigned limit = server.config().max_sessions;
-    const std::size_t attached = server.config().sharing == config::Sharing::exclusive
-                                     ? daemon_.exclusive_count(server.name())
-                                     : server.router().session_count();
+    const std::size_t attached =
+        exclusive ? daemon_.exclusive_count(server.name()) : server.router().session_count();
     if (limit > 0 && attached >= limit) {
         c.reply_error(control::code::limit, "server '" + server.name() + "' already has " +
                                                 std::to_string(limit) +
                                                 " sessions (max_sessions); try again later");
         return;
     }
-    const bool exclusive = server.config().sharing == config::Sharing::exclusive;
     const unsigned children = server.config().max_children;
     if (exclusive && children > 0 && attached >= children) {
         c.reply_error(control::code::limit,
@@ -389,56 +352,63 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
     const SessionId id = daemon_.next_session_id();
     const std::string server_name = server.name();
     const PeerCredentials peer = c.peer();
-    if (!pass_fds) {
-        c.reply_ok({{"server", server_name}, {"session", id}});
+    c.reply_ok(control::to_json(control::AttachResult{server_name, id, parsed->pass_fds}));
+    if (!parsed->pass_fds) {
         bufferevent* bev = c.hand_over();
         if (bev == nullptr) return;  // cut off: it never read its replies
-        ManagedServer& target = exclusive ? daemon_.exclusive_instance(server, id) : server;
-        daemon_.open_session(target, id, peer, bev, bev, nullptr);
+        daemon_.open_session(session_target(server, id), id, peer, bev, bev, nullptr);
         return;
     }
-    c.reply_ok({{"server", server_name}, {"session", id}, {"send_fds", true}});
     ControlConnection* link = &c;
     c.receive_fds(
         [this, server_name, id, peer, link](std::vector<UniqueFd> fds) {
-            ManagedServer* shared = daemon_.find(server_name);
-            if (shared == nullptr) {
-                link->send({{"ended", {{"reason", "the server was removed"}, {"status", 1}}}});
-                link->close_after_flush();
-                return;
-            }
-            event_base* base = daemon_.loop().base();
-            for (UniqueFd& fd : fds) {
-                // Only pipes and sockets can be waited on; a file or a terminal cannot.
-                struct stat st {};
-                if (::fstat(fd.get(), &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-                    link->send({{"ended",
-                                 {{"reason", "mcpd can only use pipes or sockets for a session; use "
-                                             "'mcpctl connect --copy'"},
-                                  {"status", 1}}}});
-                    link->close_after_flush();
-                    return;
-                }
-                evutil_make_socket_nonblocking(fd.get());
-            }
-            bufferevent* input = bufferevent_socket_new(base, fds[0].release(), BEV_OPT_CLOSE_ON_FREE);
-            bufferevent* output = bufferevent_socket_new(base, fds[1].release(), BEV_OPT_CLOSE_ON_FREE);
-            ManagedServer& target = shared->config().sharing == config::Sharing::exclusive
-                                        ? daemon_.exclusive_instance(*shared, id)
-                                        : *shared;
-            daemon_.open_session(target, id, peer, input, output, link);
+            attach_fds(*link, server_name, id, peer, std::move(fds));
         },
         [this, id] { daemon_.end_session(id, "mcpctl connect went away", true); });
 }
 
-void ControlCommands::sessions(ControlConnection& c, const json& request) {
-    std::string filter;
-    if (const auto name = request.find("server"); name != request.end() && name->is_string()) {
-        std::vector<ManagedServer*> found;
-        if (!resolve(c, json::array({*name}), found, false)) return;
-        filter = found.front()->name();
+void ControlCommands::attach_fds(ControlConnection& link, const std::string& server_name,
+                                 std::uint64_t session, const PeerCredentials& peer,
+                                 std::vector<UniqueFd> fds) {
+    MCPD_CHECK(fds.size() == control::kPassedFds, "receive_fds returned another count");
+    ManagedServer* shared = daemon_.find(server_name);
+    if (shared == nullptr) {
+        link.send(control::ended_message({"the server was removed", false}));
+        link.close_after_flush();
+        return;
     }
-    c.reply_ok({{"sessions", daemon_.sessions_json(filter, c)}});
+    for (UniqueFd& fd : fds) {
+        // Only pipes and sockets can be waited on; a file or a terminal cannot.
+        struct stat st {};
+        if (::fstat(fd.get(), &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+            link.send(control::ended_message(
+                {"mcpd can only use pipes or sockets for a session; use 'mcpctl connect --copy'",
+                 false}));
+            link.close_after_flush();
+            return;
+        }
+        evutil_make_socket_nonblocking(fd.get());
+    }
+    event_base* base = daemon_.loop().base();
+    bufferevent* input = bufferevent_socket_new(base, fds[0].release(), BEV_OPT_CLOSE_ON_FREE);
+    bufferevent* output = bufferevent_socket_new(base, fds[1].release(), BEV_OPT_CLOSE_ON_FREE);
+    MCPD_CHECK(input != nullptr && output != nullptr,
+               "libevent could not allocate a session's buffers");
+    daemon_.open_session(session_target(*shared, session), session, peer, input, output, &link);
+}
+
+void ControlCommands::sessions(ControlConnection& c, const json& request) {
+    const control::SessionsRequest parsed = control::parse_sessions(request);
+    std::string filter;
+    if (parsed.server) {
+        const Result<std::vector<ManagedServer*>> found = resolve(c, {*parsed.server});
+        if (!found) {
+            c.reply_error(control::code::not_found, found.error());
+            return;
+        }
+        filter = found->front()->name();
+    }
+    c.reply_ok(control::sessions_result(daemon_.sessions_json(filter, c)));
 }
 
 }  // namespace mcpd

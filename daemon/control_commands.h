@@ -1,11 +1,14 @@
-// What each control request does. One handler per command, behind one table.
+// What each control request does: one handler per command of common/control_protocol.h,
+// which reads the request's fields and builds the replies.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
-
-#include <map>
 #include <string>
+#include <vector>
 
+#include "common/control_protocol.h"
+#include "common/result.h"
 #include "daemon/control_connection.h"
 
 namespace mcpd {
@@ -20,28 +23,26 @@ public:
     void handle_request(ControlConnection& connection, const nlohmann::json& request) override;
 
 private:
-    using Handler = void (ControlCommands::*)(ControlConnection&, const nlohmann::json&);
-    static const std::map<std::string, Handler>& table();
+    void dispatch(ControlConnection& c, control::Command command, const nlohmann::json& request);
 
-    void version(ControlConnection& c, const nlohmann::json& request);
+    void version(ControlConnection& c);
     void status(ControlConnection& c, const nlohmann::json& request);
-    void start(ControlConnection& c, const nlohmann::json& request);
-    void stop(ControlConnection& c, const nlohmann::json& request);
-    void restart(ControlConnection& c, const nlohmann::json& request);
+    // start, stop and restart.
+    void act(ControlConnection& c, const nlohmann::json& request, control::Command command);
     void reload(ControlConnection& c, const nlohmann::json& request);
     void logs(ControlConnection& c, const nlohmann::json& request);
-    void shutdown(ControlConnection& c, const nlohmann::json& request);
+    void shutdown(ControlConnection& c);
     void attach(ControlConnection& c, const nlohmann::json& request);
+    // attach with pass_fds, once the client's descriptors arrived.
+    void attach_fds(ControlConnection& link, const std::string& server_name, std::uint64_t session,
+                    const PeerCredentials& peer, std::vector<UniqueFd> fds);
     void sessions(ControlConnection& c, const nlohmann::json& request);
 
-    enum class Action { start, stop, restart };
-    void act(ControlConnection& c, const nlohmann::json& request, Action action);
-
-    // The servers a request names, checked to exist and to be allowed for the peer. On
-    // failure the error has been sent and the result is empty. A restricted peer gets the same
-    // not_found for a server it may not use as for one that does not exist.
-    bool resolve(ControlConnection& c, const nlohmann::json& names,
-                 std::vector<ManagedServer*>& out, bool allow_empty);
+    // The servers named, checked to exist and to be allowed for the peer; the failure is the
+    // sentence of a not_found reply. A restricted peer gets the same answer for a server it
+    // may not use as for one that does not exist.
+    Result<std::vector<ManagedServer*>> resolve(const ControlConnection& c,
+                                                const std::vector<std::string>& names);
     // For root and mcpd's own user: the registry's path and every server's name.
     std::string unknown_servers_message(const std::vector<std::string>& names);
     // For anyone else: only the servers it may use.
@@ -56,6 +57,8 @@ private:
     // The "daemon" object of a status reply: all of it for a trusted peer; for anyone else
     // counts of the servers it may use and no paths.
     nlohmann::json daemon_json(const ControlConnection& c);
+    // The process a new session on `server` goes to: its own for sharing = "exclusive".
+    ManagedServer& session_target(ManagedServer& server, std::uint64_t session);
 
     Daemon& daemon_;
 };

@@ -2,13 +2,12 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <sys/socket.h>
 
-#include <array>
 #include <cstdint>
-#include <cstring>
 
+#include "common/check.h"
 #include "common/control_protocol.h"
+#include "common/fd_passing.h"
 #include "common/log.h"
 
 namespace mcpd {
@@ -23,17 +22,6 @@ constexpr std::size_t kMaxQueuedOutput = 8 * 1024 * 1024;
 
 }  // namespace
 
-bool speaks_our_protocol(const json& request) {
-    const auto version = request.find("protocol");
-    if (version == request.end()) return false;
-    // Compared as the 64-bit value it was written as: get<int>() would cut 4294967297 to 1.
-    const std::int64_t ours = control::kProtocolVersion;
-    if (version->is_number_unsigned())
-        return version->get<std::uint64_t>() == static_cast<std::uint64_t>(ours);
-    if (version->is_number_integer()) return version->get<std::int64_t>() == ours;
-    return false;
-}
-
 ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer,
                                      RequestHandler& handler, OutputBudget& budget,
                                      std::function<void(ControlConnection&)> on_closed)
@@ -45,6 +33,7 @@ ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredenti
       on_closed_(std::move(on_closed)),
       reader_(kMaxRequestBytes),
       idle_(base, [this] { on_idle(); }) {
+    MCPD_CHECK(bev_ != nullptr, "libevent could not allocate a control connection's buffers");
     bufferevent_setcb(bev_, &ControlConnection::on_read, &ControlConnection::on_write,
                       &ControlConnection::on_event, this);
     bufferevent_enable(bev_, EV_READ | EV_WRITE);
@@ -62,7 +51,7 @@ ControlConnection::~ControlConnection() {
 }
 
 void ControlConnection::reply_ok(const json& result) {
-    write_line(json{{"ok", true}, {"result", result}});
+    write_line(control::ok_reply(result));
     reply_done();
 }
 
@@ -74,9 +63,7 @@ void ControlConnection::reply_error(std::string_view code, const std::string& me
 
 void ControlConnection::write_error(std::string_view code, const std::string& message,
                                     const std::vector<std::string>& details) {
-    json error = {{"code", code}, {"message", message}};
-    if (!details.empty()) error["details"] = details;
-    write_line(json{{"ok", false}, {"error", error}});
+    write_line(control::error_reply(code, message, details));
 }
 
 void ControlConnection::defer_reply() {
@@ -179,41 +166,25 @@ bufferevent* ControlConnection::hand_over() {
 void ControlConnection::receive_fds(std::function<void(std::vector<UniqueFd>)> on_fds,
                                     std::function<void()> on_hangup) {
     if (closed_) return;  // cut off while its reply was written: no descriptors will come
+    MCPD_CHECK(bev_ != nullptr, "an open control connection lost its buffers");
     mode_ = Mode::awaiting_fds;
     on_fds_ = std::move(on_fds);
     on_hangup_ = std::move(on_hangup);
     bufferevent_disable(bev_, EV_READ);
     fd_event_ = event_new(bufferevent_get_base(bev_), bufferevent_getfd(bev_), EV_READ,
                           &ControlConnection::on_fds_ready, this);
+    MCPD_CHECK(fd_event_ != nullptr, "libevent could not allocate an event");
     event_add(fd_event_, nullptr);
 }
 
 void ControlConnection::on_fds_ready(evutil_socket_t fd, short, void* self) {
     auto* connection = static_cast<ControlConnection*>(self);
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 2)> control{};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    const ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-    std::vector<UniqueFd> fds;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-        const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (std::size_t i = 0; i < count; ++i) {
-            int received = -1;
-            std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            fds.emplace_back(received);
-        }
+    Result<std::vector<UniqueFd>> fds = mcpd::receive_fds(fd, control::kPassedFds);
+    if (fds.transient()) {
+        event_add(connection->fd_event_, nullptr);  // spurious wake-up: wait again
+        return;
     }
-    if (n <= 0 || fds.size() != 2 || (msg.msg_flags & MSG_CTRUNC) != 0) {
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            event_add(connection->fd_event_, nullptr);  // spurious wake-up: wait again
-            return;
-        }
+    if (!fds) {
         log::warning("control client pid " + std::to_string(connection->peer_.pid) +
                      " did not pass the two descriptors it announced; closing");
         connection->close();
@@ -222,7 +193,7 @@ void ControlConnection::on_fds_ready(evutil_socket_t fd, short, void* self) {
     connection->mode_ = Mode::linked;
     connection->idle_.cancel();  // a link lasts as long as its session
     bufferevent_enable(connection->bev_, EV_READ);
-    connection->on_fds_(std::move(fds));
+    connection->on_fds_(std::move(fds).value());
 }
 
 void ControlConnection::on_write(bufferevent*, void* self) {
@@ -272,13 +243,8 @@ void ControlConnection::process_lines() {
                         "a request must be one JSON object on one line");
             continue;
         }
-        if (!speaks_our_protocol(request)) {
-            const auto version = request.find("protocol");
-            reply_error(control::code::protocol,
-                        "control protocol mismatch: mcpd speaks version " +
-                            std::to_string(control::kProtocolVersion) + ", the client sent " +
-                            (version == request.end() ? std::string("none") : version->dump()) +
-                            "; use an mcpctl from the same release as mcpd");
+        if (!control::speaks_our_protocol(request)) {
+            reply_error(control::code::protocol, control::protocol_mismatch(request));
             close_after_flush();
             return;
         }

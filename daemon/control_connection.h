@@ -35,10 +35,6 @@ class ControlConnection;
 // How long a connection may stay without a complete request before it is closed.
 inline constexpr Duration kIdleTimeout = std::chrono::seconds(10);
 
-// Whether a request's "protocol" is exactly this mcpd's version: an integer (not 1.0 or "1")
-// with that value (not one that only truncates to it, such as 4294967297).
-bool speaks_our_protocol(const nlohmann::json& request);
-
 class RequestHandler {
 public:
     virtual ~RequestHandler() = default;
@@ -79,8 +75,9 @@ public:
     // request, to a session. The connection object then goes away without closing the socket.
     // Null when the connection was cut off meanwhile (its reply did not fit).
     bufferevent* hand_over();
-    // attach with pass_fds: receive the client's two descriptors (SCM_RIGHTS), then keep the
-    // connection only to notice when the client hangs up. Nothing, once cut off.
+    // attach with pass_fds: receive the client's two descriptors (SCM_RIGHTS, through
+    // common/fd_passing), then keep the connection only to notice when the client hangs up.
+    // Nothing, once cut off.
     void receive_fds(std::function<void(std::vector<UniqueFd>)> on_fds,
                      std::function<void()> on_hangup);
 

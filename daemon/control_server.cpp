@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/accounts.h"
+#include "common/check.h"
 #include "common/log.h"
 #include "daemon/peer_auth.h"
 
@@ -28,20 +29,19 @@ bool make_address(const std::string& path, sockaddr_un& addr) {
 
 }  // namespace
 
-BindResult bind_control_socket(const std::string& path, const SocketAccess& access,
-                               bool private_dir) {
-    BindResult out;
+Result<UniqueFd> bind_control_socket(const std::string& path, const SocketAccess& access,
+                                     bool private_dir) {
     sockaddr_un addr{};
     if (!make_address(path, addr)) {
-        out.error = "socket path '" + path + "' is too long (at most " +
-                    std::to_string(sizeof addr.sun_path - 1) + " bytes)";
-        return out;
+        return permanent_failure("socket path '" + path + "' is too long (at most " +
+                                 std::to_string(sizeof addr.sun_path - 1) + " bytes)");
     }
     const std::size_t slash = path.rfind('/');
+    std::string directory_error;
     if (slash != std::string::npos &&
         !prepare_socket_directory(slash == 0 ? "/" : path.substr(0, slash), access, private_dir,
-                                  out.error)) {
-        return out;
+                                  directory_error)) {
+        return permanent_failure(std::move(directory_error));
     }
 
     // Is somebody home? A live daemon answers connect(); a stale file refuses it.
@@ -50,69 +50,61 @@ BindResult bind_control_socket(const std::string& path, const SocketAccess& acce
         // Who listens: peer_credentials reads SO_PEERCRED, as for every accepted peer.
         const std::optional<PeerCredentials> listener = peer_credentials(probe.get());
         if (listener && listener->uid == ::geteuid())
-            out.error = "another mcpd is already listening on " + path +
-                        "; stop it first ('mcpctl shutdown') or choose another --socket";
-        else
-            out.error = "a process of " +
-                        (listener ? accounts::describe_uid(listener->uid) : "an unknown user") +
-                        ", not of mcpd's user (" +
-                        accounts::describe_uid(::geteuid()) + "), is listening on " + path +
-                        "; it may be impersonating mcpd: remove it (as root if need be) or "
-                        "choose another --socket";
-        return out;
+            return permanent_failure("another mcpd is already listening on " + path +
+                                     "; stop it first ('mcpctl shutdown') or choose another "
+                                     "--socket");
+        return permanent_failure(
+            "a process of " +
+            (listener ? accounts::describe_uid(listener->uid) : "an unknown user") +
+            ", not of mcpd's user (" + accounts::describe_uid(::geteuid()) + "), is listening on " +
+            path +
+            "; it may be impersonating mcpd: remove it (as root if need be) or choose another "
+            "--socket");
     }
     const int probe_errno = errno;
     probe.reset();
     if (probe_errno == ECONNREFUSED) {
         struct stat st {};
-        if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
-            out.error = "'" + path + "' exists and is not a socket; remove it or choose another --socket";
-            return out;
-        }
-        if (st.st_uid != ::geteuid()) {
-            out.error = "a stale socket of " + accounts::describe_uid(st.st_uid) + " is at " +
-                        path + "; mcpd removes only its own: remove it (as root if need be) or "
-                        "choose another --socket";
-            return out;
-        }
+        if (::lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
+            return permanent_failure("'" + path +
+                                     "' exists and is not a socket; remove it or choose another "
+                                     "--socket");
+        if (st.st_uid != ::geteuid())
+            return permanent_failure("a stale socket of " + accounts::describe_uid(st.st_uid) +
+                                     " is at " + path +
+                                     "; mcpd removes only its own: remove it (as root if need "
+                                     "be) or choose another --socket");
         log::info("replacing stale socket " + path);
         ::unlink(path.c_str());
     } else if (probe_errno != ENOENT) {
-        out.error = "cannot use socket path " + path + ": " + std::strerror(probe_errno);
-        return out;
+        return permanent_failure("cannot use socket path " + path + ": " +
+                                 std::strerror(probe_errno));
     }
 
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (!fd) {
-        out.error = "cannot create a socket: " + errno_text();
-        return out;
-    }
+    if (!fd) return permanent_failure("cannot create a socket: " + errno_text());
     const mode_t old_umask = ::umask(0177);  // the socket file is born 0600
     const int bound = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     const int bind_errno = errno;
     ::umask(old_umask);
-    if (bound != 0) {
-        out.error = "cannot bind " + path + ": " + std::strerror(bind_errno);
-        return out;
-    }
+    if (bound != 0)
+        return permanent_failure("cannot bind " + path + ": " + std::strerror(bind_errno));
     // Opened up only now that it is ours: group first, so the group never sees a wider mode.
     if (access.group && ::chown(path.c_str(), -1, *access.group) != 0) {
-        out.error = "cannot give " + path + " to " + accounts::describe_gid(*access.group) + ": " +
-                    errno_text() + " (mcpd's user must be a member of that group)";
+        Failure failure = permanent_failure(
+            "cannot give " + path + " to " + accounts::describe_gid(*access.group) + ": " +
+            errno_text() + " (mcpd's user must be a member of that group)");
         ::unlink(path.c_str());
-        return out;
+        return failure;
     }
     if (access.mode != 0600 && ::chmod(path.c_str(), access.mode) != 0) {
-        out.error = "cannot set the mode of " + path + ": " + errno_text();
+        Failure failure = permanent_failure("cannot set the mode of " + path + ": " + errno_text());
         ::unlink(path.c_str());
-        return out;
+        return failure;
     }
-    if (::listen(fd.get(), 128) != 0) {
-        out.error = "cannot listen on " + path + ": " + errno_text();
-        return out;
-    }
-    out.fd = std::move(fd);
-    return out;
+    if (::listen(fd.get(), 128) != 0)
+        return permanent_failure("cannot listen on " + path + ": " + errno_text());
+    return fd;
 }
 
 ControlServer::ControlServer(event_base* base, UniqueFd listening, AcceptHandler on_accept)
@@ -123,6 +115,7 @@ ControlServer::ControlServer(event_base* base, UniqueFd listening, AcceptHandler
     listener_ = evconnlistener_new(base, &ControlServer::on_accept, this,
                                    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0,
                                    listening.release());
+    MCPD_CHECK(listener_ != nullptr, "libevent could not allocate the control socket's listener");
     evconnlistener_set_error_cb(listener_, &ControlServer::on_error);
 }
 

@@ -6,22 +6,18 @@
 #include <functional>
 #include <string>
 
+#include "common/result.h"
 #include "common/unique_fd.h"
 #include "daemon/event_loop.h"
 #include "daemon/socket_directory.h"
 
 namespace mcpd {
 
-struct BindResult {
-    UniqueFd fd;
-    std::string error;  // a sentence, when fd is empty
-};
-
 // Bind and listen on `path`: prepare its directory (socket_directory.h), refuse when anything
 // listens there already (naming its user when that is another), replace a stale socket file
 // of this user's (never another's), and leave the socket with `access`'s mode and group.
-BindResult bind_control_socket(const std::string& path, const SocketAccess& access = {},
-                               bool private_dir = true);
+Result<UniqueFd> bind_control_socket(const std::string& path, const SocketAccess& access = {},
+                                     bool private_dir = true);
 
 class ControlServer {
 public:

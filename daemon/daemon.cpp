@@ -76,13 +76,13 @@ int Daemon::run() {
     const LogPump log_pump(loop_.base());
     limits_.set_descriptor_limit(raise_descriptor_limit());
 
-    BindResult bound = activated_control_socket();
-    const bool activated = static_cast<bool>(bound.fd);
-    if (!activated && bound.error.empty())
+    Result<UniqueFd> bound = activated_control_socket();
+    const bool activated = bound.ok() && bound.value();
+    if (bound.ok() && !activated)
         bound = bind_control_socket(options_.socket_path, options_.socket_access,
                                     options_.socket_is_default);
-    if (!bound.fd) {
-        log::error(bound.error);
+    if (!bound) {
+        log::error(bound.error());
         return 1;
     }
     // Before any server starts and before the loop runs: see daemon/keeper.h.
@@ -90,7 +90,7 @@ int Daemon::run() {
     if (activated) log::info("using the control socket passed by systemd");
     start_watchdog();
     commands_ = std::make_unique<ControlCommands>(*this);
-    control_ = std::make_unique<ControlServer>(loop_.base(), std::move(bound.fd),
+    control_ = std::make_unique<ControlServer>(loop_.base(), std::move(bound).value(),
                                                [this](UniqueFd fd) { accept_connection(std::move(fd)); });
     signals_.push_back(std::make_unique<SignalWatcher>(loop_.base(), SIGTERM, [this] { shutdown(); }));
     signals_.push_back(std::make_unique<SignalWatcher>(loop_.base(), SIGINT, [this] { shutdown(); }));
@@ -393,7 +393,7 @@ void Daemon::on_session_closed(Session& session, const std::string& reason, bool
         if (it == sessions_.end()) return;
         const std::string server_name = it->second.session->server();
         if (ControlConnection* link = it->second.link) {
-            link->send({{"ended", {{"reason", reason}, {"status", by_client ? 0 : 1}}}});
+            link->send(control::ended_message({reason, by_client}));
             link->close_after_flush();
         }
         sessions_.erase(it);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/json_read.h"
+#include "daemon/jsonrpc.h"
 
 namespace mcpd {
 
@@ -279,7 +280,7 @@ void Handshake::on_initialize_reply(const json& message) {
     ready_ = true;
     protocol_version_ = version;
     initialize_result_ = *result;
-    callbacks_.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    callbacks_.send(jsonrpc::notification("notifications/initialized"));
     callbacks_.on_ready(initialize_result_);
 }
 

@@ -37,4 +37,40 @@ std::string error(std::string_view raw_id, int code, std::string_view message,
     return out;
 }
 
+std::string notification(std::string_view method) {
+    std::string out = R"({"jsonrpc":"2.0","method":)";
+    out += quote(method);
+    out += '}';
+    return out;
+}
+
+std::string notification(std::string_view method, std::string_view params_json) {
+    std::string out = R"({"jsonrpc":"2.0","method":)";
+    out += quote(method);
+    out += R"(,"params":)";
+    out += params_json;
+    out += '}';
+    return out;
+}
+
+std::string list_changed(std::string_view list) {
+    std::string method = "notifications/";
+    method += list;
+    method += "/list_changed";
+    return notification(method);
+}
+
+std::string cancelled(std::string_view raw_request_id, std::string_view reason) {
+    std::string params = R"({"requestId":)";
+    params += raw_request_id;
+    params += R"(,"reason":)";
+    params += quote(reason);
+    params += '}';
+    return notification("notifications/cancelled", params);
+}
+
+std::string cancelled(std::uint64_t request_id, std::string_view reason) {
+    return cancelled(std::to_string(request_id), reason);
+}
+
 }  // namespace mcpd::jsonrpc

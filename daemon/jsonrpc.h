@@ -1,7 +1,8 @@
-// Building the few JSON-RPC messages mcpd writes itself (errors, local answers), with the
-// request's id copied byte for byte.
+// Building the few JSON-RPC messages mcpd writes itself (errors, local answers, the
+// notifications it sends on a client's or a server's behalf), with ids copied byte for byte.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,21 @@ std::string result(std::string_view raw_id, std::string_view result_json);
 // {"jsonrpc":"2.0","id":<raw_id or null>,"error":{"code":..,"message":..[,"data":{"reason":..}]}}
 std::string error(std::string_view raw_id, int code, std::string_view message,
                   std::string_view reason = {});
+
+// {"jsonrpc":"2.0","method":<method>}: a notification without params.
+std::string notification(std::string_view method);
+// {"jsonrpc":"2.0","method":<method>,"params":<params_json>}
+std::string notification(std::string_view method, std::string_view params_json);
+
+// {"jsonrpc":"2.0","method":"notifications/<list>/list_changed"}, `list` one of tools, prompts,
+// resources.
+std::string list_changed(std::string_view list);
+
+// {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":<id>,"reason":..}}:
+// the request `raw_request_id` (its bytes as sent) or `request_id` (an id mcpd chose) is
+// abandoned, for `reason`.
+std::string cancelled(std::string_view raw_request_id, std::string_view reason);
+std::string cancelled(std::uint64_t request_id, std::string_view reason);
 
 // A JSON string literal (quotes included) for `text`.
 std::string quote(std::string_view text);

@@ -211,9 +211,7 @@ void Router::detach(SessionId session) {
     for (std::uint64_t child_id : in_flight) {
         if (hand_over(child_id)) continue;  // another session waits for the same answer
         if (child_ready_) {
-            env_.child_send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
-                            std::to_string(child_id) +
-                            R"(,"reason":"the client session disconnected"}})");
+            env_.child_send(jsonrpc::cancelled(child_id, "the client session disconnected"));
         }
         release(child_id, true);
     }
@@ -319,10 +317,7 @@ void Router::restore_child_state() {
     for (std::string_view list : {"tools", "prompts", "resources"}) {
         const json* cap = caps != nullptr ? json_read::object_at(*caps, list) : nullptr;
         if (cap == nullptr || json_read::bool_at(*cap, "listChanged") != true) continue;
-        std::string line = R"({"jsonrpc":"2.0","method":"notifications/)";
-        line += list;
-        line += R"(/list_changed"})";
-        broadcast(line);
+        broadcast(jsonrpc::list_changed(list));
     }
 }
 
@@ -336,9 +331,7 @@ void Router::on_child_gone(const std::string& reason) {
             s->in_flight.erase(p.original_id);
             if (p.kind == PendingKind::listen) {
                 // The stream died with the child; ending it tells the client to listen again.
-                env_.session_send(p.session,
-                                  R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
-                                      p.original_id + R"(,"reason":"the server restarted"}})");
+                env_.session_send(p.session, jsonrpc::cancelled(p.original_id, "the server restarted"));
                 continue;
             }
             // A subscribe or setLevel that never got its answer is not counted as held.
@@ -371,11 +364,7 @@ void Router::on_child_gone(const std::string& reason) {
     // be showing a prompt or a form for one), and late answers are dropped.
     for (const auto& [session_id, request] : child_requests_) {
         if (find(request.session) == nullptr) continue;
-        std::string cancelled =
-            R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)";
-        cancelled += session_id;
-        cancelled += R"(,"reason":"the server restarted"}})";
-        env_.session_send(request.session, cancelled);
+        env_.session_send(request.session, jsonrpc::cancelled(session_id, "the server restarted"));
     }
     child_requests_.clear();
     // Tasks and URL elicitations lived in the child that is gone: nothing of them carries
@@ -599,8 +588,7 @@ void Router::on_timer() {
     }
     for (std::uint64_t id : expired) {
         const Pending p = pending_.at(id);
-        env_.child_send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
-                        std::to_string(id) + R"(,"reason":"request_timeout"}})");
+        env_.child_send(jsonrpc::cancelled(id, "request_timeout"));
         release(id, true);
         std::string message = "no answer within request_timeout (";
         message += format_duration(config_.request_timeout);

@@ -11,15 +11,14 @@
 
 namespace mcpd {
 
-BindResult activated_control_socket() {
-    BindResult out;
+Result<UniqueFd> activated_control_socket() {
     char** names = nullptr;
     // 1: unset LISTEN_* so nothing we start inherits them (children get a clean env anyway).
     const int count = sd_listen_fds_with_names(1, &names);
-    if (count <= 0) {
-        if (count < 0) out.error = std::string("cannot read the sockets systemd passed: ") + std::strerror(-count);
-        return out;
-    }
+    if (count < 0)
+        return permanent_failure(std::string("cannot read the sockets systemd passed: ") +
+                                 std::strerror(-count));
+    if (count == 0) return UniqueFd();
     int chosen = -1;
     for (int i = 0; i < count; ++i) {
         const int fd = SD_LISTEN_FDS_START + i;
@@ -35,17 +34,15 @@ BindResult activated_control_socket() {
         std::free(names);
     }
     if (chosen < 0) {
-        out.error = "systemd passed " + std::to_string(count) +
-                    " sockets but none named 'control' (FileDescriptorName=control in mcpd.socket)";
-        return out;
+        return permanent_failure("systemd passed " + std::to_string(count) +
+                                 " sockets but none named 'control' (FileDescriptorName=control "
+                                 "in mcpd.socket)");
     }
     if (sd_is_socket_unix(chosen, SOCK_STREAM, 1, nullptr, 0) <= 0) {
         ::close(chosen);
-        out.error = "the socket systemd passed is not a listening Unix stream socket";
-        return out;
+        return permanent_failure("the socket systemd passed is not a listening Unix stream socket");
     }
-    out.fd.reset(chosen);
-    return out;
+    return UniqueFd(chosen);
 }
 
 }  // namespace mcpd

@@ -6,8 +6,8 @@
 namespace mcpd {
 
 // The listening socket named "control" (or the only one) among the descriptors systemd passed,
-// checked to be a listening Unix stream socket. An empty fd with no error means "none passed:
-// bind it yourself"; an error means something was passed but is unusable.
-BindResult activated_control_socket();
+// checked to be a listening Unix stream socket. An empty descriptor means "none passed: bind it
+// yourself"; a failure means something was passed but is unusable.
+Result<UniqueFd> activated_control_socket();
 
 }  // namespace mcpd

@@ -6,6 +6,11 @@
  * footprint. It keeps the control connection, so mcpd still sees the bridge vanish when the
  * agent kills it, and it exits with the status `mcpctl connect --help` documents.
  *
+ * The ended line is built by ended_message() in common/control_protocol.h, the reference for
+ * every control message (docs/CONTROL.md); this file is C and reads it by hand, relying on the
+ * bytes tests/unit/common_control_protocol_test.cpp pins: `{"ended":` first, `"reason":"`,
+ * and `"status":0}` for a session the client ended.
+ *
  * Usage: mcpctl-wait FD WHERE
  *   FD     the attached control connection (inherited across exec)
  *   WHERE  the socket path, for messages

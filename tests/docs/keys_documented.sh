@@ -35,10 +35,8 @@ for key in $server_keys $daemon_keys; do
 done
 
 commands=0
-for file in "$root"/ctl/cmd_*.cpp; do
-    [[ -e $file ]] || continue
-    command=$(basename "$file" .cpp)
-    command=${command#cmd_}
+# Every entry a ctl/cmd_*.cpp defines (a file may hold several), as ctl/CMakeLists.txt lists them.
+for command in $(sed -n 's/^extern const Command cmd_\([a-z_]*\) *{.*/\1/p' "$root"/ctl/cmd_*.cpp); do
     commands=$((commands + 1))
     # Documented as a command entry: a line starting with *command*.
     if ! grep -q "^\*${command}\*" <<<"$ctl_text"; then
@@ -47,7 +45,7 @@ for file in "$root"/ctl/cmd_*.cpp; do
     fi
 done
 if [[ $commands -eq 0 ]]; then
-    echo "FAIL: no ctl/cmd_*.cpp files found"
+    echo "FAIL: no command entries found in ctl/cmd_*.cpp"
     status=1
 fi
 

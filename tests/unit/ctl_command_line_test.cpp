@@ -158,3 +158,21 @@ TEST_CASE("mcpctl --help skips the argument checks, and -- ends the options", "[
     const Invocation dashed = parse_ok({"logs", "--", "-odd-name"});
     CHECK(dashed.request["server"] == "-odd-name");
 }
+
+TEST_CASE("start, stop and restart are three entries over one request", "[ctl][args]") {
+    std::vector<const mcpctl::Command*> entries;
+    for (const std::string name : {"start", "stop", "restart"}) {
+        const Invocation inv = parse_ok({name, "a", "--wait", "-t", "2s"});
+        CHECK(inv.request == nlohmann::json{{"protocol", mcpd::control::kProtocolVersion},
+                                            {"command", name},
+                                            {"servers", {"a"}},
+                                            {"wait", true},
+                                            {"timeout_ms", 2000}});
+        entries.push_back(inv.line.command);
+    }
+    CHECK(entries[0]->build == entries[1]->build);
+    CHECK(entries[1]->build == entries[2]->build);
+    CHECK(entries[0]->render == entries[2]->render);
+    CHECK(entries[0]->exec == entries[2]->exec);  // a failed server is an error for both
+    CHECK(entries[0]->exec != entries[1]->exec);  // and not for stop
+}

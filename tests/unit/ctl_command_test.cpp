@@ -1,6 +1,7 @@
 // The command table: name resolution and the help texts built from it.
 #include <catch2/catch.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ctl/command.h"
@@ -15,31 +16,47 @@ const Command kStart{.name = "start"};
 const Command kStatus{.name = "status"};
 const Command* const kTable[] = {&kLog, &kLogs, &kStart, &kStatus};
 
+// The command a name resolves to in kTable, null when none; `error` gets the failure.
+const Command* resolve(std::string_view name, std::string& error) {
+    const mcpd::Result<const Command*> found = mcpctl::resolve_command(kTable, name);
+    if (found) return found.value();
+    error = found.error();
+    return nullptr;
+}
+
+// The same in the real table.
+const Command* find(std::string_view name, std::string& error) {
+    const mcpd::Result<const Command*> found = mcpctl::find_command(name);
+    if (found) return found.value();
+    error = found.error();
+    return nullptr;
+}
+
 }  // namespace
 
 TEST_CASE("an exact name wins over a longer command it is a prefix of", "[ctl][command]") {
     std::string error;
-    CHECK(mcpctl::resolve_command(kTable, "log", error) == &kLog);
-    CHECK(mcpctl::resolve_command(kTable, "logs", error) == &kLogs);
+    CHECK(resolve("log", error) == &kLog);
+    CHECK(resolve("logs", error) == &kLogs);
 }
 
 TEST_CASE("a unique prefix resolves to its command", "[ctl][command]") {
     std::string error;
-    CHECK(mcpctl::resolve_command(kTable, "star", error) == &kStart);
-    CHECK(mcpctl::resolve_command(kTable, "stat", error) == &kStatus);
+    CHECK(resolve("star", error) == &kStart);
+    CHECK(resolve("stat", error) == &kStatus);
 }
 
 TEST_CASE("an ambiguous prefix names every candidate", "[ctl][command]") {
     std::string error;
-    CHECK(mcpctl::resolve_command(kTable, "st", error) == nullptr);
+    CHECK(resolve("st", error) == nullptr);
     CHECK(error == "ambiguous command 'st', could be: start, status");
 }
 
 TEST_CASE("an unknown or empty name resolves to nothing", "[ctl][command]") {
     std::string error;
-    CHECK(mcpctl::resolve_command(kTable, "frobnicate", error) == nullptr);
+    CHECK(resolve("frobnicate", error) == nullptr);
     CHECK(error == "unknown command 'frobnicate'");
-    CHECK(mcpctl::resolve_command(kTable, "", error) == nullptr);
+    CHECK(resolve("", error) == nullptr);
 }
 
 TEST_CASE("the real table holds every command, sorted", "[ctl][command]") {
@@ -54,9 +71,9 @@ TEST_CASE("the real table holds every command, sorted", "[ctl][command]") {
                                             "status", "stop", "version"});
 
     std::string error;
-    CHECK(mcpctl::find_command("rel", error)->name == "reload");
-    CHECK(mcpctl::find_command("sh", error)->name == "shutdown");
-    CHECK(mcpctl::find_command("re", error) == nullptr);
+    CHECK(find("rel", error)->name == "reload");
+    CHECK(find("sh", error)->name == "shutdown");
+    CHECK(find("re", error) == nullptr);
     CHECK(error == "ambiguous command 're', could be: reload, restart");
 }
 
@@ -71,7 +88,7 @@ TEST_CASE("mcpctl --help lists every command and the exit codes", "[ctl][command
 
 TEST_CASE("a command's help shows its usage line and options", "[ctl][command]") {
     std::string error;
-    const std::string help = mcpctl::command_help(*mcpctl::find_command("logs", error));
+    const std::string help = mcpctl::command_help(*find("logs", error));
     CHECK(help.starts_with("usage: mcpctl logs [-f|--follow] [-n N|--lines N] NAME\n"));
     CHECK(help.find("-n, --lines N") != std::string::npos);
     CHECK(help.find("-f, --follow") != std::string::npos);

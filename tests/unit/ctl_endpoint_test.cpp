@@ -15,19 +15,16 @@ using Words = std::vector<std::string>;
 namespace {
 
 Endpoint parsed(const std::string& url) {
-    Endpoint endpoint;
-    std::string error;
+    mcpd::Result<Endpoint> endpoint = mcpctl::parse_host(url);
     INFO(url);
-    REQUIRE(mcpctl::parse_host(url, endpoint, error));
-    CHECK(error.empty());
-    return endpoint;
+    REQUIRE(endpoint.ok());
+    return std::move(endpoint).value();
 }
 
 std::string rejection(const std::string& url) {
-    Endpoint endpoint;
-    std::string error;
-    CHECK_FALSE(mcpctl::parse_host(url, endpoint, error));
-    return error;
+    const mcpd::Result<Endpoint> endpoint = mcpctl::parse_host(url);
+    CHECK_FALSE(endpoint.ok());
+    return endpoint.ok() ? std::string() : endpoint.error();
 }
 
 // A wait status as waitpid reports an exit with `code`.
@@ -79,25 +76,28 @@ TEST_CASE("host URLs that are not one are refused with the reason") {
 
 TEST_CASE("a --host flag wins over MCPD_HOST, and --socket names the remote socket") {
     ::setenv("MCPD_HOST", "ssh://envhost", 1);
-    Endpoint endpoint;
-    std::string error;
-    REQUIRE(mcpctl::resolve_endpoint("", "", endpoint, error));
-    CHECK(endpoint.ssh->host == "envhost");
-    REQUIRE(mcpctl::resolve_endpoint("ssh://flaghost", "/srv/mcpd.sock", endpoint, error));
-    CHECK(endpoint.ssh->host == "flaghost");
-    CHECK(endpoint.ssh->socket == "/srv/mcpd.sock");
+    mcpd::Result<Endpoint> endpoint = mcpctl::resolve_endpoint("", "");
+    REQUIRE(endpoint.ok());
+    CHECK(endpoint->ssh->host == "envhost");
+    endpoint = mcpctl::resolve_endpoint("ssh://flaghost", "/srv/mcpd.sock");
+    REQUIRE(endpoint.ok());
+    CHECK(endpoint->ssh->host == "flaghost");
+    CHECK(endpoint->ssh->socket == "/srv/mcpd.sock");
     // The URL's own path wins over --socket.
-    REQUIRE(mcpctl::resolve_endpoint("ssh://flaghost/a.sock", "/srv/mcpd.sock", endpoint, error));
-    CHECK(endpoint.ssh->socket == "/a.sock");
+    endpoint = mcpctl::resolve_endpoint("ssh://flaghost/a.sock", "/srv/mcpd.sock");
+    REQUIRE(endpoint.ok());
+    CHECK(endpoint->ssh->socket == "/a.sock");
 
     ::setenv("MCPD_HOST", "nonsense", 1);
-    CHECK_FALSE(mcpctl::resolve_endpoint("", "", endpoint, error));
-    CHECK_THAT(error, Catch::StartsWith("MCPD_HOST: "));
+    endpoint = mcpctl::resolve_endpoint("", "");
+    CHECK_FALSE(endpoint.ok());
+    CHECK_THAT(endpoint.error(), Catch::StartsWith("MCPD_HOST: "));
     ::unsetenv("MCPD_HOST");
 
-    REQUIRE(mcpctl::resolve_endpoint("", "/tmp/local.sock", endpoint, error));
-    CHECK_FALSE(endpoint.remote());
-    CHECK(endpoint.socket_path == "/tmp/local.sock");
+    endpoint = mcpctl::resolve_endpoint("", "/tmp/local.sock");
+    REQUIRE(endpoint.ok());
+    CHECK_FALSE(endpoint->remote());
+    CHECK(endpoint->socket_path == "/tmp/local.sock");
 }
 
 TEST_CASE("the ssh command runs 'mcpctl dial' remotely, the socket quoted for the shell") {
@@ -139,9 +139,10 @@ TEST_CASE("ssh exit statuses become sentences and mcpctl exit codes") {
 TEST_CASE("a remote endpoint whose ssh cannot run reports it as an error of the call") {
     ::setenv("MCPD_SSH_COMMAND", "exit 255; :", 1);
     mcpctl::DaemonClient client(parsed("ssh://nowhere"));
-    nlohmann::json reply;
+    mcpd::control::Reply reply;
     REQUIRE(client.connect());
-    CHECK_FALSE(client.call(mcpctl::make_request("status"), reply, std::chrono::seconds(10)));
+    CHECK_FALSE(client.call(mcpd::control::request(mcpd::control::Command::status), reply,
+                            std::chrono::seconds(10)));
     CHECK(client.error().code == "ssh");
     CHECK_THAT(client.error().message, Catch::Contains("ssh could not connect to nowhere"));
     ::unsetenv("MCPD_SSH_COMMAND");

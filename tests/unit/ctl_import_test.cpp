@@ -20,11 +20,9 @@ using mcpctl::ImportShape;
 namespace {
 
 ImportResult convert(const std::string& text) {
-    ImportResult result;
-    std::string error;
-    REQUIRE(mcpctl::convert_mcp_json(text, result, error));
-    CHECK(error.empty());
-    return result;
+    mcpd::Result<ImportResult> result = mcpctl::convert_mcp_json(text);
+    REQUIRE(result.ok());
+    return std::move(result).value();
 }
 
 // Parse TOML text with toml++; fails the test on a syntax error.
@@ -204,13 +202,13 @@ TEST_CASE("import sanitises server names and says so", "[ctl][import]") {
 }
 
 TEST_CASE("import refuses malformed JSON and files without servers", "[ctl][import]") {
-    ImportResult result;
-    std::string error;
-    CHECK_FALSE(mcpctl::convert_mcp_json("{\"mcpServers\": {", result, error));
-    CHECK_THAT(error, Catch::StartsWith("not valid JSON: "));
-    CHECK_FALSE(mcpctl::convert_mcp_json("{\"other\": 1}", result, error));
-    CHECK_THAT(error, Catch::Contains("mcpServers"));
-    CHECK_FALSE(mcpctl::convert_mcp_json("{\"mcpServers\": []}", result, error));
+    const mcpd::Result<ImportResult> bad_json = mcpctl::convert_mcp_json("{\"mcpServers\": {");
+    REQUIRE_FALSE(bad_json.ok());
+    CHECK_THAT(bad_json.error(), Catch::StartsWith("not valid JSON: "));
+    const mcpd::Result<ImportResult> no_map = mcpctl::convert_mcp_json("{\"other\": 1}");
+    REQUIRE_FALSE(no_map.ok());
+    CHECK_THAT(no_map.error(), Catch::Contains("mcpServers"));
+    CHECK_FALSE(mcpctl::convert_mcp_json("{\"mcpServers\": []}").ok());
 }
 
 TEST_CASE("registry_has_server finds bare and quoted tables only", "[ctl][import]") {

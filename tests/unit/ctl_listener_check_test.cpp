@@ -31,16 +31,18 @@ TEST_CASE("the system service's user and a named owner are trusted too") {
 }
 
 TEST_CASE("MCPD_SOCKET_OWNER is a user name or a uid; the service user only on the system socket") {
-    ListenerPolicy policy;
-    std::string error;
-    REQUIRE(listener_policy("/tmp/x.sock", "4242", policy, error));
-    CHECK(policy.self == ::getuid());
-    CHECK(policy.named_owner == uid_t{4242});
-    CHECK_FALSE(policy.service_user);
-    REQUIRE(listener_policy("/tmp/x.sock", "root", policy, error));
-    CHECK(policy.named_owner == uid_t{0});
-    REQUIRE(listener_policy("/tmp/x.sock", nullptr, policy, error));
-    CHECK_FALSE(policy.named_owner);
-    CHECK_FALSE(listener_policy("/tmp/x.sock", "no-such-user-here", policy, error));
-    CHECK(error.find("MCPD_SOCKET_OWNER names no user") != std::string::npos);
+    mcpd::Result<ListenerPolicy> policy = listener_policy("/tmp/x.sock", "4242");
+    REQUIRE(policy.ok());
+    CHECK(policy->self == ::getuid());
+    CHECK(policy->named_owner == uid_t{4242});
+    CHECK_FALSE(policy->service_user);
+    policy = listener_policy("/tmp/x.sock", "root");
+    REQUIRE(policy.ok());
+    CHECK(policy->named_owner == uid_t{0});
+    policy = listener_policy("/tmp/x.sock", nullptr);
+    REQUIRE(policy.ok());
+    CHECK_FALSE(policy->named_owner);
+    policy = listener_policy("/tmp/x.sock", "no-such-user-here");
+    CHECK_FALSE(policy.ok());
+    CHECK(policy.error().find("MCPD_SOCKET_OWNER names no user") != std::string::npos);
 }

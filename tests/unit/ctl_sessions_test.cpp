@@ -10,9 +10,9 @@ using nlohmann::json;
 namespace {
 
 const mcpctl::Command& sessions_command() {
-    std::string error;
-    const mcpctl::Command* command = mcpctl::find_command("sessions", error);
-    REQUIRE(command != nullptr);
+    const mcpd::Result<const mcpctl::Command*> found = mcpctl::find_command("sessions");
+    REQUIRE(found.ok());
+    const mcpctl::Command* command = found.value();
     REQUIRE(command->render != nullptr);
     return *command;
 }

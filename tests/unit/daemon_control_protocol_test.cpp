@@ -1,37 +1,17 @@
+// daemon/control_connection: requests in, replies out, and the descriptors of an attach.
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <span>
 
+#include "common/fd_passing.h"
 #include "daemon/control_connection.h"
 
-using mcpd::speaks_our_protocol;
 using nlohmann::json;
-
-namespace {
-
-bool speaks(const char* version) {
-    return speaks_our_protocol(json::parse(std::string("{\"protocol\": ") + version + "}"));
-}
-
-}  // namespace
-
-TEST_CASE("the control protocol version is compared as the exact integer it was written as") {
-    CHECK(speaks("1"));
-    CHECK(speaks_our_protocol(json{{"protocol", 1}}));  // built, not parsed: a signed integer
-    CHECK_FALSE(speaks("4294967297"));                  // 2^32 + 1: an int cut would read 1
-    CHECK_FALSE(speaks("-4294967295"));
-    CHECK_FALSE(speaks("18446744073709551617"));  // past 64 bits: parsed as a float
-    CHECK_FALSE(speaks("1.0"));
-    CHECK_FALSE(speaks("\"1\""));
-    CHECK_FALSE(speaks("true"));
-    CHECK_FALSE(speaks("null"));
-    CHECK_FALSE(speaks("2"));
-    CHECK_FALSE(speaks("0"));
-    CHECK_FALSE(speaks_our_protocol(json::object()));
-}
 
 namespace {
 
@@ -125,6 +105,71 @@ TEST_CASE("an attach whose reply cuts the client off hands nothing on") {
                 if (!pass_fds) CHECK(handler.handed_null);
                 CHECK_FALSE(handler.asked_for_fds);
                 CHECK(budget.total() == 0);
+            }
+            ::close(fds[1]);
+            event_base_free(base);
+        }
+    }
+}
+
+namespace {
+
+// attach with pass_fds as the daemon answers it: the reply, then the client's descriptors.
+class PassFdsHandler final : public mcpd::RequestHandler {
+public:
+    std::vector<mcpd::UniqueFd> received;
+    bool hung_up = false;
+    void handle_request(mcpd::ControlConnection& c, const json&) override {
+        c.reply_ok(json{{"send_fds", true}});
+        c.receive_fds([this](std::vector<mcpd::UniqueFd> fds) { received = std::move(fds); },
+                      [this] { hung_up = true; });
+    }
+};
+
+}  // namespace
+
+TEST_CASE("attach with pass_fds takes exactly the two descriptors the client passes") {
+    for (const std::size_t count : {std::size_t{2}, std::size_t{1}}) {
+        DYNAMIC_SECTION(count << " descriptors") {
+            event_base* base = event_base_new();
+            REQUIRE(base != nullptr);
+            int fds[2];
+            REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+            int agent[2];
+            REQUIRE(::pipe2(agent, O_CLOEXEC) == 0);
+            const mcpd::UniqueFd agent_read(agent[0]), agent_write(agent[1]);
+            PassFdsHandler handler;
+            mcpd::OutputBudget budget(1024 * 1024);
+            bool closed = false;
+            {
+                mcpd::ControlConnection connection(
+                    base, mcpd::UniqueFd(fds[0]), mcpd::PeerCredentials{}, handler, budget,
+                    [&closed](mcpd::ControlConnection&) { closed = true; });
+                const std::string request = R"({"protocol":1,"command":"attach","pass_fds":true})"
+                                            "\n";
+                REQUIRE(::write(fds[1], request.data(), request.size()) ==
+                        static_cast<ssize_t>(request.size()));
+                // Nothing may be sent before the reply has been read (docs/CONTROL.md).
+                std::string reply;
+                for (int turn = 0; turn < 100 && reply.find('\n') == std::string::npos; ++turn) {
+                    event_base_loop(base, EVLOOP_NONBLOCK);
+                    char buf[256];
+                    const ssize_t n = ::read(fds[1], buf, sizeof buf);
+                    if (n > 0) reply.append(buf, static_cast<std::size_t>(n));
+                }
+                REQUIRE(json::parse(reply)["result"]["send_fds"] == true);
+                const int passed[] = {agent_read.get(), agent_write.get()};
+                REQUIRE(mcpd::send_fds(fds[1], std::span<const int>(passed, count), 'F').ok());
+                for (int turn = 0; turn < 100 && handler.received.empty() && !closed; ++turn)
+                    event_base_loop(base, EVLOOP_NONBLOCK);
+                if (count == 2) {
+                    CHECK(handler.received.size() == 2);
+                    CHECK_FALSE(closed);
+                } else {
+                    CHECK(handler.received.empty());
+                    CHECK(closed);  // a client that does not keep its word is let go
+                }
+                CHECK_FALSE(handler.hung_up);
             }
             ::close(fds[1]);
             event_base_free(base);

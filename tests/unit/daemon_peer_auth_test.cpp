@@ -50,3 +50,44 @@ TEST_CASE("peer authorization: a peer may connect when one server allows it") {
     CHECK_FALSE(peer_may_connect(peer(61005, 61005, {}), registry, 1000));
     CHECK(peer_may_connect(peer(1000, 1000, {}), registry, 1000));
 }
+
+TEST_CASE("peer authorization: privilege is root or the owner, never a group", "[peer_auth]") {
+    CHECK(is_privileged_peer(peer(0, 0, {}), 0));
+    CHECK_FALSE(is_privileged_peer(peer(1000, 0, {0}), 0));  // root's group is not root
+    CHECK(is_privileged_peer(peer(0, 1000, {}), 1000));      // root, whoever owns mcpd
+}
+
+TEST_CASE("peer authorization: the allow lists alone decide peer_allowed_for", "[peer_auth]") {
+    // Root is trusted through is_privileged_peer, not through a server's lists.
+    CHECK_FALSE(peer_allowed_for(peer(0, 0, {}), server({}, {})));
+    CHECK_FALSE(peer_allowed_for(peer(61001, 61001, {}), server({}, {})));
+    // A list with several entries: any one of them.
+    CHECK(peer_allowed_for(peer(61002, 61002, {}), server({"61001", "61002"}, {})));
+    CHECK(peer_allowed_for(peer(61002, 61002, {4242}), server({"61001"}, {"4241", "4242"})));
+    // A group given as a number the group database does not list still matches a process's.
+    CHECK(peer_allowed_for(peer(61003, 61003, {61999}), server({}, {"61999"})));
+    // Neither a user nor a group list matches on the other's number.
+    CHECK_FALSE(peer_allowed_for(peer(61004, 61005, {}), server({"61005"}, {"61004"})));
+}
+
+TEST_CASE("peer authorization: without SO_PEERGROUPS the group database stands in", "[peer_auth]") {
+    PeerCredentials unknown{100, 61006, 4242};  // groups_known false: a kernel that cannot say
+    // A uid the user database does not know keeps only its primary group.
+    CHECK(peer_allowed_for(unknown, server({}, {"4242"})));
+    CHECK_FALSE(peer_allowed_for(unknown, server({}, {"4243"})));
+    // Root is in the database everywhere, with group 0.
+    PeerCredentials root{100, 0, 0};
+    CHECK(peer_allowed_for(root, server({}, {"0"})));
+}
+
+TEST_CASE("peer authorization: an empty registry admits only root and the owner", "[peer_auth]") {
+    const config::Registry empty;
+    CHECK(peer_may_connect(peer(0, 0, {}), empty, 1000));
+    CHECK(peer_may_connect(peer(1000, 1000, {}), empty, 1000));
+    CHECK_FALSE(peer_may_connect(peer(61004, 61004, {}), empty, 1000));
+    // Allowed by group on one server of several.
+    config::Registry registry;
+    registry.servers = {server({"61001"}, {}), server({}, {"4242"})};
+    CHECK(peer_may_connect(peer(61008, 61008, {4242}), registry, 1000));
+    CHECK_FALSE(peer_may_connect(peer(61008, 61008, {4243}), registry, 1000));
+}

@@ -9,9 +9,9 @@
 #include "ctl/command.h"
 
 inline std::string render(std::string_view command, const nlohmann::json& result) {
-    std::string error;
-    const mcpctl::Command* found = mcpctl::find_command(command, error);
-    REQUIRE(found != nullptr);
+    const mcpd::Result<const mcpctl::Command*> resolved = mcpctl::find_command(command);
+    REQUIRE(resolved.ok());
+    const mcpctl::Command* found = resolved.value();
     REQUIRE(found->render != nullptr);
     return found->render(result);
 }

@@ -1,0 +1,43 @@
+// daemon/jsonrpc: the messages mcpd writes itself, byte for byte, ids copied as they were sent.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "daemon/jsonrpc.h"
+
+using namespace mcpd;
+
+TEST_CASE("jsonrpc: answers copy the request's id bytes", "[jsonrpc]") {
+    CHECK(jsonrpc::result(R"("a\u0062")", "{}") ==
+          R"({"jsonrpc":"2.0","id":"a\u0062","result":{}})");
+    CHECK(jsonrpc::error("7", jsonrpc::kMethodNotFound, "no \"x\"") ==
+          R"({"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no \"x\""}})");
+    CHECK(
+        jsonrpc::error({}, jsonrpc::kParseError, "parse error", "bad byte") ==
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error","data":{"reason":"bad byte"}}})");
+}
+
+TEST_CASE("jsonrpc: notifications, with and without params", "[jsonrpc]") {
+    CHECK(jsonrpc::notification("notifications/initialized") ==
+          R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    CHECK(jsonrpc::notification("notifications/progress", R"({"progress":1})") ==
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}})");
+    CHECK(jsonrpc::list_changed("tools") ==
+          R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+}
+
+TEST_CASE("jsonrpc: cancelled names the request by its raw id or by mcpd's own", "[jsonrpc]") {
+    // The bytes the router writes today (router.cpp), so adopting the builder changes nothing.
+    CHECK(
+        jsonrpc::cancelled(std::uint64_t{42}, "the client session disconnected") ==
+        R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"the client session disconnected"}})");
+    CHECK(
+        jsonrpc::cancelled(R"("s-\u00fc-1")", "the server restarted") ==
+        R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s-\u00fc-1","reason":"the server restarted"}})");
+    CHECK(
+        jsonrpc::cancelled(std::uint64_t{7}, "request_timeout") ==
+        R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"request_timeout"}})");
+    // A reason is quoted as JSON: it never breaks the line.
+    const nlohmann::json parsed =
+        nlohmann::json::parse(jsonrpc::cancelled(std::uint64_t{1}, "a \"quoted\"\nreason"));
+    CHECK(parsed["params"]["reason"] == "a \"quoted\"\nreason");
+}
