@@ -1,7 +1,9 @@
 #include "proc_fs.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -17,9 +19,25 @@ struct StatFields {
     pid_t ppid = 0;
 };
 
+// read(2), not a stream: reading a /proc file of a process that exits meanwhile fails with
+// ESRCH, which a file stream throws as an exception. What was read is kept.
 std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::string text;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return text;
+    char chunk[16384];
+    for (;;) {
+        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n > 0) {
+            text.append(chunk, static_cast<std::size_t>(n));
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            break;
+        }
+    }
+    ::close(fd);
+    return text;
 }
 
 // /proc/PID/stat is "pid (comm) S ppid ...": comm may hold spaces and parentheses, so the
