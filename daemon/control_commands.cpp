@@ -3,7 +3,7 @@
 #include <event2/bufferevent.h>
 #include <event2/util.h>
 #include <sys/stat.h>
-#include <unistd.h>
+#include <unistd.h>  // getpid
 
 #include "common/check.h"
 #include "common/json_read.h"
@@ -70,11 +70,11 @@ void ControlCommands::dispatch(ControlConnection& c, Command command, const json
 }
 
 bool ControlCommands::trusted(const ControlConnection& c) const {
-    return is_privileged_peer(c.peer(), ::getuid());
+    return daemon_.authority().trusted(c.peer());
 }
 
 bool ControlCommands::allowed(const ControlConnection& c, const ManagedServer& server) const {
-    return trusted(c) || peer_allowed_for(c.peer(), server.config());
+    return daemon_.authority().may_use(c.peer(), server.config());
 }
 
 bool ControlCommands::privileged(ControlConnection& c) {
@@ -91,7 +91,7 @@ Result<std::vector<ManagedServer*>> ControlCommands::resolve(
     for (const std::string& name : names) {
         // A server the peer may not use is missing to it, exactly like one that does not
         // exist: one answer for both, so no name it tries tells it what else is configured.
-        ManagedServer* server = daemon_.find(name);
+        ManagedServer* server = daemon_.pool().find(name);
         if (server == nullptr || !allowed(c, *server)) {
             missing.push_back(name);
             continue;
@@ -105,7 +105,7 @@ Result<std::vector<ManagedServer*>> ControlCommands::resolve(
 
 std::string ControlCommands::unknown_servers_message(const std::vector<std::string>& names) {
     std::vector<std::string> known;
-    for (ManagedServer* s : daemon_.servers()) known.push_back(s->name());
+    for (ManagedServer* s : daemon_.pool().servers()) known.push_back(s->name());
     return "no server named " + join(names) + " in " + daemon_.registry().path +
            (known.empty() ? " (it lists no servers)" : "; known: " + join(known));
 }
@@ -114,7 +114,7 @@ std::string ControlCommands::hidden_servers_message(const ControlConnection& c,
                                                     const std::vector<std::string>& names) {
     std::vector<std::string> quoted, usable;
     for (const std::string& name : names) quoted.push_back("'" + name + "'");
-    for (ManagedServer* s : daemon_.servers()) {
+    for (ManagedServer* s : daemon_.pool().servers()) {
         if (allowed(c, *s)) usable.push_back(s->name());
     }
     return std::string(names.size() == 1 ? "no server named " : "no servers named ") +
@@ -132,7 +132,7 @@ json ControlCommands::daemon_json(const ControlConnection& c) {
         if (full.contains(key)) shown[key] = full[key];
     }
     std::size_t visible = 0, running = 0;
-    for (ManagedServer* s : daemon_.servers()) {
+    for (ManagedServer* s : daemon_.pool().servers()) {
         if (!allowed(c, *s)) continue;
         ++visible;
         if (s->supervisor().state() == ServerState::running) ++running;
@@ -145,14 +145,9 @@ json ControlCommands::daemon_json(const ControlConnection& c) {
 json ControlCommands::statuses(const std::vector<std::string>& names) {
     json list = json::array();
     for (const std::string& name : names) {
-        if (ManagedServer* server = daemon_.find(name)) list.push_back(server->status_json());
+        if (ManagedServer* server = daemon_.pool().find(name)) list.push_back(server->status_json());
     }
     return list;
-}
-
-ManagedServer& ControlCommands::session_target(ManagedServer& server, std::uint64_t session) {
-    if (server.config().sharing != config::Sharing::exclusive) return server;
-    return daemon_.exclusive_instance(server, session);
 }
 
 void ControlCommands::version(ControlConnection& c) {
@@ -174,7 +169,7 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
         }
         named = std::move(found).value();
     } else {
-        for (ManagedServer* s : daemon_.servers()) {
+        for (ManagedServer* s : daemon_.pool().servers()) {
             if (allowed(c, *s)) named.push_back(s);
         }
     }
@@ -183,9 +178,9 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
         json entry = s->status_json();
         if (s->config().sharing == config::Sharing::exclusive) {
             // Each session has its own process; the entry itself only holds the settings.
-            entry["sessions"] = daemon_.exclusive_count(s->name());
+            entry["sessions"] = daemon_.pool().exclusive_count(s->name());
         }
-        if (const ManagedServer* legacy = daemon_.legacy_process(s->name())) {
+        if (const ManagedServer* legacy = daemon_.pool().legacy_process(s->name())) {
             // A dual-era server run modern: its legacy clients' own process.
             const json own = legacy->status_json();
             entry["legacy_process"] = {{"state", own["state"]},
@@ -301,7 +296,7 @@ void ControlCommands::logs(ControlConnection& c, const json& request) {
     const std::uint64_t id = server.logs().follow(
         [connection](std::string_view line) { connection->send(control::log_message(line)); });
     c.on_close([this, server_name, id] {
-        if (ManagedServer* s = daemon_.find(server_name)) s->logs().unfollow(id);
+        if (ManagedServer* s = daemon_.pool().find(server_name)) s->logs().unfollow(id);
     });
 }
 
@@ -333,7 +328,7 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
     const bool exclusive = server.config().sharing == config::Sharing::exclusive;
     const unsigned limit = server.config().max_sessions;
     const std::size_t attached =
-        exclusive ? daemon_.exclusive_count(server.name()) : server.router().session_count();
+        exclusive ? daemon_.pool().exclusive_count(server.name()) : server.router().session_count();
     if (limit > 0 && attached >= limit) {
         c.reply_error(control::code::limit, "server '" + server.name() + "' already has " +
                                                 std::to_string(limit) +
@@ -349,14 +344,15 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
                           "max_children in the registry");
         return;
     }
-    const SessionId id = daemon_.next_session_id();
+    const SessionId id = daemon_.sessions().next_id();
     const std::string server_name = server.name();
     const PeerCredentials peer = c.peer();
     c.reply_ok(control::to_json(control::AttachResult{server_name, id, parsed->pass_fds}));
     if (!parsed->pass_fds) {
         bufferevent* bev = c.hand_over();
         if (bev == nullptr) return;  // cut off: it never read its replies
-        daemon_.open_session(session_target(server, id), id, peer, bev, bev, nullptr);
+        daemon_.sessions().open(daemon_.pool().instance_for_session(server, id), id, peer, bev,
+                                 bev, nullptr);
         return;
     }
     ControlConnection* link = &c;
@@ -364,14 +360,14 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
         [this, server_name, id, peer, link](std::vector<UniqueFd> fds) {
             attach_fds(*link, server_name, id, peer, std::move(fds));
         },
-        [this, id] { daemon_.end_session(id, "mcpctl connect went away", true); });
+        [this, id] { daemon_.sessions().end(id, "mcpctl connect went away", true); });
 }
 
 void ControlCommands::attach_fds(ControlConnection& link, const std::string& server_name,
                                  std::uint64_t session, const PeerCredentials& peer,
                                  std::vector<UniqueFd> fds) {
     MCPD_CHECK(fds.size() == control::kPassedFds, "receive_fds returned another count");
-    ManagedServer* shared = daemon_.find(server_name);
+    ManagedServer* shared = daemon_.pool().find(server_name);
     if (shared == nullptr) {
         link.send(control::ended_message({"the server was removed", false}));
         link.close_after_flush();
@@ -394,7 +390,8 @@ void ControlCommands::attach_fds(ControlConnection& link, const std::string& ser
     bufferevent* output = bufferevent_socket_new(base, fds[1].release(), BEV_OPT_CLOSE_ON_FREE);
     MCPD_CHECK(input != nullptr && output != nullptr,
                "libevent could not allocate a session's buffers");
-    daemon_.open_session(session_target(*shared, session), session, peer, input, output, &link);
+    daemon_.sessions().open(daemon_.pool().instance_for_session(*shared, session), session, peer,
+                             input, output, &link);
 }
 
 void ControlCommands::sessions(ControlConnection& c, const json& request) {
@@ -408,7 +405,7 @@ void ControlCommands::sessions(ControlConnection& c, const json& request) {
         }
         filter = found->front()->name();
     }
-    c.reply_ok(control::sessions_result(daemon_.sessions_json(filter, c)));
+    c.reply_ok(control::sessions_result(daemon_.sessions().to_json(filter, c.peer())));
 }
 
 }  // namespace mcpd

@@ -48,7 +48,7 @@ private:
     // For anyone else: only the servers it may use.
     std::string hidden_servers_message(const ControlConnection& c,
                                        const std::vector<std::string>& names);
-    // Root or mcpd's own user.
+    // The daemon's Authority, asked about the peer of `c`.
     bool trusted(const ControlConnection& c) const;
     bool allowed(const ControlConnection& c, const ManagedServer& server) const;
     // Whether the peer is trusted; if not, a denied error has been sent.
@@ -57,8 +57,6 @@ private:
     // The "daemon" object of a status reply: all of it for a trusted peer; for anyone else
     // counts of the servers it may use and no paths.
     nlohmann::json daemon_json(const ControlConnection& c);
-    // The process a new session on `server` goes to: its own for sharing = "exclusive".
-    ManagedServer& session_target(ManagedServer& server, std::uint64_t session);
 
     Daemon& daemon_;
 };

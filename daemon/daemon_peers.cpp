@@ -6,7 +6,6 @@
 #include "common/control_protocol.h"
 #include "common/log.h"
 #include "daemon/daemon.h"
-#include "daemon/peer_auth.h"
 
 namespace mcpd {
 
@@ -33,7 +32,7 @@ void Daemon::accept_connection(UniqueFd fd) {
     // descriptor is given back as soon as the answer is written.
     std::optional<ConnectionLimits::Slot> slot;
     std::string refusal;
-    if (!peer_may_connect(*peer, registry_, owner_)) {
+    if (!authority_.may_connect(*peer, registry_)) {
         log::warning("refused a control connection from " + describe(*peer) +
                      ": not root, not mcpd's user, and not in any allow_users/allow_groups");
         connection->refuse(control::code::denied,
@@ -49,23 +48,14 @@ void Daemon::accept_connection(UniqueFd fd) {
 }
 
 void Daemon::revoke_access() {
-    for (auto& [id, entry] : sessions_) {
-        Session& session = *entry.session;
-        if (session.closed() || is_privileged_peer(session.peer(), owner_)) continue;
-        const ManagedServer* server = find(session.server());
-        if (server == nullptr || peer_allowed_for(session.peer(), server->config())) continue;
-        session.close("a reload removed uid " + std::to_string(session.peer().uid) +
-                          " from the allow_users/allow_groups of '" + session.server() + "'",
-                      false);
-    }
+    sessions_.revoke_access();
     // A user left with no server at all loses its control connections too (a `logs -f`);
     // the link of an `mcpctl connect` goes with its session, which says why.
-    std::set<const ControlConnection*> links;
-    for (const auto& [id, entry] : sessions_) links.insert(entry.link);
+    const std::set<const ControlConnection*> links = sessions_.links();
     for (auto& [key, entry] : connections_) {
         ControlConnection& connection = *entry.connection;
         if (connection.closed() || links.contains(&connection) ||
-            peer_may_connect(connection.peer(), registry_, owner_))
+            authority_.may_connect(connection.peer(), registry_))
             continue;
         log::info("closing the control connection of " + describe(connection.peer()) +
                   ": a reload removed its uid from every allow_users/allow_groups");

@@ -33,6 +33,7 @@ std::int64_t ms_between(TimePoint from, TimePoint to) {
 
 ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& config)
     : host_(host),
+      sessions_(host.session_sink()),
       config_(config),
       supervisor_(config, *this),
       logs_(kLogRingLines, kLogRingBytes),
@@ -195,7 +196,7 @@ void ManagedServer::abandon_pipes() {
     }
 }
 
-void ManagedServer::pause_sessions(bool paused) { host_.pause_sessions(*this, paused); }
+void ManagedServer::pause_sessions(bool paused) { sessions_.pause(*this, paused); }
 
 void ManagedServer::fail_waiting(const std::string& why) { router_.fail_waiting(why); }
 
@@ -247,12 +248,6 @@ void ManagedServer::on_child_finished(ChildProcess* child) {
     });
 }
 
-void ServerHost::session_send_spliced(SessionId session, std::span<const std::string_view> pieces) {
-    std::string line;
-    for (std::string_view piece : pieces) line.append(piece);
-    session_send(session, line);
-}
-
 bool ManagedServer::child_send(std::string_view line) {
     return child_send_spliced(std::span<const std::string_view>(&line, 1));
 }
@@ -267,18 +262,16 @@ bool ManagedServer::child_send_spliced(std::span<const std::string_view> pieces)
 std::uint64_t ManagedServer::child_next_id() { return ids_ ? ids_->next() : 0; }
 
 void ManagedServer::session_send(SessionId session, std::string_view line) {
-    host_.session_send(session, line);
+    sessions_.send(session, line);
 }
 
 void ManagedServer::session_send_spliced(SessionId session, std::span<const std::string_view> pieces) {
-    host_.session_send_spliced(session, pieces);
+    sessions_.send_spliced(session, pieces);
 }
 
 void ManagedServer::session_close(SessionId session, const std::string& reason) {
-    host_.session_close(session, reason);
+    sessions_.close(session, reason);
 }
-
-bool ServerHost::pass_to_legacy(ManagedServer&, SessionId, std::string_view) { return false; }
 
 bool ManagedServer::pass_to_legacy(SessionId session, std::string_view line) {
     return host_.pass_to_legacy(*this, session, line);

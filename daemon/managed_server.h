@@ -11,7 +11,9 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/child_output.h"
@@ -28,6 +30,18 @@ namespace mcpd {
 class Reaper;
 class ManagedServer;
 
+// Where a server's router writes to its sessions (the daemon's SessionTable).
+class SessionSink {
+public:
+    virtual ~SessionSink() = default;
+    virtual void send(SessionId session, std::string_view line) = 0;
+    // The same in pieces (see RouterEnvironment::session_send_spliced), written in order.
+    virtual void send_spliced(SessionId session, std::span<const std::string_view> pieces) = 0;
+    virtual void close(SessionId session, const std::string& reason) = 0;
+    // Stop or resume reading every session of `server` (its stdin is backed up / drained).
+    virtual void pause(ManagedServer& server, bool paused) = 0;
+};
+
 // What a ManagedServer needs from the daemon around it.
 class ServerHost {
 public:
@@ -37,19 +51,14 @@ public:
     virtual std::size_t max_message_bytes() const = 0;
     // Where relative commands are looked up when the server has no cwd.
     virtual const std::string& registry_dir() const = 0;
+    virtual SessionSink& session_sink() = 0;
     virtual void server_state_changed(ManagedServer& server, ServerState from, ServerState to) = 0;
     // The server has no process left, not even one whose pipes are still draining.
     virtual void server_drained(ManagedServer& server) = 0;
-    // Sessions attached to a server (see Router).
-    virtual void session_send(SessionId session, std::string_view line) = 0;
-    // The same in pieces (see RouterEnvironment::session_send_spliced); joined by default.
-    virtual void session_send_spliced(SessionId session, std::span<const std::string_view> pieces);
-    virtual void session_close(SessionId session, const std::string& reason) = 0;
-    // Stop or resume reading every session of `server` (its stdin is backed up / drained).
-    virtual void pause_sessions(ManagedServer& server, bool paused) = 0;
     // A legacy client of `server`, whose process speaks the stateless era (see
     // RouterEnvironment::pass_to_legacy): take `line` to a legacy process. False: none.
-    virtual bool pass_to_legacy(ManagedServer& server, SessionId session, std::string_view line);
+    virtual bool pass_to_legacy(ManagedServer& server, SessionId session,
+                                std::string_view line) = 0;
 };
 
 class ManagedServer final : public SupervisorEnvironment, public RouterEnvironment {
@@ -119,6 +128,7 @@ private:
     void on_child_finished(ChildProcess* child);
 
     ServerHost& host_;
+    SessionSink& sessions_;  // the router's sessions, written to directly
     config::ServerConfig config_;
     Supervisor supervisor_;
     LogRing logs_;

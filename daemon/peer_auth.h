@@ -1,5 +1,5 @@
 // Who may talk to the daemon: SO_PEERCRED of each connection against the daemon's owner,
-// root, and the servers' allow_users / allow_groups.
+// root, and the servers' allow_users / allow_groups. Authority is the one place mcpd asks.
 #pragma once
 
 #include <sys/types.h>
@@ -33,5 +33,26 @@ bool peer_allowed_for(const PeerCredentials& peer, const config::ServerConfig& s
 
 // A peer may connect when it is privileged or allowed for at least one server.
 bool peer_may_connect(const PeerCredentials& peer, const config::Registry& registry, uid_t owner);
+
+// Every authorization decision of the daemon, against one owner uid read once at start-up.
+class Authority {
+public:
+    explicit Authority(uid_t owner) : owner_(owner) {}
+
+    uid_t owner() const { return owner_; }
+    // Root or mcpd's own user: may do anything, see everything.
+    bool trusted(const PeerCredentials& peer) const { return is_privileged_peer(peer, owner_); }
+    // May attach to, look at and act on `server`.
+    bool may_use(const PeerCredentials& peer, const config::ServerConfig& server) const {
+        return trusted(peer) || peer_allowed_for(peer, server);
+    }
+    // May hold a control connection at all.
+    bool may_connect(const PeerCredentials& peer, const config::Registry& registry) const {
+        return peer_may_connect(peer, registry, owner_);
+    }
+
+private:
+    uid_t owner_;
+};
 
 }  // namespace mcpd

@@ -1,0 +1,213 @@
+#include "daemon/server_pool.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace mcpd {
+
+namespace {
+
+// The key of a legacy process: shared by the server's legacy clients, or private to one
+// session of a sharing = "exclusive" server.
+std::string legacy_key(const ManagedServer& server, SessionId session) {
+    if (server.config().sharing != config::Sharing::exclusive) return server.name();
+    std::string key = server.name();
+    key += '#';
+    key += std::to_string(session);
+    return key;
+}
+
+}  // namespace
+
+ServerPool::ServerPool(ServerHost& host, std::function<void()> retired_freed)
+    : host_(host), retired_freed_(std::move(retired_freed)) {}
+
+ServerPool::~ServerPool() {
+    clear();
+}
+
+ManagedServer& ServerPool::add(const config::ServerConfig& config) {
+    std::unique_ptr<ManagedServer>& slot = shared_[config.name];
+    slot = std::make_unique<ManagedServer>(host_, config);
+    if (std::find(order_.begin(), order_.end(), config.name) == order_.end())
+        order_.push_back(config.name);
+    return *slot;
+}
+
+ManagedServer* ServerPool::find(const std::string& name) {
+    const auto it = shared_.find(name);
+    return it == shared_.end() ? nullptr : it->second.get();
+}
+
+const ManagedServer* ServerPool::find(const std::string& name) const {
+    const auto it = shared_.find(name);
+    return it == shared_.end() ? nullptr : it->second.get();
+}
+
+ManagedServer* ServerPool::find_any(const std::string& name) {
+    if (ManagedServer* server = find(name)) return server;
+    for (auto& server : retired_) {
+        if (server->name() == name) return server.get();
+    }
+    return nullptr;
+}
+
+std::vector<ManagedServer*> ServerPool::servers() {
+    std::vector<ManagedServer*> out;
+    out.reserve(order_.size());
+    for (const std::string& name : order_) out.push_back(shared_.at(name).get());
+    return out;
+}
+
+std::vector<const ManagedServer*> ServerPool::servers() const {
+    std::vector<const ManagedServer*> out;
+    out.reserve(order_.size());
+    for (const std::string& name : order_) out.push_back(shared_.at(name).get());
+    return out;
+}
+
+void ServerPool::apply_config(const config::ServerConfig& config) {
+    if (ManagedServer* server = find(config.name)) server->apply_config(config);
+    for (ManagedServer* legacy : legacy_processes_of(config.name))
+        legacy->apply_config(legacy_config(config));
+}
+
+void ServerPool::remove(const std::string& name) {
+    auto node = shared_.extract(name);
+    std::erase(order_, name);
+    if (!node.empty()) retire(std::move(node.mapped()), StopReason::stopped);
+}
+
+ManagedServer& ServerPool::instance_for_session(ManagedServer& server, SessionId id) {
+    if (server.config().sharing != config::Sharing::exclusive) return server;
+    auto instance = std::make_unique<ManagedServer>(host_, server.config());
+    ManagedServer& ref = *instance;
+    exclusive_[id] = std::move(instance);
+    log::info(server.name(), "starting a private process for session " + std::to_string(id) +
+                                 " (sharing = \"exclusive\")");
+    ref.supervisor().request_start();
+    return ref;
+}
+
+ManagedServer* ServerPool::exclusive_of(SessionId id) {
+    const auto it = exclusive_.find(id);
+    return it == exclusive_.end() ? nullptr : it->second.get();
+}
+
+std::size_t ServerPool::exclusive_count(const std::string& name) const {
+    std::size_t n = 0;
+    for (const auto& [id, server] : exclusive_) n += server->name() == name ? 1 : 0;
+    return n;
+}
+
+bool ServerPool::end_exclusive(SessionId id) {
+    auto instance = exclusive_.extract(id);
+    if (instance.empty()) return false;
+    instance.mapped()->router().detach(id);
+    retire(std::move(instance.mapped()), StopReason::stopped);
+    return true;
+}
+
+ManagedServer* ServerPool::server_of(SessionId id, const std::string& name) {
+    if (ManagedServer* legacy = legacy_route(id)) return legacy;
+    if (ManagedServer* own = exclusive_of(id)) return own;
+    return find_any(name);
+}
+
+config::ServerConfig ServerPool::legacy_config(const config::ServerConfig& server) {
+    config::ServerConfig legacy = server;
+    legacy.era = config::Era::legacy;
+    legacy.autostart = false;  // started when a legacy client asks
+    return legacy;
+}
+
+ManagedServer& ServerPool::legacy_process_for(ManagedServer& server, SessionId session) {
+    std::unique_ptr<ManagedServer>& slot = legacy_[legacy_key(server, session)];
+    if (!slot) {
+        slot = std::make_unique<ManagedServer>(host_, legacy_config(server.config()));
+        log::info(server.name(),
+                  "the server runs the stateless era: starting a second process, "
+                  "initialized for its legacy clients");
+    }
+    return *slot;  // started by the router when the initialize waits for it
+}
+
+const ManagedServer* ServerPool::legacy_process(const std::string& name) const {
+    const auto it = legacy_.find(name);
+    return it == legacy_.end() ? nullptr : it->second.get();
+}
+
+ManagedServer* ServerPool::legacy_route(SessionId session) {
+    const auto it = legacy_routes_.find(session);
+    return it == legacy_routes_.end() ? nullptr : it->second;
+}
+
+void ServerPool::add_legacy_route(SessionId session, ManagedServer& process) {
+    legacy_routes_[session] = &process;
+}
+
+void ServerPool::legacy_session_left(SessionId session) {
+    auto route = legacy_routes_.extract(session);
+    if (route.empty()) return;
+    ManagedServer* process = route.mapped();
+    process->router().detach(session);
+    process->sessions_changed();
+    if (process->router().session_count() > 0) return;
+    for (auto it = legacy_.begin(); it != legacy_.end(); ++it) {
+        if (it->second.get() != process) continue;
+        std::unique_ptr<ManagedServer> owned = std::move(it->second);
+        legacy_.erase(it);
+        log::info(owned->name(), "the last legacy client left: stopping the legacy process");
+        retire(std::move(owned), StopReason::idle);
+        return;
+    }
+}
+
+std::vector<ManagedServer*> ServerPool::legacy_processes_of(const std::string& name) {
+    std::vector<ManagedServer*> out;
+    for (auto& [key, process] : legacy_) {
+        if (process->name() == name) out.push_back(process.get());
+    }
+    return out;
+}
+
+void ServerPool::retire(std::unique_ptr<ManagedServer> server, StopReason reason) {
+    ManagedServer* raw = server.get();
+    retired_.push_back(std::move(server));
+    raw->supervisor().request_stop(reason);
+    if (raw->drained()) host_.server_drained(*raw);
+}
+
+void ServerPool::drained(ManagedServer& server) {
+    const auto it = std::find_if(retired_.begin(), retired_.end(),
+                                 [&server](const auto& s) { return s.get() == &server; });
+    if (it == retired_.end() || server.supervisor().state() == ServerState::stopping) return;
+    // Not from inside the server's own callbacks: on the next turn.
+    ManagedServer* key = &server;
+    host_.loop().defer([this, key] {
+        const auto found = std::find_if(retired_.begin(), retired_.end(),
+                                        [key](const auto& s) { return s.get() == key; });
+        if (found != retired_.end() && (*found)->drained()) retired_.erase(found);
+        retired_freed_();
+    });
+}
+
+void ServerPool::for_each_instance(const std::function<void(ManagedServer&)>& visit) {
+    for (auto& [name, server] : shared_) visit(*server);
+    for (auto& server : retired_) visit(*server);
+    for (auto& [id, server] : exclusive_) visit(*server);
+    for (auto& [key, server] : legacy_) visit(*server);
+}
+
+void ServerPool::clear() {
+    // The routes point into legacy_: they go first.
+    legacy_routes_.clear();
+    legacy_.clear();
+    exclusive_.clear();
+    shared_.clear();
+    retired_.clear();
+    order_.clear();
+}
+
+}  // namespace mcpd

@@ -1,0 +1,97 @@
+// Every running instance of every server, and which one a session talks to.
+//
+// A registry entry can have several ManagedServers at once, each kept under an explicit key:
+//   shared     by server name, in registry order: the instance every session of a
+//              sharing = "shared" or "serialized" server uses;
+//   exclusive  by session id: the private process of one session of a sharing = "exclusive"
+//              server, started for it and stopped when it ends;
+//   legacy     by legacy_key (the server's name, or "name#session" for an exclusive one): the
+//              second process of a dual-era server run modern, serving its legacy clients,
+//              with the sessions it holds in legacy routes;
+//   retired    no key: removed by a reload or no longer needed, still going through the stop
+//              ladder, freed once drained.
+// for_each_instance visits them all, for what shutdown does to every process.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/registry.h"
+#include "daemon/managed_server.h"
+
+namespace mcpd {
+
+class ServerPool {
+public:
+    // `retired_freed` runs after a drained retired instance was freed.
+    ServerPool(ServerHost& host, std::function<void()> retired_freed);
+    ~ServerPool();
+    ServerPool(const ServerPool&) = delete;
+    ServerPool& operator=(const ServerPool&) = delete;
+
+    // Shared instances.
+    ManagedServer& add(const config::ServerConfig& config);
+    ManagedServer* find(const std::string& name);
+    const ManagedServer* find(const std::string& name) const;
+    // Retired instances included.
+    ManagedServer* find_any(const std::string& name);
+    // In registry order.
+    std::vector<ManagedServer*> servers();
+    std::vector<const ManagedServer*> servers() const;
+    std::size_t size() const { return shared_.size(); }
+    void set_order(std::vector<std::string> order) { order_ = std::move(order); }
+    // A changed registry entry, applied to the server and to its legacy processes.
+    void apply_config(const config::ServerConfig& config);
+    // Take a shared instance out of the registry: it stops through the ladder.
+    void remove(const std::string& name);
+
+    // The process a new session `id` on `server` goes to: a private one, started now, for
+    // sharing = "exclusive"; the shared one otherwise.
+    ManagedServer& instance_for_session(ManagedServer& server, SessionId id);
+    ManagedServer* exclusive_of(SessionId id);
+    // How many private processes of `name` serve sessions now.
+    std::size_t exclusive_count(const std::string& name) const;
+    // Session `id` has ended: its private process, if it had one, detaches it and stops.
+    bool end_exclusive(SessionId id);
+
+    // The ManagedServer a session talks to: its legacy process, its private one, or the shared.
+    ManagedServer* server_of(SessionId id, const std::string& name);
+
+    // Legacy processes of dual-era servers (see daemon_legacy.cpp).
+    static config::ServerConfig legacy_config(const config::ServerConfig& server);
+    // The legacy process for `session` of `server`, made (not started) when there is none.
+    ManagedServer& legacy_process_for(ManagedServer& server, SessionId session);
+    // The one serving `name`'s legacy clients, if one is up or starting.
+    const ManagedServer* legacy_process(const std::string& name) const;
+    ManagedServer* legacy_route(SessionId session);
+    void add_legacy_route(SessionId session, ManagedServer& process);
+    // A session of a legacy process has left: the process stops when it was the last.
+    void legacy_session_left(SessionId session);
+    std::vector<ManagedServer*> legacy_processes_of(const std::string& name);
+
+    // Stop `server` through the ladder and keep it until it has drained.
+    void retire(std::unique_ptr<ManagedServer> server, StopReason reason);
+    // Bookkeeping for ServerHost::server_drained: a drained retired instance is freed on the
+    // next turn.
+    void drained(ManagedServer& server);
+
+    // Every instance: shared, retired, exclusive, legacy.
+    void for_each_instance(const std::function<void(ManagedServer&)>& visit);
+    // Free every instance (the daemon is going away).
+    void clear();
+
+private:
+    ServerHost& host_;
+    std::function<void()> retired_freed_;
+    std::map<std::string, std::unique_ptr<ManagedServer>> shared_;
+    std::vector<std::string> order_;  // registry order of shared_
+    std::vector<std::unique_ptr<ManagedServer>> retired_;
+    std::map<SessionId, std::unique_ptr<ManagedServer>> exclusive_;
+    std::map<std::string, std::unique_ptr<ManagedServer>> legacy_;  // by legacy_key
+    std::map<SessionId, ManagedServer*> legacy_routes_;
+};
+
+}  // namespace mcpd

@@ -1,0 +1,208 @@
+#include "daemon/session_table.h"
+
+#include "common/control_protocol.h"
+#include "common/log.h"
+#include "daemon/server_pool.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+SessionTable::SessionTable(EventLoop& loop, const config::DaemonConfig& settings, ServerPool& pool,
+                           const Authority& authority, ConnectionLimits& limits,
+                           OutputBudget& budget)
+    : loop_(loop),
+      settings_(settings),
+      pool_(pool),
+      authority_(authority),
+      limits_(limits),
+      budget_(budget),
+      batches_(settings.max_message_bytes) {}
+
+SessionTable::~SessionTable() = default;
+
+void SessionTable::open(ManagedServer& server, SessionId id, const PeerCredentials& peer,
+                        bufferevent* input, bufferevent* output, ControlConnection* link) {
+    const std::string name = server.name();
+    auto session =
+        std::make_unique<Session>(id, name, peer, input, output, settings_.max_message_bytes,
+                                  settings_.max_session_queue_bytes, budget_, callbacks(name));
+    Session* raw = session.get();
+    // A session on the socket takes its connection's place (freed on the next turn); one
+    // with passed descriptors lives on its link, which keeps its own.
+    ConnectionLimits::Slot slot = link == nullptr ? limits_.take(peer) : ConnectionLimits::Slot();
+    sessions_[id] = Entry{std::move(session), link, std::move(slot)};
+    if (link != nullptr) {
+        link->on_close([this, id] {
+            const auto it = sessions_.find(id);
+            if (it != sessions_.end()) it->second.link = nullptr;
+        });
+    }
+    log::info(name, "session " + std::to_string(id) + " attached (pid " + std::to_string(peer.pid) +
+                        ", uid " + std::to_string(peer.uid) +
+                        (link != nullptr ? ", passed descriptors)" : ", on the socket)"));
+    server.router().attach(id);
+    server.sessions_changed();
+    raw->start();
+}
+
+Session::Callbacks SessionTable::callbacks(const std::string& name) {
+    Session::Callbacks callbacks;
+    callbacks.on_line = [this, name](Session& session, wire::PaddedText line) {
+        on_line(session, name, line);
+    };
+    callbacks.on_closed = [this](Session& session, const std::string& reason, bool by_client) {
+        on_closed(session, reason, by_client);
+    };
+    callbacks.on_input_ended = [this](Session& session) {
+        loop_.defer([this, ended = session.id()] { finish_if_answered(ended); });
+    };
+    callbacks.on_reply_lost = [this, name](Session& session, std::string_view raw_id,
+                                           std::string_view why) {
+        if (ManagedServer* target = pool_.server_of(session.id(), name)) {
+            target->router().on_session_reply_lost(session.id(), raw_id, why);
+        }
+    };
+    return callbacks;
+}
+
+void SessionTable::on_line(Session& session, const std::string& name, wire::PaddedText line) {
+    ManagedServer* target = pool_.server_of(session.id(), name);
+    if (target == nullptr) return;
+    Router& router = target->router();
+    const SessionId sid = session.id();
+    // A 2025-03-26 batch: each of its messages is routed as a line of its own.
+    const bool batches = looks_like_batch(line.text) && router.protocol_of(sid) == kBatchProtocol;
+    batches_.on_line(
+        sid, line, batches,
+        [&router, sid](wire::PaddedText one) { router.on_session_line(sid, one); },
+        [&session](std::string_view reply) { session.send(reply); });
+}
+
+void SessionTable::end(SessionId id, const std::string& reason, bool by_client) {
+    const auto it = sessions_.find(id);
+    if (it != sessions_.end()) it->second.session->close(reason, by_client);
+}
+
+void SessionTable::on_closed(Session& session, const std::string& reason, bool by_client) {
+    const SessionId id = session.id();
+    log::info(session.server(), "session " + std::to_string(id) + " ended: " + reason);
+    // Detach on the next turn: this may run from inside the router's own loops.
+    loop_.defer([this, id, reason, by_client] { remove(id, reason, by_client); });
+}
+
+void SessionTable::remove(SessionId id, const std::string& reason, bool by_client) {
+    const auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    const std::string server_name = it->second.session->server();
+    if (ControlConnection* link = it->second.link) {
+        link->send(control::ended_message({reason, by_client}));
+        link->close_after_flush();
+    }
+    sessions_.erase(it);
+    pool_.legacy_session_left(id);
+    batches_.forget(id);
+    // A private process goes with its session, through the stop ladder.
+    if (pool_.end_exclusive(id)) return;
+    if (ManagedServer* server = pool_.find_any(server_name)) {
+        server->router().detach(id);
+        server->sessions_changed();
+    }
+}
+
+void SessionTable::close_sessions_of(const std::string& server, const std::string& reason) {
+    for (auto& [id, entry] : sessions_) {
+        if (entry.session->server() == server) entry.session->close(reason, false);
+    }
+}
+
+void SessionTable::revoke_access() {
+    for (auto& [id, entry] : sessions_) {
+        Session& session = *entry.session;
+        if (session.closed() || authority_.trusted(session.peer())) continue;
+        const ManagedServer* server = pool_.find(session.server());
+        if (server == nullptr || authority_.may_use(session.peer(), server->config())) continue;
+        std::string why = "a reload removed uid ";
+        why += std::to_string(session.peer().uid);
+        why += " from the allow_users/allow_groups of '" + session.server() + "'";
+        session.close(why, false);
+    }
+}
+
+std::set<const ControlConnection*> SessionTable::links() const {
+    std::set<const ControlConnection*> links;
+    for (const auto& [id, entry] : sessions_) links.insert(entry.link);
+    return links;
+}
+
+void SessionTable::send(SessionId session, std::string_view line) {
+    send_spliced(session, std::span<const std::string_view>(&line, 1));
+}
+
+void SessionTable::send_spliced(SessionId session, std::span<const std::string_view> pieces) {
+    const auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    Session& target = *it->second.session;
+    // An answer to a request of a batch waits for the others, and leaves in the batch's reply.
+    if (!batches_.hold(session, pieces, [&target](std::string_view reply) { target.send(reply); }))
+        target.send(pieces);
+    // The router forgets the request after sending its answer: check on the next turn.
+    if (target.input_ended()) loop_.defer([this, session] { finish_if_answered(session); });
+}
+
+void SessionTable::close(SessionId session, const std::string& reason) {
+    end(session, reason, false);
+}
+
+void SessionTable::finish_if_answered(SessionId id) {
+    const auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    Session& session = *it->second.session;
+    if (!session.input_ended() || session.closed()) return;
+    const ManagedServer* server = pool_.server_of(id, session.server());
+    if (server != nullptr && server->router().has_session(id) &&
+        server->router().unanswered(id) > 0)
+        return;
+    session.finish("the client closed its input");
+}
+
+void SessionTable::pause(ManagedServer& server, bool paused) {
+    for (auto& [id, entry] : sessions_) {
+        if (pool_.server_of(id, entry.session->server()) != &server) continue;
+        if (paused) {
+            entry.session->pause_input();
+        } else {
+            entry.session->resume_input();
+        }
+    }
+}
+
+json SessionTable::to_json(const std::string& server_filter, const PeerCredentials& asking) {
+    json list = json::array();
+    const auto now = Clock::now();
+    for (auto& [id, entry] : sessions_) {
+        const Session& session = *entry.session;
+        if (!server_filter.empty() && session.server() != server_filter) continue;
+        ManagedServer* server = pool_.server_of(id, session.server());
+        if (server == nullptr || !authority_.may_use(asking, server->config())) continue;
+        json entry_json = {{"id", id},
+                           {"server", session.server()},
+                           {"pid", session.peer().pid},
+                           {"uid", session.peer().uid},
+                           {"transport", session.passed_fds() ? "fds" : "socket"}};
+        for (const SessionSummary& summary : server->router().summaries()) {
+            if (summary.id != id) continue;
+            entry_json["client"] = {{"name", summary.client_name},
+                                    {"version", summary.client_version}};
+            entry_json["protocol"] = summary.protocol;
+            entry_json["in_flight"] = summary.in_flight;
+            entry_json["age_ms"] =
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - summary.attached_at)
+                    .count();
+        }
+        list.push_back(std::move(entry_json));
+    }
+    return list;
+}
+
+}  // namespace mcpd

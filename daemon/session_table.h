@@ -1,0 +1,88 @@
+// Every client session of the daemon: its transport (Session), the control connection of an
+// `mcpctl connect` that passed its descriptors (told when it ends), its connection slot, and
+// its 2025-03-26 batches. It is the SessionSink every server's router writes to.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "config/registry.h"
+#include "daemon/connection_limits.h"
+#include "daemon/control_connection.h"
+#include "daemon/event_loop.h"
+#include "daemon/managed_server.h"
+#include "daemon/output_budget.h"
+#include "daemon/peer_auth.h"
+#include "daemon/session.h"
+#include "daemon/session_batch.h"
+
+namespace mcpd {
+
+class ServerPool;
+
+class SessionTable final : public SessionSink {
+public:
+    // `settings` is read when a session opens, so a reload's values apply to later sessions.
+    SessionTable(EventLoop& loop, const config::DaemonConfig& settings, ServerPool& pool,
+                 const Authority& authority, ConnectionLimits& limits, OutputBudget& budget);
+    ~SessionTable() override;
+
+    SessionId next_id() { return next_id_++; }
+    bool contains(SessionId id) const { return sessions_.contains(id); }
+    // `input`/`output` become the session's (the same bufferevent for a socket session);
+    // `link` is the control connection of an fd-passing `mcpctl connect`, told when the
+    // session ends. `server` is the instance it talks to.
+    void open(ManagedServer& server, SessionId id, const PeerCredentials& peer, bufferevent* input,
+              bufferevent* output, ControlConnection* link);
+    // End a session (its client went away, or mcpd cuts it off).
+    void end(SessionId id, const std::string& reason, bool by_client);
+    // End every session of the server named `server`.
+    void close_sessions_of(const std::string& server, const std::string& reason);
+    // After a reload: end the sessions of users no longer allowed to use their server.
+    void revoke_access();
+    // The control connections that are some session's link.
+    std::set<const ControlConnection*> links() const;
+    // The sessions `asking` may see, of one server or (empty filter) all.
+    nlohmann::json to_json(const std::string& server_filter, const PeerCredentials& asking);
+    void clear() { sessions_.clear(); }
+
+    // SessionSink
+    void send(SessionId session, std::string_view line) override;
+    void send_spliced(SessionId session, std::span<const std::string_view> pieces) override;
+    void close(SessionId session, const std::string& reason) override;
+    void pause(ManagedServer& server, bool paused) override;
+
+private:
+    struct Entry {
+        std::unique_ptr<Session> session;
+        ControlConnection* link = nullptr;
+        ConnectionLimits::Slot slot;  // a socket session's; a linked one counts on its link's
+    };
+
+    Session::Callbacks callbacks(const std::string& server_name);
+    void on_line(Session& session, const std::string& server_name, wire::PaddedText line);
+    void on_closed(Session& session, const std::string& reason, bool by_client);
+    // On the next turn after on_closed: the session leaves its server and the table.
+    void remove(SessionId id, const std::string& reason, bool by_client);
+    // A session whose client closed its input ends once its requests are answered.
+    void finish_if_answered(SessionId id);
+
+    EventLoop& loop_;
+    const config::DaemonConfig& settings_;
+    ServerPool& pool_;
+    const Authority& authority_;
+    ConnectionLimits& limits_;
+    OutputBudget& budget_;
+    std::map<SessionId, Entry> sessions_;
+    // 2025-03-26 batches: split on the way in, their answers gathered on the way out.
+    SessionBatches batches_;
+    SessionId next_id_ = 1;
+};
+
+}  // namespace mcpd
