@@ -103,7 +103,7 @@ void write_line(Level lvl, std::string_view server, std::string_view message) {
 
 // Write the counts due at `now`. Asked before every line: nothing to do costs a comparison
 // (log_limits keeps when the first count falls due).
-void say_due(SteadyTime now) {
+void say_due(TimePoint now) {
     for (const SourceRates::HeldBack& held : rates().take_due(now)) {
         std::string message = std::to_string(held.lines);
         message += " log lines were not written (more than ";
@@ -125,24 +125,12 @@ void say_due(SteadyTime now) {
 }  // namespace
 
 bool parse_level(std::string_view text, Level& out) {
-    for (Level l : {Level::debug, Level::info, Level::warning, Level::error}) {
-        if (text == level_name(l)) {
-            out = l;
-            return true;
-        }
-    }
-    return false;
+    const std::optional<Level> level = value_of<Level>(kLevelNames, text);
+    if (level) out = *level;
+    return level.has_value();
 }
 
-std::string_view level_name(Level level) {
-    switch (level) {
-        case Level::debug: return "debug";
-        case Level::info: return "info";
-        case Level::warning: return "warning";
-        case Level::error: return "error";
-    }
-    return "info";
-}
+std::string_view level_name(Level level) { return name_of<Level>(kLevelNames, level); }
 
 void set_level(Level level) { g_level = level; }
 Level level() { return g_level; }
@@ -151,7 +139,7 @@ void set_sink(Sink sink) { g_sink = sink; }
 
 void write(Level lvl, std::string_view server, std::string_view message) {
     if (lvl < g_level) return;
-    const SteadyTime now = SteadyClock::now();
+    const TimePoint now = Clock::now();
     say_due(now);
     if (!rates().admit(server, now)) {
         want_flush();
@@ -169,7 +157,7 @@ void write(Level lvl, std::string_view server, std::string_view message) {
 
 void repeated(Level lvl, std::string_view server, std::string_view kind, std::string_view detail) {
     if (lvl < g_level) return;
-    const SteadyTime now = SteadyClock::now();
+    const TimePoint now = Clock::now();
     say_due(now);
     if (!repeats().first(server, kind, now)) {
         want_flush();
@@ -195,7 +183,7 @@ std::string excerpt(std::string_view text, std::size_t max_bytes) {
     return out;
 }
 
-std::optional<std::chrono::steady_clock::time_point> flush_due(std::chrono::steady_clock::time_point now) {
+std::optional<TimePoint> flush_due(TimePoint now) {
     say_due(now);
     const auto held = rates().next_due();
     const auto folded = repeats().next_due();

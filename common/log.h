@@ -9,9 +9,20 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
+#include "common/enum_names.h"
+
 namespace mcpd::log {
 
-enum class Level { debug = 0, info = 1, warning = 2, error = 3 };
+// The daemon log's levels; also the registry's `log_level` and `mcpd --log-level`.
+enum class Level { debug, info, warning, error };
+
+inline constexpr EnumName<Level> kLevelNames[] = {
+    {"debug", Level::debug},
+    {"info", Level::info},
+    {"warning", Level::warning},
+    {"error", Level::error},
+};
 
 // Parse "debug" | "info" | "warning" | "error".
 bool parse_level(std::string_view text, Level& out);
@@ -44,7 +55,7 @@ std::string excerpt(std::string_view text, std::size_t max_bytes = 64);
 // the next one falls due, if any. Called before each line is written, and by whoever owns a
 // timer (daemon/log_pump) so a count is said when a flood ends, not when the source next
 // logs.
-std::optional<std::chrono::steady_clock::time_point> flush_due(std::chrono::steady_clock::time_point now);
+std::optional<TimePoint> flush_due(TimePoint now);
 
 // Called whenever something starts being counted: the owner of the timer arms it.
 using FlushWanted = void (*)();

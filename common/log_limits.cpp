@@ -8,13 +8,13 @@ namespace {
 
 constexpr std::chrono::seconds kCountEvery{1};
 
-void lower_to(std::optional<SteadyTime>& earliest, SteadyTime due) {
+void lower_to(std::optional<TimePoint>& earliest, TimePoint due) {
     if (!earliest || due < *earliest) earliest = due;
 }
 
 }  // namespace
 
-bool SourceRates::admit(std::string_view source, SteadyTime now) {
+bool SourceRates::admit(std::string_view source, TimePoint now) {
     auto it = buckets_.find(source);
     if (it == buckets_.end()) {
         Bucket fresh;
@@ -33,7 +33,7 @@ bool SourceRates::admit(std::string_view source, SteadyTime now) {
     return true;
 }
 
-std::vector<SourceRates::HeldBack> SourceRates::take_due(SteadyTime now) {
+std::vector<SourceRates::HeldBack> SourceRates::take_due(TimePoint now) {
     std::vector<HeldBack> out;
     if (!earliest_ || now < *earliest_) return out;
     for (auto& [source, b] : buckets_) {
@@ -49,9 +49,9 @@ std::vector<SourceRates::HeldBack> SourceRates::take_due(SteadyTime now) {
     return out;
 }
 
-std::optional<SteadyTime> SourceRates::next_due() const { return earliest_; }
+std::optional<TimePoint> SourceRates::next_due() const { return earliest_; }
 
-bool RepeatFolder::first(std::string_view source, std::string_view kind, SteadyTime now) {
+bool RepeatFolder::first(std::string_view source, std::string_view kind, TimePoint now) {
     const auto key = std::make_pair(std::string(source), std::string(kind));
     auto it = entries_.find(key);
     if (it == entries_.end() || (it->second.count == 0 && now - it->second.opened >= window_)) {
@@ -63,7 +63,7 @@ bool RepeatFolder::first(std::string_view source, std::string_view kind, SteadyT
     return false;
 }
 
-std::vector<RepeatFolder::Folded> RepeatFolder::take_due(SteadyTime now) {
+std::vector<RepeatFolder::Folded> RepeatFolder::take_due(TimePoint now) {
     std::vector<Folded> out;
     if (!earliest_ || now < *earliest_) return out;
     for (auto it = entries_.begin(); it != entries_.end();) {
@@ -83,11 +83,11 @@ std::vector<RepeatFolder::Folded> RepeatFolder::take_due(SteadyTime now) {
     return out;
 }
 
-std::optional<SteadyTime> RepeatFolder::next_due() const {
-    std::optional<SteadyTime> next;
+std::optional<TimePoint> RepeatFolder::next_due() const {
+    std::optional<TimePoint> next;
     for (const auto& [key, e] : entries_) {
         if (e.count == 0) continue;
-        const SteadyTime due = e.opened + window_;
+        const TimePoint due = e.opened + window_;
         if (!next || due < *next) next = due;
     }
     return next;

@@ -12,10 +12,9 @@
 #include <utility>
 #include <vector>
 
-namespace mcpd::log {
+#include "common/clock.h"
 
-using SteadyClock = std::chrono::steady_clock;
-using SteadyTime = SteadyClock::time_point;
+namespace mcpd::log {
 
 // Each source (a server's name, or mcpd's own lines) may log `rate` lines a second in bursts
 // of up to `burst`. What is held back is counted; the count is due a second after the last
@@ -25,22 +24,22 @@ public:
     SourceRates(double rate, double burst) : rate_(rate), burst_(burst) {}
 
     // Whether a line of `source` may be written at `now` (false: it is counted).
-    bool admit(std::string_view source, SteadyTime now);
+    bool admit(std::string_view source, TimePoint now);
 
     struct HeldBack {
         std::string source;
         std::uint64_t lines = 0;
     };
     // The counts due at `now`, each reset once taken.
-    std::vector<HeldBack> take_due(SteadyTime now);
+    std::vector<HeldBack> take_due(TimePoint now);
     // When the next count falls due; nullopt when nothing is held back.
-    std::optional<SteadyTime> next_due() const;
+    std::optional<TimePoint> next_due() const;
 
 private:
     struct Bucket {
         double tokens = 0;
-        SteadyTime refilled{};
-        SteadyTime said{};  // when its held-back count was last said
+        TimePoint refilled{};
+        TimePoint said{};  // when its held-back count was last said
         std::uint64_t held_back = 0;
     };
     double rate_;
@@ -48,7 +47,7 @@ private:
     std::map<std::string, Bucket, std::less<>> buckets_;
     // When the first count falls due, so that asking before then costs nothing (every log
     // line asks); nullopt when nothing is held back.
-    std::optional<SteadyTime> earliest_;
+    std::optional<TimePoint> earliest_;
 };
 
 // The same event again and again (stray replies, declined requests) is written once, then
@@ -60,26 +59,26 @@ public:
 
     // Whether this occurrence of `kind` from `source` is to be written in full (false: it is
     // counted). A count still due is taken first, by take_due.
-    bool first(std::string_view source, std::string_view kind, SteadyTime now);
+    bool first(std::string_view source, std::string_view kind, TimePoint now);
 
     struct Folded {
         std::string source;
         std::string kind;
         std::uint64_t count = 0;
     };
-    std::vector<Folded> take_due(SteadyTime now);
-    std::optional<SteadyTime> next_due() const;
+    std::vector<Folded> take_due(TimePoint now);
+    std::optional<TimePoint> next_due() const;
     std::chrono::seconds window() const { return window_; }
 
 private:
     struct Entry {
-        SteadyTime opened{};  // when the one written, or the last count, was said
+        TimePoint opened{};  // when the one written, or the last count, was said
         std::uint64_t count = 0;
     };
     std::chrono::seconds window_;
     std::map<std::pair<std::string, std::string>, Entry, std::less<>> entries_;
     // As in SourceRates: when the first count falls due (or an idle entry may be forgotten).
-    std::optional<SteadyTime> earliest_;
+    std::optional<TimePoint> earliest_;
 };
 
 }  // namespace mcpd::log

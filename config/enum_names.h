@@ -24,11 +24,6 @@ inline constexpr EnumName<Era> kEraNames[] = {
     {"modern", Era::modern},
 };
 
-inline constexpr EnumName<LogLevel> kLogLevelNames[] = {
-    {"debug", LogLevel::debug},
-    {"info", LogLevel::info},
-    {"warning", LogLevel::warning},
-    {"error", LogLevel::error},
-};
+// The log level's words are the daemon log's own: log::kLevelNames (common/log.h).
 
 }  // namespace mcpd::config

@@ -107,7 +107,7 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
         } else if (name == "socket_mode") {
             read_socket_mode(*value, daemon, diag);
         } else if (name == "log_level") {
-            if (auto level = read_enum<LogLevel>(*value, name, kLogLevelNames, diag)) {
+            if (auto level = read_enum<log::Level>(*value, name, log::kLevelNames, diag)) {
                 daemon.log_level = *level;
             }
         } else if (name == "max_message_bytes") {
@@ -180,9 +180,6 @@ std::string_view to_string(Sharing sharing) {
 }
 std::string_view to_string(Era era) {
     return name_of<Era>(kEraNames, era);
-}
-std::string_view to_string(LogLevel level) {
-    return name_of<LogLevel>(kLogLevelNames, level);
 }
 
 const ServerConfig* Registry::find(std::string_view name) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "common/log.h"
 
 namespace mcpd::config {
 
@@ -64,17 +65,13 @@ struct ServerConfig {
     bool operator==(const ServerConfig&) const = default;
 };
 
-enum class LogLevel { debug, info, warning, error };
-
-std::string_view to_string(LogLevel level);  // "debug" | "info" | "warning" | "error"
-
 struct DaemonConfig {
     std::string socket;  // empty: the caller picks the default path
     // Who else may reach the socket file (peer checks still apply to each connection): its
     // group (a name or number; empty: mcpd's own) and its mode (0: 0600, or 0660 with a group).
     std::string socket_group;
     unsigned socket_mode = 0;
-    LogLevel log_level = LogLevel::info;
+    log::Level log_level = log::Level::info;  // words: log::kLevelNames
     std::size_t max_message_bytes = 16 * 1024 * 1024;
     // Output queued for a session that does not read; past it the session is cut off.
     std::size_t max_session_queue_bytes = 4 * 1024 * 1024;

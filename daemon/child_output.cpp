@@ -39,7 +39,7 @@ void ChildOutput::on_message(wire::PaddedText message, Handshake* handshake, Rou
                                                       ? " (no more such warnings)"
                                                       : ""));
         }
-        fail_lost_reply(read_message_edges(line, line),
+        fail_lost_reply(read_lost_message_id(line, line),
                         "the server's answer is not a valid JSON-RPC message (" + why +
                             "); it was dropped",
                         "answer not JSON", handshake, router);
@@ -84,13 +84,13 @@ void ChildOutput::on_oversized(std::size_t bytes, std::string_view head, std::st
                               " bytes on stdout: over max_message_bytes (" + limit + ")");
     if (handshake == nullptr) return;
     handshake->child_showed_life();
-    fail_lost_reply(read_message_edges(head, tail),
+    fail_lost_reply(read_lost_message_id(head, tail),
                     "the server's answer was " + std::to_string(bytes) +
                         " bytes, over max_message_bytes (" + limit + "); it was dropped",
                     "answer too large", handshake, router);
 }
 
-void ChildOutput::fail_lost_reply(const MessageEdges& edges, const std::string& message,
+void ChildOutput::fail_lost_reply(const LostMessageId& edges, const std::string& message,
                                   std::string_view reason, Handshake* handshake, Router& router) {
     if (!edges.response || edges.request || edges.id.empty()) return;
     if (handshake == nullptr || !handshake->ready()) return;

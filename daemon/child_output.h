@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "common/json_envelope.h"
-#include "daemon/message_edges.h"
+#include "daemon/lost_message_id.h"
 
 namespace mcpd {
 
@@ -36,7 +36,7 @@ public:
 private:
     // A line the child wrote could not be used: if its edges show an answer to a session's
     // request, fail that request with `message`.
-    void fail_lost_reply(const MessageEdges& edges, const std::string& message,
+    void fail_lost_reply(const LostMessageId& edges, const std::string& message,
                          std::string_view reason, Handshake* handshake, Router& router);
 
     std::string server_;

@@ -28,16 +28,6 @@ std::string directory_of(const std::string& path) {
     return path.substr(0, slash);
 }
 
-log::Level to_log_level(config::LogLevel level) {
-    switch (level) {
-        case config::LogLevel::debug: return log::Level::debug;
-        case config::LogLevel::info: return log::Level::info;
-        case config::LogLevel::warning: return log::Level::warning;
-        case config::LogLevel::error: return log::Level::error;
-    }
-    return log::Level::info;
-}
-
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options, config::Registry registry)
@@ -68,7 +58,7 @@ int Daemon::run() {
     // Orphaned grandchildren (npx → node) come back to us instead of init.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     ::signal(SIGPIPE, SIG_IGN);
-    log::set_level(to_log_level(registry_.daemon.log_level));
+    log::set_level(registry_.daemon.log_level);
     // From here on no log line blocks the loop, whoever reads (or does not read) stderr.
     const LogPump log_pump(loop_.base());
     limits_.set_descriptor_limit(raise_descriptor_limit());
@@ -194,7 +184,7 @@ void Daemon::apply_daemon_settings(const config::DaemonConfig& next) {
     if (next.socket != registry_.daemon.socket) {
         log::warning("[daemon].socket changed; the new path takes effect when mcpd restarts");
     }
-    log::set_level(to_log_level(next.log_level));
+    log::set_level(next.log_level);
     if (next.max_queued_output != budget_.limit()) {
         // Applied at once: the budget covers every client, not only those that come later.
         log::info("max_queued_output is now " + std::to_string(next.max_queued_output) +

@@ -4,46 +4,11 @@
 
 #include "common/json_read.h"
 #include "daemon/jsonrpc.h"
+#include "daemon/mcp_versions.h"
 
 namespace mcpd {
 
 using nlohmann::json;
-
-const std::vector<std::string>& legacy_protocol_versions() {
-    static const std::vector<std::string> versions = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                                      "2024-11-05"};
-    return versions;
-}
-
-namespace {
-
-bool speaks(const std::string& version) {
-    const auto& known = legacy_protocol_versions();
-    return std::find(known.begin(), known.end(), version) != known.end();
-}
-
-}  // namespace
-
-// Legacy revisions: mcpd routes roots, sampling and elicitation requests to the session they
-// belong to (the router declines what that session did not declare), so it declares every
-// sub-capability the revision defines for them. Revisions are dates, so they compare as text.
-// - roots.listChanged is false: the router does not pass a session's roots/list_changed on
-//   (one session's roots are not every session's), so the child must not wait for it.
-// - never `tasks` (2025-11-25): the router does not relay task-augmented answers to the child.
-// - `extensions` exists only from 2026-07-28.
-// The modern revision has no server→client requests, and mcpd's own server/discover (probe and
-// health check) takes no input: it declares nothing. Each session's requests carry its own
-// capabilities in their _meta, untouched.
-json client_capabilities(std::string_view version) {
-    if (version >= kModernProtocolVersion) return json::object();
-    json capabilities = {{"roots", {{"listChanged", false}}}, {"sampling", json::object()}};
-    if (version >= "2025-06-18") capabilities["elicitation"] = json::object();
-    if (version >= "2025-11-25") {
-        capabilities["sampling"] = {{"context", json::object()}, {"tools", json::object()}};
-        capabilities["elicitation"] = {{"form", json::object()}, {"url", json::object()}};
-    }
-    return capabilities;
-}
 
 Handshake::Handshake(ChildIds& ids, Callbacks callbacks)
     : ids_(ids), callbacks_(std::move(callbacks)) {}
@@ -267,7 +232,7 @@ void Handshake::on_initialize_reply(const json& message) {
         return;
     }
     const std::string version = (*result)["protocolVersion"].get<std::string>();
-    if (!speaks(version)) {
+    if (!speaks_legacy_version(version)) {
         callbacks_.on_failed("the server wants protocol version " + version +
                              ", which mcpd does not speak");
         return;

@@ -3,7 +3,8 @@
 //
 // mcpd initializes each child exactly once (initialize → result → notifications/initialized)
 // and keeps the InitializeResult for the sessions that attach later. Its own requests use ids
-// from the same counter the router will use for session requests, so ids never collide.
+// from the same counter the router uses for session requests (daemon/child_ids.h), so ids
+// never collide. The revisions it speaks are in daemon/mcp_versions.h.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,32 +16,14 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
-#include <vector>
 
 #include "common/duration.h"
+#include "daemon/child_ids.h"
 
 namespace mcpd {
 
-// The legacy protocol revisions mcpd speaks, newest first.
-const std::vector<std::string>& legacy_protocol_versions();
-// The modern (stateless) revision mcpd speaks.
-inline constexpr std::string_view kModernProtocolVersion = "2026-07-28";
-
-// What mcpd declares as its client capabilities to a child speaking `version`: exactly the
-// members and sub-capabilities that revision defines for what mcpd routes to sessions.
-nlohmann::json client_capabilities(std::string_view version);
-
 // How long the era probe waits in silence once the child has shown life (handshake.cpp).
 inline constexpr Duration kProbeSilence = std::chrono::seconds(2);
-
-class ChildIds {
-public:
-    // Never reused for the life of the child.
-    std::uint64_t next() { return next_++; }
-
-private:
-    std::uint64_t next_ = 1;
-};
 
 class Handshake {
 public:

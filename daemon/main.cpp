@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "mcpd: --log-level must be debug, info, warning or error\n");
             return 2;
         }
-        loaded.registry->daemon.log_level = static_cast<mcpd::config::LogLevel>(level);
+        loaded.registry->daemon.log_level = level;
     }
 
     mcpd::DaemonOptions options;

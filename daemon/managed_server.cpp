@@ -7,6 +7,7 @@
 #include "common/check.h"
 #include "common/log.h"
 #include "daemon/config_change.h"
+#include "daemon/mcp_versions.h"
 #include "daemon/reaper.h"
 
 extern char** environ;

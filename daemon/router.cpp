@@ -186,13 +186,13 @@ Router::Router(const config::ServerConfig& config, RouterEnvironment& env,
                std::size_t max_message_bytes)
     : config_(config), env_(env), scanner_(max_message_bytes) {}
 
-Router::Session* Router::find(SessionId id) {
+Router::SessionState* Router::find(SessionId id) {
     const auto it = sessions_.find(id);
     return it == sessions_.end() ? nullptr : &it->second;
 }
 
 void Router::attach(SessionId session) {
-    Session& s = sessions_[session];
+    SessionState& s = sessions_[session];
     s.id = session;
     s.attached_at = env_.now();
     if (!child_ready_) env_.want_child();
@@ -201,7 +201,7 @@ void Router::attach(SessionId session) {
 void Router::detach(SessionId session) {
     const auto it = sessions_.find(session);
     if (it == sessions_.end()) return;
-    Session& s = it->second;
+    SessionState& s = it->second;
 
     std::erase_if(serial_queue_, [session](const Waiting& w) { return w.session == session; });
     while (!s.waiting.empty()) drop_waiter(s, std::string(s.waiting.begin()->first));
@@ -327,7 +327,7 @@ void Router::on_child_gone(const std::string& reason) {
     for (auto& [child_id, p] : pending_) {
         fail_waiters(p, "the server stopped before answering", reason);
         if (p.session == 0 || p.kind == PendingKind::internal) continue;
-        if (Session* s = find(p.session)) {
+        if (SessionState* s = find(p.session)) {
             s->in_flight.erase(p.original_id);
             if (p.kind == PendingKind::listen) {
                 // The stream died with the child; ending it tells the client to listen again.
@@ -432,12 +432,12 @@ std::optional<std::uint64_t> Router::unanswered_level() const {
     return level_request_;
 }
 
-void Router::wait_on(Session& s, std::uint64_t child_id, std::string_view raw_id) {
+void Router::wait_on(SessionState& s, std::uint64_t child_id, std::string_view raw_id) {
     pending_.at(child_id).waiters.push_back(Waiter{s.id, std::string(raw_id)});
     s.waiting.emplace(std::string(raw_id), child_id);
 }
 
-void Router::drop_waiter(Session& s, std::string_view raw_id) {
+void Router::drop_waiter(SessionState& s, std::string_view raw_id) {
     const auto it = s.waiting.find(std::string(raw_id));
     if (it == s.waiting.end()) return;
     if (const auto p = pending_.find(it->second); p != pending_.end()) {
@@ -449,7 +449,7 @@ void Router::drop_waiter(Session& s, std::string_view raw_id) {
 
 void Router::answer_waiters(const Pending& p, std::string_view line, const wire::Envelope& e) {
     for (const Waiter& w : p.waiters) {
-        Session* s = find(w.session);
+        SessionState* s = find(w.session);
         if (s == nullptr) continue;
         s->waiting.erase(w.raw_id);
         if (!e.has_error) {
@@ -463,7 +463,7 @@ void Router::answer_waiters(const Pending& p, std::string_view line, const wire:
 
 void Router::fail_waiters(const Pending& p, std::string_view message, std::string_view reason) {
     for (const Waiter& w : p.waiters) {
-        Session* s = find(w.session);
+        SessionState* s = find(w.session);
         if (s == nullptr) continue;
         s->waiting.erase(w.raw_id);
         if (p.subscribes) release_hold(w.session, p.uri);
@@ -477,13 +477,13 @@ bool Router::hand_over(std::uint64_t child_id) {
     Pending& p = it->second;
     const Waiter next = p.waiters.front();
     p.waiters.erase(p.waiters.begin());
-    if (Session* old = find(p.session)) old->in_flight.erase(p.original_id);
+    if (SessionState* old = find(p.session)) old->in_flight.erase(p.original_id);
     // Progress on it was the old sender's; the new one never asked for any.
     if (!p.own_token.empty()) progress_.erase(p.own_token);
     p.own_token.clear();
     p.session = next.session;
     p.original_id = next.raw_id;
-    if (Session* s = find(next.session)) {
+    if (SessionState* s = find(next.session)) {
         s->waiting.erase(next.raw_id);
         s->in_flight[next.raw_id] = child_id;
     }
@@ -491,7 +491,7 @@ bool Router::hand_over(std::uint64_t child_id) {
 }
 
 void Router::release_hold(SessionId session, const std::string& uri) {
-    if (Session* s = find(session)) s->subscriptions.erase(uri);
+    if (SessionState* s = find(session)) s->subscriptions.erase(uri);
     const auto sub = subscribers_.find(uri);
     if (sub == subscribers_.end()) return;
     sub->second.erase(session);
@@ -502,7 +502,7 @@ void Router::release(std::uint64_t child_id, bool tombstoned) {
     const auto it = pending_.find(child_id);
     if (it == pending_.end()) return;
     if (!it->second.own_token.empty()) progress_.erase(it->second.own_token);
-    if (Session* s = find(it->second.session)) s->in_flight.erase(it->second.original_id);
+    if (SessionState* s = find(it->second.session)) s->in_flight.erase(it->second.original_id);
     pending_.erase(it);
     if (tombstoned) tombstone(child_id);
     pump_serialized();
@@ -538,7 +538,7 @@ void Router::pump_serialized() {
     while (!serial_queue_.empty() && child_ready_ && !serialized_busy()) {
         auto [session, raw_id, line] = std::move(serial_queue_.front());
         serial_queue_.pop_front();
-        Session* s = find(session);
+        SessionState* s = find(session);
         if (s == nullptr) continue;
         wire::Envelope e;
         if (scanner_.scan(line, e) != wire::ScanStatus::ok) continue;
@@ -556,9 +556,9 @@ void Router::flush_queue() {
     env_.deadlines_changed();
 }
 
-std::optional<RouterTime> Router::next_deadline() const {
-    std::optional<RouterTime> next;
-    auto consider = [&next](RouterTime t) {
+std::optional<TimePoint> Router::next_deadline() const {
+    std::optional<TimePoint> next;
+    auto consider = [&next](TimePoint t) {
         if (!next || t < *next) next = t;
     };
     if (!queue_.empty()) consider(queue_.front().deadline);
@@ -569,7 +569,7 @@ std::optional<RouterTime> Router::next_deadline() const {
 }
 
 void Router::on_timer() {
-    const RouterTime now = env_.now();
+    const TimePoint now = env_.now();
     while (!queue_.empty() && queue_.front().deadline <= now) {
         Queued q = std::move(queue_.front());
         queue_.pop_front();
@@ -616,7 +616,7 @@ void Router::contained(const std::exception& error, std::string_view what) {
                   std::to_string(contained_failures_) + " so far)");
 }
 
-void Router::reply(Session& s, std::string_view raw_id, std::string_view result_json) {
+void Router::reply(SessionState& s, std::string_view raw_id, std::string_view result_json) {
     env_.session_send(s.id, jsonrpc::result(raw_id, result_json));
 }
 

@@ -23,19 +23,18 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/json_envelope.h"
 #include "config/registry.h"
 
 namespace mcpd {
 
 using SessionId = std::uint64_t;
-using RouterClock = std::chrono::steady_clock;
-using RouterTime = RouterClock::time_point;
 
 class RouterEnvironment {
 public:
     virtual ~RouterEnvironment() = default;
-    virtual RouterTime now() const = 0;
+    virtual TimePoint now() const = 0;
     // Write one line to the current child; false when there is none.
     virtual bool child_send(std::string_view line) = 0;
     // The next id of the current child's counter (shared with mcpd's own requests).
@@ -63,13 +62,14 @@ public:
     virtual bool pass_to_legacy(SessionId session, std::string_view line);
 };
 
+// One session's SessionState as status shows it (Router::summaries).
 struct SessionSummary {
     SessionId id = 0;
     std::string client_name;
     std::string client_version;
     std::string protocol;
     std::size_t in_flight = 0;
-    RouterTime attached_at{};
+    TimePoint attached_at{};
 };
 
 class Router {
@@ -120,7 +120,7 @@ public:
     // The server will not come up by itself (failed, or stopped): answer what is waiting now.
     void fail_waiting(const std::string& reason);
 
-    std::optional<RouterTime> next_deadline() const;
+    std::optional<TimePoint> next_deadline() const;
     void on_timer();
 
     // Requests at the child on behalf of sessions (for tests and status).
@@ -131,9 +131,11 @@ public:
     std::size_t unanswered(SessionId session) const;
 
 private:
-    struct Session {
+    // What the router knows of one attached session: the protocol state (its transport, the
+    // descriptors and queues, is an mcpd::Session, daemon/session.h).
+    struct SessionState {
         SessionId id = 0;
-        RouterTime attached_at{};
+        TimePoint attached_at{};
         bool initialized = false;  // answered its initialize
         bool ready = false;        // sent notifications/initialized
         std::string protocol;
@@ -169,7 +171,7 @@ private:
         bool subscribes = false;      // resources/subscribe of `uri`, a session's or mcpd's own
         std::optional<int> level;     // logging/setLevel: the severity the child was asked for
         std::vector<Waiter> waiters;  // the same subscribe or a setLevel it covers, from others
-        std::optional<RouterTime> deadline;
+        std::optional<TimePoint> deadline;
         // Modern child: what the answer needs besides the id.
         bool discover = false;        // server/discover: its result refreshes the cache
     };
@@ -186,7 +188,7 @@ private:
     struct Queued {  // a session line waiting for the child to be ready
         SessionId session = 0;
         std::string line;
-        RouterTime deadline;
+        TimePoint deadline;
     };
 
     // The work behind on_session_line / on_child_message; the public entry points wrap them
@@ -197,20 +199,21 @@ private:
     void contained(const std::exception& error, std::string_view what);
 
     // Session side (router_session.cpp).
-    void handle_session_message(Session& s, std::string_view line, const wire::Envelope& e);
-    void handle_session_request(Session& s, std::string_view line, const wire::Envelope& e);
-    void handle_session_notification(Session& s, std::string_view line, const wire::Envelope& e);
-    void handle_session_response(Session& s, std::string_view line, const wire::Envelope& e);
-    void answer_initialize(Session& s, std::string_view line, const wire::Envelope& e);
-    void set_level(Session& s, std::string_view line, const wire::Envelope& e);
-    void subscribe(Session& s, std::string_view line, const wire::Envelope& e, bool on);
+    void handle_session_message(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void handle_session_request(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void handle_session_notification(SessionState& s, std::string_view line,
+                                     const wire::Envelope& e);
+    void handle_session_response(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void answer_initialize(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void set_level(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void subscribe(SessionState& s, std::string_view line, const wire::Envelope& e, bool on);
     // The subscribe of `uri`, or the last setLevel, sent to the child and not yet answered.
     std::optional<std::uint64_t> unanswered_subscribe(const std::string& uri) const;
     std::optional<std::uint64_t> unanswered_level() const;
     // Session `s`'s request `raw_id` is answered when the child answers `child_id`.
-    void wait_on(Session& s, std::uint64_t child_id, std::string_view raw_id);
+    void wait_on(SessionState& s, std::uint64_t child_id, std::string_view raw_id);
     // Forget a waiting request (its session cancelled it or left); no answer is sent.
-    void drop_waiter(Session& s, std::string_view raw_id);
+    void drop_waiter(SessionState& s, std::string_view raw_id);
     // The child answered a request others wait on: {} to each, or its error (and the hold undone).
     void answer_waiters(const Pending& p, std::string_view line, const wire::Envelope& e);
     // The request others wait on failed without the child's answer: -32603 to each.
@@ -220,12 +223,12 @@ private:
     bool hand_over(std::uint64_t child_id);
     // A subscription the child did not take is not held by `session`.
     void release_hold(SessionId session, const std::string& uri);
-    void forward_request(Session& s, std::string_view line, const wire::Envelope& e,
+    void forward_request(SessionState& s, std::string_view line, const wire::Envelope& e,
                          PendingKind kind = PendingKind::forward, std::string uri = {});
-    void reply(Session& s, std::string_view raw_id, std::string_view result_json);
+    void reply(SessionState& s, std::string_view raw_id, std::string_view result_json);
     // Modern child: requests mcpd answers, trims or filters (router_session.cpp).
-    void handle_modern_request(Session& s, std::string_view line, const wire::Envelope& e);
-    void forward_listen(Session& s, std::string_view line, const wire::Envelope& e);
+    void handle_modern_request(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void forward_listen(SessionState& s, std::string_view line, const wire::Envelope& e);
     // The cached DiscoverResult when its cacheScope and ttlMs let it be served now.
     const nlohmann::json* fresh_discover() const;
     // Whether the child's DiscoverResult advertises tasks.
@@ -234,7 +237,7 @@ private:
     void send_own_tasks(SessionId session, std::string_view line, const wire::Envelope& e,
                         const std::string& original_id);
     // Whether the session already has a request with this id at the child or waiting.
-    bool outstanding(const Session& s, std::string_view raw_id) const;
+    bool outstanding(const SessionState& s, std::string_view raw_id) const;
     void reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
                      std::string_view reason = {});
     // A session's answer to a child request that cannot be relayed: the child gets -32603 for
@@ -254,16 +257,16 @@ private:
     // A modern child ends a listen stream (notifications/cancelled): its owner alone hears it.
     void end_listen_stream(std::string_view line, const wire::Envelope& e);
     std::optional<SessionId> only_busy_session() const;
-    std::string missing_capability(const Session& s, const wire::Envelope& e,
+    std::string missing_capability(const SessionState& s, const wire::Envelope& e,
                                    std::string_view line) const;
     static std::string task_id_of(const wire::Envelope& e, std::string_view line);
     void decline_child_request(std::string_view line, const wire::Envelope& e,
                                const std::string& why);
     // The revision a message needs when `s` negotiated an older one; empty when it may have it.
-    std::string_view newer_revision_needed(const Session& s, const wire::Envelope& e,
+    std::string_view newer_revision_needed(const SessionState& s, const wire::Envelope& e,
                                            std::string_view line) const;
     // Whether `s`'s revision has this notification; dropped and noted when it does not.
-    bool revision_has(const Session& s, const wire::Envelope& e, std::string_view line);
+    bool revision_has(const SessionState& s, const wire::Envelope& e, std::string_view line);
     std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
     // Why the task a child request is tied to (related-task) cannot take it: unknown, its
     // session gone, or already ended. Empty when it can, or when the request names no task.
@@ -272,7 +275,7 @@ private:
     // fetch it until kMaxEndedTasks later tasks of its own have ended.
     void mark_task_ended(const std::string& task_id);
     // -32042: the URL elicitations a session must complete first; their completions go to it.
-    void remember_required_elicitations(Session& s, std::string_view line);
+    void remember_required_elicitations(SessionState& s, std::string_view line);
     // A forwarded message read with nlohmann (cold paths), lone surrogates read as U+FFFD
     // instead of failing the parse; discarded when it is not JSON.
     static nlohmann::json parse_forwarded(std::string_view line);
@@ -290,7 +293,7 @@ private:
     // sharing = "serialized": one session request at the child at a time.
     bool serialized_busy() const;
     void pump_serialized();
-    Session* find(SessionId id);
+    SessionState* find(SessionId id);
     // `line` with `changes` applied, to a session or to the child.
     void send_spliced(SessionId session, std::string_view line, std::vector<wire::Replacement> changes);
     void send_spliced_to_child(std::string_view line, std::vector<wire::Replacement> changes);
@@ -301,7 +304,7 @@ private:
     wire::Envelope envelope_;  // reused for every session line
     std::vector<std::string_view> pieces_;  // reused splice output
 
-    std::map<SessionId, Session> sessions_;
+    std::map<SessionId, SessionState> sessions_;
     bool child_ready_ = false;
     bool modern_ = false;
     nlohmann::json initialize_result_;
@@ -309,7 +312,7 @@ private:
     std::string served_version_;  // what sessions were told; a restart must keep it
     // Modern child: its latest DiscoverResult (the probe's, then forwarded discovers'), and when.
     std::optional<nlohmann::json> discover_cache_;
-    RouterTime discover_received_{};
+    TimePoint discover_received_{};
 
     std::unordered_map<std::uint64_t, Pending> pending_;
     std::unordered_map<std::string, ProgressRoute> progress_;  // own raw token → owner

@@ -85,7 +85,7 @@ void Router::mark_task_ended(const std::string& task_id) {
     }
     const auto owner = task_owners_.find(task_id);
     if (owner == task_owners_.end()) return;
-    Session* s = find(owner->second);
+    SessionState* s = find(owner->second);
     if (s == nullptr || !s->ended_tasks.insert(task_id).second) return;
     // The owner may still fetch an ended task's result, for a while: the oldest ended tasks
     // are forgotten, so a long session does not keep every task it ever ran.
@@ -99,7 +99,7 @@ void Router::mark_task_ended(const std::string& task_id) {
     }
 }
 
-void Router::remember_required_elicitations(Session& s, std::string_view line) {
+void Router::remember_required_elicitations(SessionState& s, std::string_view line) {
     const json response = parse_forwarded(line);
     const json* error = json_read::object_at(response, "error");
     const json* data = error != nullptr ? json_read::object_at(*error, "data") : nullptr;
@@ -172,7 +172,7 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     if (p.task_result) mark_task_ended(p.task_id);
     if (!p.reported_task.empty() && e.has_result && is_terminal(e.status))
         mark_task_ended(p.reported_task);
-    Session* s = find(p.session);
+    SessionState* s = find(p.session);
     if (s != nullptr) s->in_flight.erase(p.original_id);
     if (p.deadline) env_.deadlines_changed();
 
@@ -299,7 +299,7 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         // A task's log line is its owner's alone, at the level that session asked for; who
         // happens to be busy has nothing to do with it.
         const auto owner = task_owners_.find(task_id_of(e, line));
-        const Session* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        const SessionState* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
         if (s != nullptr && hears(s->log_level, log_severity(e.level)))
             env_.session_send(s->id, line);
         return;
@@ -331,7 +331,7 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
     if (!e.related_task_id.empty()) {
         // Tied to a task (a log line or anything else about it): only its owner hears it.
         const auto owner = task_owners_.find(task_id_of(e, line));
-        const Session* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        const SessionState* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
         if (s != nullptr && revision_has(*s, e, line)) env_.session_send(s->id, line);
         return;
     }
@@ -348,7 +348,7 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
             if (covers(uri, e.uri)) targets.insert(who.begin(), who.end());
         }
         for (SessionId id : targets) {
-            const Session* s = find(id);
+            const SessionState* s = find(id);
             if (s != nullptr && s->ready) env_.session_send(id, line);
         }
         return;
@@ -365,7 +365,7 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
     }
     if (method == "notifications/tasks/status") {
         const auto owner = task_owners_.find(e.task_id);
-        const Session* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        const SessionState* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
         if (s != nullptr && revision_has(*s, e, line)) env_.session_send(s->id, line);
         return;
     }
@@ -375,7 +375,7 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
     }
 }
 
-std::string_view Router::newer_revision_needed(const Session& s, const wire::Envelope& e,
+std::string_view Router::newer_revision_needed(const SessionState& s, const wire::Envelope& e,
                                                std::string_view line) const {
     // A modern session (no negotiated revision) carries its own in every request.
     if (s.protocol.empty()) return {};
@@ -395,7 +395,7 @@ std::string_view Router::newer_revision_needed(const Session& s, const wire::Env
     return needed;
 }
 
-bool Router::revision_has(const Session& s, const wire::Envelope& e, std::string_view line) {
+bool Router::revision_has(const SessionState& s, const wire::Envelope& e, std::string_view line) {
     const std::string_view needed = newer_revision_needed(s, e, line);
     if (needed.empty()) return true;
     std::string detail = "session ";
@@ -451,7 +451,7 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
         return;
     }
     const std::optional<SessionId> target = route_child_request(e, line);
-    Session* s = target ? find(*target) : nullptr;
+    SessionState* s = target ? find(*target) : nullptr;
     if (s == nullptr || !s->ready) {
         decline_child_request(line, e,
                               sessions_.empty() ? "no client session is attached"
@@ -504,7 +504,7 @@ std::string Router::unusable_task_link(const wire::Envelope& e, std::string_view
     return {};
 }
 
-std::string Router::missing_capability(const Session& s, const wire::Envelope& e,
+std::string Router::missing_capability(const SessionState& s, const wire::Envelope& e,
                                        std::string_view line) const {
     const std::string& method = e.method;
     const char* name = method == "roots/list"               ? "roots"

@@ -5,9 +5,9 @@
 
 #include "common/json_read.h"
 #include "common/log.h"
-#include "daemon/handshake.h"
 #include "daemon/jsonrpc.h"
-#include "daemon/message_edges.h"
+#include "daemon/lost_message_id.h"
+#include "daemon/mcp_versions.h"
 #include "daemon/router.h"
 
 namespace mcpd {
@@ -21,8 +21,7 @@ constexpr std::size_t kMaxQueuedLines = 10000;
 // The version to tell a session: its own when mcpd knows it and the child's is not older,
 // otherwise the child's (the session may then disconnect, as the spec lets it).
 std::string negotiate(const std::string& requested, const std::string& child) {
-    const auto& known = legacy_protocol_versions();
-    if (std::find(known.begin(), known.end(), requested) != known.end() && requested <= child) {
+    if (speaks_legacy_version(requested) && requested <= child) {
         return requested;
     }
     return child;
@@ -56,7 +55,7 @@ void Router::on_session_line(SessionId id, wire::PaddedText padded) {
 }
 
 void Router::route_session_line(SessionId id, wire::PaddedText padded) {
-    Session* s = find(id);
+    SessionState* s = find(id);
     if (s == nullptr) return;
     const std::string_view line = padded.text;
     if (s->legacy_elsewhere) {
@@ -130,7 +129,7 @@ void Router::check_session_answer(SessionId session, std::string_view line,
     if (child_requests_.empty()) return;
     if (status == wire::ScanStatus::not_json) {
         // Its edges may still show which request it answers.
-        const MessageEdges edges = read_message_edges(line, line);
+        const LostMessageId edges = read_lost_message_id(line, line);
         if (edges.response && !edges.request && !edges.id.empty()) {
             std::string why = "not valid JSON (";
             why += scanner_.error();
@@ -182,7 +181,8 @@ bool Router::on_session_reply_lost(SessionId session, std::string_view raw_id,
     return fail_child_request(session, raw_id, why);
 }
 
-void Router::handle_session_message(Session& s, std::string_view line, const wire::Envelope& e) {
+void Router::handle_session_message(SessionState& s, std::string_view line,
+                                    const wire::Envelope& e) {
     if (e.is_request()) {
         handle_session_request(s, line, e);
     } else if (e.is_notification()) {
@@ -192,7 +192,8 @@ void Router::handle_session_message(Session& s, std::string_view line, const wir
     }
 }
 
-void Router::handle_session_request(Session& s, std::string_view line, const wire::Envelope& e) {
+void Router::handle_session_request(SessionState& s, std::string_view line,
+                                    const wire::Envelope& e) {
     const std::string_view raw_id = e.id.in(line);
     const std::string& method = e.method;
     if (method == "ping") {
@@ -279,7 +280,8 @@ void Router::handle_session_request(Session& s, std::string_view line, const wir
     forward_request(s, line, e);
 }
 
-void Router::handle_modern_request(Session& s, std::string_view line, const wire::Envelope& e) {
+void Router::handle_modern_request(SessionState& s, std::string_view line,
+                                   const wire::Envelope& e) {
     // No shared state to aggregate on a stateless child: most requests pass as they are.
     const std::string_view raw_id = e.id.in(line);
     if (e.method == "subscriptions/listen") {
@@ -308,7 +310,7 @@ void Router::handle_modern_request(Session& s, std::string_view line, const wire
     forward_request(s, line, e);
 }
 
-void Router::forward_listen(Session& s, std::string_view line, const wire::Envelope& e) {
+void Router::forward_listen(SessionState& s, std::string_view line, const wire::Envelope& e) {
     // A stream watching another session's task would tell this one about it: such ids go.
     // The tasks extension names the filter `notifications`; `filter` is read the same way.
     std::deque<std::string> kept;
@@ -372,7 +374,7 @@ bool Router::child_has_tasks() const {
     return json_read::object_at(*caps, "tasks") != nullptr;
 }
 
-void Router::answer_initialize(Session& s, std::string_view line, const wire::Envelope& e) {
+void Router::answer_initialize(SessionState& s, std::string_view line, const wire::Envelope& e) {
     const json request = parse_forwarded(line);
     static const json kNoParams = json::object();
     const json* found = json_read::object_at(request, "params");
@@ -400,7 +402,7 @@ void Router::answer_initialize(Session& s, std::string_view line, const wire::En
     reply(s, e.id.in(line), result.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-void Router::set_level(Session& s, std::string_view line, const wire::Envelope& e) {
+void Router::set_level(SessionState& s, std::string_view line, const wire::Envelope& e) {
     const int severity = log_severity(e.level);
     if (severity < 0) {
         reply_error(s.id, e.id.in(line), jsonrpc::kInvalidParams,
@@ -423,7 +425,7 @@ void Router::set_level(Session& s, std::string_view line, const wire::Envelope& 
     forward_request(s, line, e, PendingKind::set_level);
 }
 
-void Router::subscribe(Session& s, std::string_view line, const wire::Envelope& e, bool on) {
+void Router::subscribe(SessionState& s, std::string_view line, const wire::Envelope& e, bool on) {
     const std::string_view raw_id = e.id.in(line);
     if (e.uri.empty()) {
         reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "params.uri is required");
@@ -454,14 +456,14 @@ void Router::subscribe(Session& s, std::string_view line, const wire::Envelope& 
     reply(s, raw_id, "{}");
 }
 
-bool Router::outstanding(const Session& s, std::string_view raw_id) const {
+bool Router::outstanding(const SessionState& s, std::string_view raw_id) const {
     if (s.in_flight.contains(std::string(raw_id)) || s.waiting.contains(std::string(raw_id)))
         return true;
     return std::any_of(serial_queue_.begin(), serial_queue_.end(),
                        [&](const Waiting& w) { return w.session == s.id && w.raw_id == raw_id; });
 }
 
-void Router::forward_request(Session& s, std::string_view line, const wire::Envelope& e,
+void Router::forward_request(SessionState& s, std::string_view line, const wire::Envelope& e,
                              PendingKind kind, std::string uri) {
     const std::uint64_t child_id = env_.child_next_id();
     const std::string id_text = std::to_string(child_id);
@@ -500,7 +502,8 @@ void Router::forward_request(Session& s, std::string_view line, const wire::Enve
     if (timed) env_.deadlines_changed();
 }
 
-void Router::handle_session_notification(Session& s, std::string_view line, const wire::Envelope& e) {
+void Router::handle_session_notification(SessionState& s, std::string_view line,
+                                         const wire::Envelope& e) {
     const std::string& method = e.method;
     if (method == "notifications/initialized") {
         if (s.initialized) s.ready = true;
@@ -562,7 +565,8 @@ void Router::handle_session_notification(Session& s, std::string_view line, cons
     env_.child_send(line);
 }
 
-void Router::handle_session_response(Session& s, std::string_view line, const wire::Envelope& e) {
+void Router::handle_session_response(SessionState& s, std::string_view line,
+                                     const wire::Envelope& e) {
     const auto it = child_requests_.find(std::string(e.id.in(line)));
     if (it == child_requests_.end() || it->second.session != s.id) return;  // not asked, or late
     if (!e.created_task_id.empty()) {

@@ -8,7 +8,7 @@
 #include "common/log.h"
 #include "daemon/eager_write.h"
 #include "daemon/jsonrpc.h"
-#include "daemon/message_edges.h"
+#include "daemon/lost_message_id.h"
 
 namespace mcpd {
 namespace {
@@ -238,8 +238,8 @@ void Session::read_lines(bool at_eof) {
 void Session::discarded_line() {
     const std::size_t bytes = reader_.discarded_bytes();
     const std::string limit = std::to_string(reader_.max_line_bytes());
-    const MessageEdges edges =
-        read_message_edges(reader_.discarded_head(), reader_.discarded_tail());
+    const LostMessageId edges =
+        read_lost_message_id(reader_.discarded_head(), reader_.discarded_tail());
     log::warning(server_, "session " + std::to_string(id_) + ": discarded a message of " +
                               std::to_string(bytes) + " bytes, over max_message_bytes");
     // An answer to a request of the server's: the server is told, or it would wait forever.

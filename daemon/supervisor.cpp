@@ -5,65 +5,13 @@
 namespace mcpd {
 
 std::string_view to_string(ServerState state) {
-    switch (state) {
-        case ServerState::stopped:
-            return "stopped";
-        case ServerState::starting:
-            return "starting";
-        case ServerState::running:
-            return "running";
-        case ServerState::backoff:
-            return "backoff";
-        case ServerState::stopping:
-            return "stopping";
-        case ServerState::failed:
-            return "failed";
-    }
-    return "?";
+    return name_of<ServerState>(kServerStateNames, state);
 }
-
 std::string_view to_string(ExitStep step) {
-    switch (step) {
-        case ExitStep::exit:
-            return "exit";
-        case ExitStep::eof:
-            return "eof";
-        case ExitStep::term:
-            return "term";
-        case ExitStep::kill:
-            return "kill";
-    }
-    return "?";
+    return name_of<ExitStep>(kExitStepNames, step);
 }
-
 std::string_view to_string(StopReason reason) {
-    switch (reason) {
-        case StopReason::none:
-            return "none";
-        case StopReason::stopped:
-            return "stopped";
-        case StopReason::restart:
-            return "restart";
-        case StopReason::reload:
-            return "reload";
-        case StopReason::shutdown:
-            return "shutdown";
-        case StopReason::idle:
-            return "idle";
-        case StopReason::era_probe:
-            return "era-probe";
-        case StopReason::crashed:
-            return "crashed";
-        case StopReason::unresponsive:
-            return "unresponsive";
-        case StopReason::start_timeout:
-            return "start-timeout";
-        case StopReason::handshake_failed:
-            return "handshake-failed";
-        case StopReason::stdout_closed:
-            return "stdout-closed";
-    }
-    return "?";
+    return name_of<StopReason>(kStopReasonNames, reason);
 }
 
 bool is_fault(StopReason reason) {
@@ -257,7 +205,27 @@ void Supervisor::on_probe_wait(std::optional<Duration> after) {
         env_.arm_timer(TimerKind::probe, *after);
     } else {
         env_.cancel_timer(TimerKind::probe);
+        // The probe was answered in time; unless that answer made it ready (or failed), the
+        // handshake goes on with initialize.
+        if (state_ == ServerState::starting && awaiting_ == Awaiting::discover) {
+            awaiting_ = Awaiting::initialize;
+        }
     }
+}
+
+// Names the request that went unanswered: a modern child is sent server/discover, a legacy one
+// initialize, and an unknown one the probe first (initialize once the probe was answered, or
+// went unanswered for too long).
+std::string Supervisor::start_timeout_error() const {
+    std::string why = "no answer to ";
+    why += awaiting_ == Awaiting::discover ? "server/discover" : "initialize";
+    why += " within start_timeout (";
+    why += format_duration(config_.start_timeout);
+    why += ")";
+    if (awaiting_ == Awaiting::initialize_after_probe) {
+        why += ", sent after server/discover went unanswered";
+    }
+    return why;
 }
 
 void Supervisor::apply_config(const config::ServerConfig& config, ConfigChange change) {
@@ -285,8 +253,7 @@ void Supervisor::on_timer(TimerKind kind) {
             return;
         case TimerKind::start_timeout:
             if (state_ != ServerState::starting) return;
-            error_ = "no answer to initialize within start_timeout (" +
-                     format_duration(config_.start_timeout) + ")";
+            error_ = start_timeout_error();
             begin_stop(StopReason::start_timeout);
             return;
         case TimerKind::stable:
@@ -329,6 +296,7 @@ void Supervisor::health_tick() {
 
 void Supervisor::probe_unanswered() {
     if (env_.fall_back_to_initialize()) {
+        awaiting_ = Awaiting::initialize_after_probe;
         env_.note(
             "no answer to server/discover in time: sending initialize "
             "(a late answer to the probe still decides the era)");
@@ -398,7 +366,9 @@ void Supervisor::spawn_now() {
     spawned_at_ = env_.now();
     set_state(ServerState::starting);
     env_.arm_timer(TimerKind::start_timeout, config_.start_timeout);
-    env_.begin_handshake(era_.next_start());
+    const EraMemory::Start start = era_.next_start();
+    awaiting_ = start == EraMemory::Start::legacy ? Awaiting::initialize : Awaiting::discover;
+    env_.begin_handshake(start);
 }
 
 void Supervisor::begin_stop(StopReason reason) {

@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
+#include "common/enum_names.h"
 #include "common/result.h"
 #include "config/registry.h"
 #include "daemon/config_change.h"
@@ -24,9 +26,6 @@
 #include "daemon/stdin_backlog.h"
 
 namespace mcpd {
-
-using Clock = std::chrono::steady_clock;
-using TimePoint = Clock::time_point;
 
 enum class ServerState { stopped, starting, running, backoff, stopping, failed };
 
@@ -71,6 +70,33 @@ inline constexpr Duration kAbandonPipesAfter = std::chrono::seconds(2);
 
 // A reason that means the process misbehaved (as opposed to being asked to stop).
 bool is_fault(StopReason reason);
+
+// The words status and the log use for each value.
+inline constexpr EnumName<ServerState> kServerStateNames[] = {
+    {"stopped", ServerState::stopped},   {"starting", ServerState::starting},
+    {"running", ServerState::running},   {"backoff", ServerState::backoff},
+    {"stopping", ServerState::stopping}, {"failed", ServerState::failed},
+};
+inline constexpr EnumName<ExitStep> kExitStepNames[] = {
+    {"exit", ExitStep::exit},
+    {"eof", ExitStep::eof},
+    {"term", ExitStep::term},
+    {"kill", ExitStep::kill},
+};
+inline constexpr EnumName<StopReason> kStopReasonNames[] = {
+    {"none", StopReason::none},
+    {"stopped", StopReason::stopped},
+    {"restart", StopReason::restart},
+    {"reload", StopReason::reload},
+    {"shutdown", StopReason::shutdown},
+    {"idle", StopReason::idle},
+    {"era-probe", StopReason::era_probe},
+    {"crashed", StopReason::crashed},
+    {"unresponsive", StopReason::unresponsive},
+    {"start-timeout", StopReason::start_timeout},
+    {"handshake-failed", StopReason::handshake_failed},
+    {"stdout-closed", StopReason::stdout_closed},
+};
 
 std::string_view to_string(ServerState state);
 std::string_view to_string(ExitStep step);
@@ -189,6 +215,7 @@ private:
     void next_stop_step();
     void health_tick();
     void probe_unanswered();
+    std::string start_timeout_error() const;
     void cancel_run_timers();
     // supervisor_restart.cpp
     void ended_by_ladder();  // the process exited while being stopped
@@ -215,6 +242,9 @@ private:
     TimePoint next_start_{};
     bool ping_outstanding_ = false;
     bool respawn_at_exit_ = false;  // a start or restart arrived while the ladder ran
+    // What the handshake of a starting process waits for (the start_timeout message says it).
+    enum class Awaiting { initialize, discover, initialize_after_probe };
+    Awaiting awaiting_ = Awaiting::initialize;
 
     StopReason stop_reason_ = StopReason::none;  // why the running process is being ended
     ExitStep stop_step_ = ExitStep::exit;        // ladder step reached

@@ -49,7 +49,7 @@ constexpr std::size_t kMaxSteps = 3000;
 
 class Env final : public RouterEnvironment {
 public:
-    RouterTime now() const override { return now_; }
+    TimePoint now() const override { return now_; }
     bool child_send(std::string_view line) override {
         to_child.emplace_back(line);
         return child_up;
@@ -68,7 +68,7 @@ public:
     void deadlines_changed() override {}
     void note(std::string_view) override {}
 
-    RouterTime now_ = RouterTime{} + 1000h;
+    TimePoint now_ = TimePoint{} + 1000h;
     bool child_up = false;
     std::uint64_t next_id = kChildIdBase;
     std::set<std::uint64_t> allocated;  // every id handed out, for any child
@@ -644,7 +644,7 @@ private:
     void tick() {
         constexpr std::chrono::milliseconds kSteps[] = {1ms, 500ms, 1000ms, 2500ms, 11000ms, 0ms};
         const std::chrono::milliseconds step = in_.pick(kSteps);
-        const std::optional<RouterTime> deadline = router_->next_deadline();
+        const std::optional<TimePoint> deadline = router_->next_deadline();
         if (step.count() > 0) {
             env_.now_ += step;
         } else if (deadline && *deadline > env_.now_) {

@@ -9,7 +9,7 @@ using namespace std::chrono_literals;
 
 TEST_CASE("log limits: a source over its rate is counted, and the count falls due", "[log]") {
     SourceRates rates(/*rate=*/10, /*burst=*/5);
-    const SteadyTime t0 = SteadyClock::now();
+    const mcpd::TimePoint t0 = mcpd::Clock::now();
     for (int i = 0; i < 5; ++i) CHECK(rates.admit("flood", t0));
     for (int i = 0; i < 7; ++i) CHECK_FALSE(rates.admit("flood", t0));
     CHECK(rates.admit("quiet", t0));  // each source has its own budget
@@ -38,7 +38,7 @@ TEST_CASE("log limits: a source over its rate is counted, and the count falls du
 
 TEST_CASE("log limits: a repeated event is written once a window, the rest counted", "[log]") {
     RepeatFolder folder(10s);
-    const SteadyTime t0 = SteadyClock::now();
+    const mcpd::TimePoint t0 = mcpd::Clock::now();
     CHECK(folder.first("demo", "stray reply", t0));
     for (int i = 0; i < 49; ++i) CHECK_FALSE(folder.first("demo", "stray reply", t0 + 1s));
     CHECK(folder.first("demo", "declined", t0 + 1s));   // another kind

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "daemon/handshake.h"
+#include "daemon/mcp_versions.h"
 
 using namespace mcpd;
 using nlohmann::json;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "daemon/handshake.h"
+#include "daemon/mcp_versions.h"
 #include "handshake_recorder.h"
 
 using namespace mcpd;

@@ -1,6 +1,7 @@
-// Router: requests the child sends to sessions (reference (b) b.2, b.4, b.5, b.6, b.12) and
-// task ownership (b.9): routed only when the owner is certain, declined otherwise, never
-// broadcast; ids mapped both ways byte for byte.
+// Router: requests the child sends to sessions (docs/MULTIPLEXING.md, "Legacy children",
+// server → client requests; "Server → session requests") and task ownership ("Both eras",
+// tasks): routed only when the owner is certain, declined otherwise, never broadcast; ids
+// mapped both ways byte for byte.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -126,7 +127,7 @@ TEST_CASE("router: a child request to a session without roots is refused -32601"
 }
 
 TEST_CASE("router: sampling to a session without the sampling capability is -32601", "[router]") {
-    // b.6 gating: "If not, answer the child: ... sampling => -32601".
+    // Capability gating (docs/MULTIPLEXING.md, "Legacy children"): sampling → -32601.
     Clients h(json{{"roots", json::object()}});
     h.busy(1);
     h.from_child(child_request("5", "sampling/createMessage", kSamplingParams));
@@ -138,7 +139,7 @@ TEST_CASE("router: sampling to a session without the sampling capability is -326
 
 TEST_CASE("router: elicitation to a session without the elicitation capability is -32602",
           "[router]") {
-    // b.6 gating: "elicitation mode not declared => -32602".
+    // Capability gating: an elicitation mode not declared → -32602.
     Clients h(json{{"sampling", json::object()}});
     h.busy(1);
     h.from_child(child_request("5", "elicitation/create",
@@ -150,7 +151,7 @@ TEST_CASE("router: elicitation to a session without the elicitation capability i
 }
 
 TEST_CASE("router: sampling with tools needs the session's sampling.tools", "[router]") {
-    // b.6 gating: "declared the capability (... sampling.tools for tool use ...)".
+    // Capability gating: sampling with tools needs sampling.tools.
     Clients h(json{{"sampling", json::object()}});
     h.busy(1);
     h.from_child(child_request(
@@ -163,7 +164,7 @@ TEST_CASE("router: sampling with tools needs the session's sampling.tools", "[ro
 }
 
 TEST_CASE("router: URL-mode elicitation needs the session's elicitation.url", "[router]") {
-    // b.6 gating: "elicitation mode not declared => -32602".
+    // Capability gating: an elicitation mode not declared → -32602.
     Clients h(json{{"elicitation", {{"form", json::object()}}}});
     h.busy(1);
     h.from_child(child_request(
@@ -252,7 +253,7 @@ TEST_CASE("router: a session leaving with a child request pending answers the ch
 }
 
 TEST_CASE("router: a session reports progress only on a child request it was sent", "[router]") {
-    // b.5: forward only if the token belongs to a child request routed to *this* session.
+    // Progress: forward only if the token belongs to a child request routed to *this* session.
     Clients h;
     const std::string a = h.busy(1);
     h.from_child(child_request(R"("s1")", "sampling/createMessage",
@@ -286,7 +287,7 @@ TEST_CASE("router: a session without child requests cannot send progress", "[rou
 }
 
 TEST_CASE("router: a session's task status notification is dropped", "[router]") {
-    // b.9: mcpd never declares client tasks, so a session never acts as a task receiver.
+    // Tasks: mcpd never declares client tasks, so a session never acts as a task receiver.
     Clients h;
     h.send(
         1,
@@ -296,8 +297,7 @@ TEST_CASE("router: a session's task status notification is dropped", "[router]")
 
 TEST_CASE("router: a session answering a child request with a CreateTaskResult is refused",
           "[router]") {
-    // b.9: "treat a CreateTaskResult from a session as an invalid reply (answer the child
-    // -32603)".
+    // Tasks: a CreateTaskResult from a session is an unusable answer (the child gets -32603).
     Clients h;
     h.busy(1);
     h.from_child(child_request(R"("s1")", "sampling/createMessage", kSamplingParams));

@@ -1,4 +1,4 @@
-// Router: request ids, progress tokens and cancellation (reference (b) b.2, b.4, b.5, b.12):
+// Router: request ids, progress tokens and cancellation (docs/MULTIPLEXING.md, "Both eras"):
 // every session-side token is replaced on the way to the child and restored byte for byte.
 #include <catch2/catch.hpp>
 #include <set>
@@ -260,7 +260,8 @@ TEST_CASE("router: a progress notification with an unknown token is dropped", "[
 }
 
 TEST_CASE("router: a params.progressToken outside _meta is payload, not a token", "[router]") {
-    // b.5 names params._meta.progressToken; b.1 keeps the rest of the payload byte-identical.
+    // Only params._meta.progressToken is replaced; the rest of the payload stays byte-identical
+    // (docs/MULTIPLEXING.md, "Both eras", splicing).
     Two h;
     const std::string at_child = h.forward(
         1,

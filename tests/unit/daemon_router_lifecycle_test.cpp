@@ -1,5 +1,6 @@
-// Router: framing and validation of session lines, and the legacy lifecycle (reference (b)
-// b.1 and b.3): what is refused, what is answered locally, what waits for the child.
+// Router: framing and validation of session lines, and the legacy lifecycle
+// (docs/MULTIPLEXING.md, "Both eras", validation; "Legacy children", initialize and ping):
+// what is refused, what is answered locally, what waits for the child.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -56,7 +57,8 @@ std::vector<BadLine> bad_lines() {
     };
 }
 
-// Lines the scanner or the router take for valid today, though b.1 refuses them.
+// Lines the scanner or the router take for valid today, though validation ("Both eras")
+// refuses them.
 std::vector<BadLine> malformed_lines() {
     return {
         {"broken array (invalid JSON, not a batch)", "[1,}", -32700, "null"},
@@ -95,7 +97,7 @@ TEST_CASE("router: invalid session lines are refused and never reach the child",
 }
 
 TEST_CASE("router: malformed lines that look like JSON are refused too", "[router]") {
-    // b.1: non-JSON -32700, non-JSON-RPC shapes -32600, nothing invalid reaches the child.
+    // Validation: non-JSON -32700, non-JSON-RPC shapes -32600, nothing invalid reaches the child.
     for (const BadLine& bad : malformed_lines()) {
         DYNAMIC_SECTION(bad.what) {
             check_refused(bad);
@@ -119,7 +121,7 @@ TEST_CASE("router: invalid lines are refused at once even while the child starts
 
 TEST_CASE("router: a session's id is never smuggled to the child through a duplicate key",
           "[router]") {
-    // b.2: every id a session sends is replaced. A child whose parser keeps the first "id"
+    // Ids: every id a session sends is replaced. A child whose parser keeps the first "id"
     // would answer with the session's own id 5, which may be another session's mcpd id (cross
     // talk): every id token must be rewritten, or the line refused.
     RouterHarness h;

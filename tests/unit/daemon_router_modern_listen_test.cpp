@@ -1,6 +1,7 @@
-// Router, modern child: subscriptions/listen streams (reference b.8): the listen id kept for
-// the life of the stream, notifications and the graceful close mapped back to their owner,
-// the child's teardown, task filters, and a restart with streams open.
+// Router, modern child: subscriptions/listen streams (docs/MULTIPLEXING.md, "Modern children
+// (2026-07-28)"): the listen id kept for the life of the stream, notifications and the
+// graceful close mapped back to their owner, the child's teardown, task filters, and a
+// restart with streams open.
 #include <catch2/catch.hpp>
 #include <string>
 

@@ -1,4 +1,5 @@
-// Router, modern child: requests mcpd answers, trims or routes by itself (reference b.8, b.9):
+// Router, modern child: requests mcpd answers, trims or routes by itself (docs/MULTIPLEXING.md,
+// "Modern children (2026-07-28)"; "Both eras", tasks):
 // server/discover from the cached DiscoverResult, tasks/list trimmed to the caller's tasks,
 // notifications/message and progress.
 #include <catch2/catch.hpp>

@@ -1,4 +1,5 @@
-// Router, either era: what passes through untouched but for the id (reference a.6, b.12):
+// Router, either era: what passes through untouched but for the id (docs/MULTIPLEXING.md,
+// "Every message type"):
 // completion, paginated lists with their cursors; and the pings that are mcpd's own business.
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,6 +1,6 @@
-// Router: the child going away and coming back with sessions attached (DESIGN §5, reference
-// (b) b.8/b.13 and (c) #8, #12), and deadlines: start_timeout for waiting lines,
-// request_timeout for unanswered requests.
+// Router: the child going away and coming back with sessions attached (docs/MULTIPLEXING.md,
+// "Restarts with sessions attached"), and deadlines ("Both eras", timeouts): start_timeout
+// for waiting lines, request_timeout for unanswered requests.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -303,7 +303,7 @@ TEST_CASE("router: without request_timeout requests wait as long as the child wo
 }
 
 TEST_CASE("router: tasks/result is not cut short by request_timeout", "[router]") {
-    // b.9: "Don't put short timeouts on tasks/result (it blocks until terminal)".
+    // tasks/result blocks until the task is terminal: no short timeout applies to it.
     config::ServerConfig config = router_config();
     config.request_timeout = 5s;
     Running h(config);

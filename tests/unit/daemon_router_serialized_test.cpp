@@ -1,6 +1,7 @@
-// Router: sharing = "serialized" (reference (c) #1): one session request at the child at a
-// time, so a server→client request can only belong to the session that is waiting. The
-// requests that wait their turn keep every b.2/b.4 guarantee.
+// Router: sharing = "serialized" (docs/MULTIPLEXING.md, "Legacy children", server → client
+// requests): one session request at the child at a time, so a server→client request can only
+// belong to the session that is waiting. The requests that wait their turn keep every
+// guarantee of "Both eras" (ids, cancellation).
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -61,7 +62,7 @@ TEST_CASE("router: serialized requests reach the child one at a time", "[router]
 }
 
 TEST_CASE("router: a serialized request waiting its turn counts as outstanding", "[router]") {
-    // b.2: "If the same session already has that id outstanding => answer -32600".
+    // Ids: a request whose id is still outstanding on the same session → -32600.
     Serialized h;
     const std::string busy = h.forward(2, call("1"));
     h.send(1, call(R"("x")"));
@@ -75,8 +76,8 @@ TEST_CASE("router: a serialized request waiting its turn counts as outstanding",
 
 TEST_CASE("router: cancelling a serialized request that waits keeps it from the child",
           "[router]") {
-    // b.4: a cancelled request is not worked on; the waiting one was never sent, so nothing
-    // needs to reach the child at all.
+    // Cancellation: a cancelled request is not worked on; the waiting one was never sent, so
+    // nothing needs to reach the child at all.
     Serialized h;
     const std::string busy = h.forward(2, call("1"));
     h.send(1, call(R"("x")"));

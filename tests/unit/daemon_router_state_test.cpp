@@ -1,5 +1,6 @@
-// Router: connection-wide state the sessions share (reference (b) b.7, b.12) — log levels,
-// resource subscriptions, broadcasts — and what a session's departure releases (b.4).
+// Router: connection-wide state the sessions share (docs/MULTIPLEXING.md, "Legacy children")
+// — log levels, resource subscriptions, broadcasts — and what a session's departure releases
+// ("Both eras", cancellation).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
@@ -251,7 +252,7 @@ TEST_CASE("router: a session holding a URI and its parent gets each update once"
 }
 
 TEST_CASE("router: a session that is not ready gets no resource updates", "[router]") {
-    // b.3: no child traffic (resource updates included) before notifications/initialized.
+    // Lifecycle: no child traffic (resource updates included) before notifications/initialized.
     Ready h;
     h.router.attach(1);
     h.send(
@@ -299,8 +300,8 @@ TEST_CASE("router: a session's roots/list_changed is swallowed when mcpd answers
 }
 
 TEST_CASE("router: a session's roots/list_changed is not forwarded blindly", "[router]") {
-    // b.7: forward only if mcpd declared roots.listChanged to the child; mcpd declares
-    // {"roots":{}} (daemon/managed_server.cpp), so the child never asked for it.
+    // Roots: forward only if mcpd declared roots.listChanged to the child; mcpd declares it
+    // false (client_capabilities, daemon/mcp_versions.cpp), so the child never asked for it.
     Ready h;
     h.connect(1, "2025-11-25", {{"roots", {{"listChanged", true}}}});
     h.send(1, R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");

@@ -1,5 +1,6 @@
-// Router: tasks (reference (b) b.9, with b.5 task-linked progress, b.6 related-task routing
-// and b.12 correlated notifications): a task belongs to the session whose request created it.
+// Router: tasks (docs/MULTIPLEXING.md, "Both eras", tasks and progress; "Legacy children",
+// related-task routing of requests and notifications): a task belongs to the session whose
+// request created it.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -126,8 +127,8 @@ TEST_CASE("router: a task id with escapes still links a child request to its own
 
 TEST_CASE("router: an unknown child notification linked to a task goes to its owner only",
           "[router]") {
-    // b.12: legacy notifications are connection-wide "unless it carries a known correlator
-    // (progressToken, related-task, subscriptionId)".
+    // Legacy notifications are connection-wide unless they carry a known correlator
+    // (progressToken, related-task, subscriptionId).
     Tasks h;
     const std::string note =
         R"({"jsonrpc":"2.0","method":"x-vendor/task-log","params":{"line":"step 2",)" +
@@ -156,8 +157,8 @@ TEST_CASE("router: log messages and resource updates linked to a task go to its 
 }
 
 TEST_CASE("router: progress on a task outlives the CreateTaskResult", "[router]") {
-    // b.5 token lifetime: keep the token of a task-augmented request until the task is
-    // terminal (see also (c) #20).
+    // Progress token lifetime: keep the token of a task-augmented request until the task is
+    // terminal (docs/MULTIPLEXING.md, "Both eras", progress).
     Tasks h;
     const std::string own = raw_progress_token_of(h.created);
     const std::string progress_prefix =

@@ -282,6 +282,57 @@ TEST_CASE("supervisor: a pinned era never probes") {
     CHECK(f.env.handshakes == std::vector<HandshakeStart>{start, start});
 }
 
+TEST_CASE("supervisor: start_timeout names the request that went unanswered") {
+    config::ServerConfig config = demo_config();
+    std::string expected;
+    SECTION("legacy: initialize") {
+        config.era = config::Era::legacy;
+        expected = "no answer to initialize within start_timeout (10s)";
+    }
+    SECTION("modern: server/discover") {
+        config.era = config::Era::modern;
+        expected = "no answer to server/discover within start_timeout (10s)";
+    }
+    SECTION("probing, no answer yet: server/discover") {
+        expected = "no answer to server/discover within start_timeout (10s)";
+    }
+    Fixture f(config);
+    f.sup.request_start();
+    f.fire(T::start_timeout);
+    CHECK(f.sup.error() == expected);
+}
+
+TEST_CASE("supervisor: start_timeout after the probe names initialize") {
+    Fixture f;
+    f.sup.request_start();
+    f.sup.on_probe_wait(5s);
+    SECTION("the probe was answered (legacy): initialize followed") {
+        f.sup.on_probe_wait(std::nullopt);
+        f.fire(T::start_timeout);
+        CHECK(f.sup.error() == "no answer to initialize within start_timeout (10s)");
+    }
+    SECTION("the probe went unanswered: initialize was sent after it") {
+        f.fire(T::probe);
+        f.fire(T::start_timeout);
+        CHECK(f.sup.error() ==
+              "no answer to initialize within start_timeout (10s), sent after server/discover "
+              "went unanswered");
+    }
+}
+
+TEST_CASE("supervisor: every state, exit step and stop reason has its word") {
+    for (int i = 0; i <= static_cast<int>(ServerState::failed); ++i) {
+        CHECK(to_string(static_cast<ServerState>(i)) != "?");
+    }
+    for (int i = 0; i <= static_cast<int>(ExitStep::kill); ++i) {
+        CHECK(to_string(static_cast<ExitStep>(i)) != "?");
+    }
+    for (int i = 0; i <= static_cast<int>(StopReason::stdout_closed); ++i) {
+        CHECK(to_string(static_cast<StopReason>(i)) != "?");
+    }
+    CHECK(to_string(StopReason::era_probe) == "era-probe");
+}
+
 TEST_CASE("supervisor: the probe's timer runs only while starting, until the verdict") {
     Fixture f;
     f.sup.request_start();

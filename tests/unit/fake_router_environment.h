@@ -81,7 +81,7 @@ inline config::ServerConfig router_config() {
 
 class FakeRouterEnvironment : public RouterEnvironment {
 public:
-    RouterTime now() const override { return now_; }
+    TimePoint now() const override { return now_; }
 
     bool child_send(std::string_view line) override {
         if (!child_accepts) {
@@ -132,7 +132,7 @@ public:
     int deadline_changes = 0;
 
 private:
-    RouterTime now_ = RouterTime{} + 1000h;
+    TimePoint now_ = TimePoint{} + 1000h;
 };
 
 // The raw bytes of the id of `line` (quotes included for strings); empty when absent.

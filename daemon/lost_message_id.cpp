@@ -1,4 +1,4 @@
-#include "daemon/message_edges.h"
+#include "daemon/lost_message_id.h"
 
 #include <optional>
 
@@ -116,7 +116,7 @@ std::size_t value_start(std::string_view t, std::size_t end) {
 }
 
 // The members of the top-level object, first to last, as far as the head reaches.
-void read_head(std::string_view t, MessageEdges& out) {
+void read_head(std::string_view t, LostMessageId& out) {
     std::size_t i = skip_space(t, 0);
     if (i >= t.size() || t[i] != '{') return;
     i = skip_space(t, i + 1);
@@ -167,8 +167,8 @@ std::string read_tail_id(std::string_view t) {
 
 }  // namespace
 
-MessageEdges read_message_edges(std::string_view head, std::string_view tail) {
-    MessageEdges out;
+LostMessageId read_lost_message_id(std::string_view head, std::string_view tail) {
+    LostMessageId out;
     read_head(head, out);
     if (out.id.empty()) out.id = read_tail_id(tail);
     return out;

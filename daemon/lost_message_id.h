@@ -1,7 +1,7 @@
-// What the two ends of a message say when the whole of it cannot be used: a line over
-// max_message_bytes, of which only the first and last bytes were kept, or a line that is not
-// valid JSON (bytes that are not UTF-8). Enough to answer the request such a line concerns
-// instead of leaving it unanswered.
+// The id of a message mcpd cannot forward (it is lost), read from what is left of it: a line
+// over max_message_bytes, of which only the first and last bytes were kept, or a line that is
+// not valid JSON (bytes that are not UTF-8). Enough to answer the request such a line concerns
+// instead of leaving it unanswered (Router::on_child_reply_lost, on_session_reply_lost).
 //
 // Serialisers put the small envelope members around the payload: most write "jsonrpc" and
 // "id" first, JavaScript SDKs write the payload first and "id" last. So the top-level members
@@ -14,13 +14,13 @@
 
 namespace mcpd {
 
-struct MessageEdges {
+struct LostMessageId {
     std::string id;         // the raw top-level "id" token (a string or an integer), or empty
     bool response = false;  // a top-level "result" or "error" member starts in the head
     bool request = false;   // a top-level "method" member starts in the head
 };
 
 // `head` is a prefix of the message, `tail` a suffix (both may be the whole line).
-MessageEdges read_message_edges(std::string_view head, std::string_view tail);
+LostMessageId read_lost_message_id(std::string_view head, std::string_view tail);
 
 }  // namespace mcpd
