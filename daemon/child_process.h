@@ -6,7 +6,6 @@
 #pragma once
 
 #include <event2/bufferevent.h>
-#include <event2/event.h>
 
 #include <functional>
 #include <span>
@@ -14,8 +13,10 @@
 #include <string_view>
 
 #include "common/json_envelope.h"
-#include "common/line_reader.h"
 #include "common/unique_fd.h"
+#include "daemon/buffer_event.h"
+#include "daemon/event_loop.h"
+#include "daemon/line_source.h"
 #include "daemon/server_processes.h"
 #include "daemon/spawn.h"
 
@@ -39,7 +40,8 @@ public:
         std::function<void(ChildProcess&)> on_input_drained;
     };
 
-    ChildProcess(event_base* base, SpawnedProcess process, std::size_t max_message_bytes,
+    // Writes to stdin, and stdout's lines are read, through `loop`'s held writes.
+    ChildProcess(EventLoop& loop, SpawnedProcess process, std::size_t max_message_bytes,
                  Callbacks callbacks);
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
@@ -61,24 +63,21 @@ public:
     // Signal its process group, and the descendants that left it (daemon/server_processes.h).
     void signal_group(int signo) const;
 
-    // From the reaper.
+    // From the reaper (the status is the supervisor's to judge).
     void mark_exited(int status);
     bool exited() const { return exited_; }
-    int exit_status() const { return exit_status_; }
     // Stop waiting for EOF (a grandchild that escaped the process group may hold the pipes).
     void abandon_pipes();
-    bool finished() const { return exited_ && stdout_ == nullptr && stderr_ == nullptr; }
+    bool finished() const { return exited_ && !stdout_.open() && !stderr_.open(); }
 
 private:
-    static void on_stdout_readable(evutil_socket_t fd, short what, void* self);
-    static void on_stderr_readable(evutil_socket_t fd, short what, void* self);
     static void on_stdin_event(bufferevent* bev, short what, void* self);
     static void on_stdin_written(bufferevent* bev, void* self);
 
+    LineSource::Callbacks stdout_callbacks();
+    LineSource::Callbacks stderr_callbacks();
     void stdout_ended();
     void stderr_ended();
-    void drain_stdout(bool at_eof);
-    void drain_stderr(bool at_eof);
     void close_stdout();
     void close_stderr();
     void check_finished();
@@ -86,16 +85,14 @@ private:
     int pid_;
     std::string tag_;
     Callbacks callbacks_;
-    bufferevent* stdin_ = nullptr;
-    // stdout and stderr are read with plain read() into their line readers (see Session).
-    event* stdout_ = nullptr;
-    event* stderr_ = nullptr;
+    WriteCoalescer& writes_;
+    BufferEvent stdin_;  // empty once stdin is closed
     UniqueFd stdout_fd_;
     UniqueFd stderr_fd_;
-    LineReader stdout_reader_;
-    LineReader stderr_reader_;
+    // After their descriptors, which they watch. Closed at EOF (or when abandoned).
+    LineSource stdout_;
+    LineSource stderr_;
     bool exited_ = false;
-    int exit_status_ = 0;
     bool finished_reported_ = false;
 };
 

@@ -349,10 +349,10 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
     const PeerCredentials peer = c.peer();
     c.reply_ok(control::to_json(control::AttachResult{server_name, id, parsed->pass_fds}));
     if (!parsed->pass_fds) {
-        bufferevent* bev = c.hand_over();
+        BufferEvent bev = c.hand_over();
         if (bev == nullptr) return;  // cut off: it never read its replies
-        daemon_.sessions().open(daemon_.pool().instance_for_session(server, id), id, peer, bev,
-                                 bev, nullptr);
+        daemon_.sessions().open(daemon_.pool().instance_for_session(server, id), id, peer,
+                                 std::move(bev), {}, nullptr);
         return;
     }
     ControlConnection* link = &c;
@@ -386,12 +386,12 @@ void ControlCommands::attach_fds(ControlConnection& link, const std::string& ser
         evutil_make_socket_nonblocking(fd.get());
     }
     event_base* base = daemon_.loop().base();
-    bufferevent* input = bufferevent_socket_new(base, fds[0].release(), BEV_OPT_CLOSE_ON_FREE);
-    bufferevent* output = bufferevent_socket_new(base, fds[1].release(), BEV_OPT_CLOSE_ON_FREE);
+    BufferEvent input = BufferEvent::over(base, std::move(fds[0]));
+    BufferEvent output = BufferEvent::over(base, std::move(fds[1]));
     MCPD_CHECK(input != nullptr && output != nullptr,
                "libevent could not allocate a session's buffers");
     daemon_.sessions().open(daemon_.pool().instance_for_session(*shared, session), session, peer,
-                             input, output, &link);
+                             std::move(input), std::move(output), &link);
 }
 
 void ControlCommands::sessions(ControlConnection& c, const json& request) {

@@ -1,7 +1,6 @@
 #include "daemon/control_connection.h"
 
 #include <event2/buffer.h>
-#include <event2/event.h>
 
 #include <cstdint>
 
@@ -25,7 +24,7 @@ constexpr std::size_t kMaxQueuedOutput = 8 * 1024 * 1024;
 ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer,
                                      RequestHandler& handler, OutputBudget& budget,
                                      std::function<void(ControlConnection&)> on_closed)
-    : bev_(bufferevent_socket_new(base, fd.release(), BEV_OPT_CLOSE_ON_FREE)),
+    : bev_(BufferEvent::over(base, std::move(fd))),
       peer_(peer),
       handler_(handler),
       budget_(budget),
@@ -34,20 +33,15 @@ ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredenti
       reader_(kMaxRequestBytes),
       idle_(base, [this] { on_idle(); }) {
     MCPD_CHECK(bev_ != nullptr, "libevent could not allocate a control connection's buffers");
-    bufferevent_setcb(bev_, &ControlConnection::on_read, &ControlConnection::on_write,
+    bufferevent_setcb(bev_.get(), &ControlConnection::on_read, &ControlConnection::on_write,
                       &ControlConnection::on_event, this);
-    bufferevent_enable(bev_, EV_READ | EV_WRITE);
-    account_.watch(bufferevent_get_output(bev_));
+    bufferevent_enable(bev_.get(), EV_READ | EV_WRITE);
+    account_.watch(bev_.output());
     idle_.arm(kIdleTimeout);
 }
 
 ControlConnection::~ControlConnection() {
-    if (fd_event_ != nullptr) event_free(fd_event_);
-    account_.unwatch();  // before its buffer goes
-    if (bev_ != nullptr) {
-        bufferevent_setcb(bev_, nullptr, nullptr, nullptr, nullptr);
-        bufferevent_free(bev_);
-    }
+    account_.unwatch();  // before its buffer goes (with the members)
 }
 
 void ControlConnection::reply_ok(const json& result) {
@@ -75,8 +69,8 @@ void ControlConnection::refuse(std::string_view code, const std::string& message
     if (closed_ || bev_ == nullptr) return;
     mode_ = Mode::refused;
     // Its requests (or announced descriptors) are never read: they go with the socket.
-    bufferevent_disable(bev_, EV_READ);
-    if (fd_event_ != nullptr) event_del(fd_event_);
+    bufferevent_disable(bev_.get(), EV_READ);
+    fd_watch_.disable();
     write_error(code, message);
     idle_.arm(kIdleTimeout);  // in case the answer cannot be written: see on_idle()
     close_after_flush();
@@ -101,7 +95,7 @@ void ControlConnection::send(const json& message) {
 
 void ControlConnection::write_line(const json& message) {
     if (closed_ || bev_ == nullptr) return;
-    evbuffer* out = bufferevent_get_output(bev_);
+    evbuffer* out = bev_.output();
     if (const std::size_t queued = evbuffer_get_length(out); queued > kMaxQueuedOutput) {
         cut_off("the client stopped reading (" + std::to_string(queued) +
                 " bytes queued for it, over the " + std::to_string(kMaxQueuedOutput) +
@@ -130,33 +124,32 @@ void ControlConnection::cut_off(const std::string& reason) {
 
 void ControlConnection::close_after_flush() {
     closing_ = true;
-    if (bev_ != nullptr && evbuffer_get_length(bufferevent_get_output(bev_)) == 0) close();
+    if (bev_ != nullptr && evbuffer_get_length(bev_.output()) == 0) close();
 }
 
 void ControlConnection::on_read(bufferevent*, void* self) {
     auto* connection = static_cast<ControlConnection*>(self);
     if (connection->mode_ == Mode::linked) {
         // Nothing more is expected from a linked client; only its hang-up matters.
-        evbuffer* in = bufferevent_get_input(connection->bev_);
+        evbuffer* in = connection->bev_.input();
         evbuffer_drain(in, evbuffer_get_length(in));
         return;
     }
     connection->process_input();
 }
 
-bufferevent* ControlConnection::hand_over() {
+BufferEvent ControlConnection::hand_over() {
     // Cut off while its reply was written (a client that never reads): nothing to hand on.
-    if (closed_) return nullptr;
+    if (closed_) return {};
     mode_ = Mode::handed_over;
     idle_.cancel();
     account_.unwatch();  // the session counts it from now on
-    bufferevent* bev = bev_;
-    bev_ = nullptr;
-    bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
+    BufferEvent bev = std::move(bev_);
+    bev.clear_callbacks();
     // What the client sent after its last request (its first session messages) goes back in
     // front of whatever is still unread, for the new owner.
     const std::string_view unread = reader_.unread();
-    if (!unread.empty()) evbuffer_prepend(bufferevent_get_input(bev), unread.data(), unread.size());
+    if (!unread.empty()) evbuffer_prepend(bev.input(), unread.data(), unread.size());
     closed_ = true;
     cleanups_.clear();
     on_closed_(*this);
@@ -170,30 +163,28 @@ void ControlConnection::receive_fds(std::function<void(std::vector<UniqueFd>)> o
     mode_ = Mode::awaiting_fds;
     on_fds_ = std::move(on_fds);
     on_hangup_ = std::move(on_hangup);
-    bufferevent_disable(bev_, EV_READ);
-    fd_event_ = event_new(bufferevent_get_base(bev_), bufferevent_getfd(bev_), EV_READ,
-                          &ControlConnection::on_fds_ready, this);
-    MCPD_CHECK(fd_event_ != nullptr, "libevent could not allocate an event");
-    event_add(fd_event_, nullptr);
+    bufferevent_disable(bev_.get(), EV_READ);
+    // One-shot: once they have come, the bufferevent reads again (for the hang-up).
+    fd_watch_ =
+        FdWatcher(bufferevent_get_base(bev_.get()), bev_.fd(), EV_READ, [this] { on_fds_ready(); });
 }
 
-void ControlConnection::on_fds_ready(evutil_socket_t fd, short, void* self) {
-    auto* connection = static_cast<ControlConnection*>(self);
-    Result<std::vector<UniqueFd>> fds = mcpd::receive_fds(fd, control::kPassedFds);
+void ControlConnection::on_fds_ready() {
+    Result<std::vector<UniqueFd>> fds = mcpd::receive_fds(fd_watch_.fd(), control::kPassedFds);
     if (fds.transient()) {
-        event_add(connection->fd_event_, nullptr);  // spurious wake-up: wait again
+        fd_watch_.enable();  // spurious wake-up: wait again
         return;
     }
     if (!fds) {
-        log::warning("control client pid " + std::to_string(connection->peer_.pid) +
+        log::warning("control client pid " + std::to_string(peer_.pid) +
                      " did not pass the two descriptors it announced; closing");
-        connection->close();
+        close();
         return;
     }
-    connection->mode_ = Mode::linked;
-    connection->idle_.cancel();  // a link lasts as long as its session
-    bufferevent_enable(connection->bev_, EV_READ);
-    connection->on_fds_(std::move(fds).value());
+    mode_ = Mode::linked;
+    idle_.cancel();  // a link lasts as long as its session
+    bufferevent_enable(bev_.get(), EV_READ);
+    on_fds_(std::move(fds).value());
 }
 
 void ControlConnection::on_write(bufferevent*, void* self) {
@@ -226,7 +217,7 @@ void ControlConnection::process_input() {
 
 void ControlConnection::process_lines() {
     while (!closed_ && !reply_pending_ && bev_ != nullptr && mode_ == Mode::requests) {
-        const LineReader::Result r = reader_.next(bufferevent_get_input(bev_), line_);
+        const LineReader::Result r = reader_.next(bev_.input(), line_);
         if (r == LineReader::Result::need_more) {
             if (closing_) close_after_flush();
             return;
@@ -299,7 +290,7 @@ void ControlConnection::on_idle() {
     }
     log::info("closing the control connection of " + who + ": no request within " + limit);
     mode_ = Mode::refused;
-    bufferevent_disable(bev_, EV_READ);
+    bufferevent_disable(bev_.get(), EV_READ);
     write_error(control::code::timeout,
                 "no complete request within " + limit +
                     " of connecting or of the last answer; mcpd closed the connection "
@@ -313,13 +304,9 @@ void ControlConnection::close() {
     closed_ = true;
     idle_.cancel();
     // The descriptor goes with the buffer: its number may be reused before we are freed.
-    if (fd_event_ != nullptr) event_del(fd_event_);
+    fd_watch_.disable();
     account_.unwatch();  // what is queued goes with the buffer
-    if (bev_ != nullptr) {
-        bufferevent_setcb(bev_, nullptr, nullptr, nullptr, nullptr);
-        bufferevent_free(bev_);
-        bev_ = nullptr;
-    }
+    bev_.reset();
     for (auto& cleanup : cleanups_) cleanup();
     cleanups_.clear();
     on_closed_(*this);  // the owner frees us on the next loop turn

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <event2/bufferevent.h>
-#include <event2/event.h>
 
 #include <nlohmann/json.hpp>
 
@@ -24,7 +23,9 @@
 
 #include "common/line_reader.h"
 #include "common/unique_fd.h"
+#include "daemon/buffer_event.h"
 #include "daemon/event_loop.h"
+#include "daemon/fd_watcher.h"
 #include "daemon/output_budget.h"
 #include "daemon/peer_auth.h"
 
@@ -73,8 +74,8 @@ public:
 
     // attach on the socket: give the bufferevent, with whatever it has buffered past the
     // request, to a session. The connection object then goes away without closing the socket.
-    // Null when the connection was cut off meanwhile (its reply did not fit).
-    bufferevent* hand_over();
+    // Empty when the connection was cut off meanwhile (its reply did not fit).
+    BufferEvent hand_over();
     // attach with pass_fds: receive the client's two descriptors (SCM_RIGHTS, through
     // common/fd_passing), then keep the connection only to notice when the client hangs up.
     // Nothing, once cut off.
@@ -85,7 +86,7 @@ private:
     static void on_read(bufferevent* bev, void* self);
     static void on_write(bufferevent* bev, void* self);
     static void on_event(bufferevent* bev, short what, void* self);
-    static void on_fds_ready(evutil_socket_t fd, short what, void* self);
+    void on_fds_ready();
 
     void process_input();
     void process_lines();
@@ -100,7 +101,7 @@ private:
     void cut_off(const std::string& reason);
     void close();
 
-    bufferevent* bev_;
+    BufferEvent bev_;  // empty once closed or handed over
     PeerCredentials peer_;
     RequestHandler& handler_;
     OutputBudget& budget_;
@@ -112,7 +113,7 @@ private:
     enum class Mode { requests, awaiting_fds, linked, handed_over, refused };
     Mode mode_ = Mode::requests;
     Timer idle_;
-    event* fd_event_ = nullptr;
+    FdWatcher fd_watch_;  // while descriptors are awaited; after bev_, whose socket it watches
     std::function<void(std::vector<UniqueFd>)> on_fds_;
     std::function<void()> on_hangup_;
     bool reply_pending_ = false;

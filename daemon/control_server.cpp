@@ -12,6 +12,7 @@
 #include "common/accounts.h"
 #include "common/check.h"
 #include "common/log.h"
+#include "common/scope_guard.h"
 #include "daemon/peer_auth.h"
 
 namespace mcpd {
@@ -25,6 +26,13 @@ bool make_address(const std::string& path, sockaddr_un& addr) {
     if (path.size() >= sizeof addr.sun_path) return false;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     return true;
+}
+
+// bind() with the socket file born 0600 (whatever mcpd's umask); errno is bind's.
+int bind_owner_only(int fd, const sockaddr_un& addr) {
+    const mode_t old_umask = ::umask(0177);
+    const OnScopeEnd restore([old_umask] { ::umask(old_umask); });
+    return ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
 }
 
 }  // namespace
@@ -83,10 +91,8 @@ Result<UniqueFd> bind_control_socket(const std::string& path, const SocketAccess
 
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd) return permanent_failure("cannot create a socket: " + errno_text());
-    const mode_t old_umask = ::umask(0177);  // the socket file is born 0600
-    const int bound = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    const int bound = bind_owner_only(fd.get(), addr);
     const int bind_errno = errno;
-    ::umask(old_umask);
     if (bound != 0)
         return permanent_failure("cannot bind " + path + ": " + std::strerror(bind_errno));
     // Opened up only now that it is ours: group first, so the group never sees a wider mode.
@@ -108,24 +114,22 @@ Result<UniqueFd> bind_control_socket(const std::string& path, const SocketAccess
 }
 
 ControlServer::ControlServer(event_base* base, UniqueFd listening, AcceptHandler on_accept)
-    : listener_(nullptr),
-      on_accept_(std::move(on_accept)),
-      resume_(base, [this] { evconnlistener_enable(listener_); }) {
+    : on_accept_(std::move(on_accept)),
+      resume_(base, [this] { evconnlistener_enable(listener_.get()); }) {
     ::fcntl(listening.get(), F_SETFL, ::fcntl(listening.get(), F_GETFL) | O_NONBLOCK);
-    listener_ = evconnlistener_new(base, &ControlServer::on_accept, this,
-                                   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0,
-                                   listening.release());
+    listener_.reset(evconnlistener_new(base, &ControlServer::on_accept, this,
+                                       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0,
+                                       listening.get()));
     MCPD_CHECK(listener_ != nullptr, "libevent could not allocate the control socket's listener");
-    evconnlistener_set_error_cb(listener_, &ControlServer::on_error);
+    listening.release();  // the listener closes it now
+    evconnlistener_set_error_cb(listener_.get(), &ControlServer::on_error);
 }
 
-ControlServer::~ControlServer() {
-    if (listener_ != nullptr) evconnlistener_free(listener_);
-}
+ControlServer::~ControlServer() = default;
 
 void ControlServer::stop_accepting() {
     resume_.cancel();
-    if (listener_ != nullptr) evconnlistener_disable(listener_);
+    if (listener_ != nullptr) evconnlistener_disable(listener_.get());
 }
 
 void ControlServer::on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self) {
@@ -139,7 +143,7 @@ void ControlServer::on_error(evconnlistener*, void* self) {
         // Out of descriptors: pause accepting for a second instead of spinning.
         log::warning(std::string("cannot accept connections: ") + std::strerror(err) +
                      "; pausing for 1s");
-        evconnlistener_disable(server->listener_);
+        evconnlistener_disable(server->listener_.get());
         server->resume_.arm(std::chrono::seconds(1));
         return;
     }

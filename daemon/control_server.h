@@ -4,6 +4,7 @@
 #include <event2/listener.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "common/result.h"
@@ -34,9 +35,14 @@ private:
     static void on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self);
     static void on_error(evconnlistener*, void* self);
 
-    evconnlistener* listener_;
+    struct FreeListener {
+        void operator()(evconnlistener* listener) const { evconnlistener_free(listener); }
+    };
+
     AcceptHandler on_accept_;
     Timer resume_;  // re-enables accepting after running out of file descriptors
+    // Last, so it goes first: nothing it calls back is destroyed before it.
+    std::unique_ptr<evconnlistener, FreeListener> listener_;
 };
 
 }  // namespace mcpd

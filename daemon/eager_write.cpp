@@ -15,26 +15,9 @@
 namespace mcpd {
 namespace {
 
-bool more_input = false;  // the daemon is single-threaded
-
-// Messages held back while a burst of input is handled, one entry per destination, written
-// when the burst ends.
-struct Held {
-    bufferevent* bev;
-    std::string bytes;
-};
-std::vector<Held> held;
-int burst_depth = 0;
 // The most held for one destination: a held message never waits behind a large one, and what
 // is held alone never reaches a child's stdin high-water mark (which waits for a drain).
 constexpr std::size_t kMaxHeldBytes = 256 * 1024;
-
-Held* find_held(bufferevent* bev) {
-    for (Held& h : held) {
-        if (h.bev == bev) return &h;
-    }
-    return nullptr;
-}
 
 // What is left of a message from this size up is queued by reference, in a block of its own.
 constexpr std::size_t kOwnBlockBytes = 1024 * 1024;
@@ -90,76 +73,86 @@ void write_or_queue(bufferevent* bev, const std::vector<iovec>& parts, std::size
     }
 }
 
-void flush_one(Held& h) {
-    if (h.bytes.empty()) return;
-    const std::vector<iovec> parts{{h.bytes.data(), h.bytes.size()}};
-    write_or_queue(h.bev, parts, h.bytes.size());
-    h.bytes.clear();
-}
-
-void flush_held() {
-    std::vector<Held> batch;
-    batch.swap(held);
-    for (Held& h : batch) flush_one(h);
+void flush_one(bufferevent* bev, std::string& bytes) {
+    if (bytes.empty()) return;
+    const std::vector<iovec> parts{{bytes.data(), bytes.size()}};
+    write_or_queue(bev, parts, bytes.size());
+    bytes.clear();
 }
 
 }  // namespace
 
-MoreInput::MoreInput(bool more) : saved_(more_input) {
-    more_input = more;
+WriteCoalescer::Held* WriteCoalescer::find_held(bufferevent* bev) {
+    for (Held& h : held_) {
+        if (h.bev == bev) return &h;
+    }
+    return nullptr;
+}
+
+void WriteCoalescer::flush_held() {
+    std::vector<Held> batch;
+    batch.swap(held_);
+    for (Held& h : batch) flush_one(h.bev, h.bytes);
+}
+
+MoreInput::MoreInput(WriteCoalescer& writes, bool more)
+    : writes_(writes), saved_(writes.more_input_) {
+    writes_.more_input_ = more;
 }
 
 MoreInput::~MoreInput() {
-    more_input = saved_;
+    writes_.more_input_ = saved_;
 }
 
-void write_or_queue_line(bufferevent* bev, std::string_view line) {
-    write_or_queue_line(bev, std::span<const std::string_view>(&line, 1));
-}
-
-WriteBurst::WriteBurst() {
-    ++burst_depth;
+WriteBurst::WriteBurst(WriteCoalescer& writes) : writes_(writes) {
+    ++writes_.burst_depth_;
 }
 
 WriteBurst::~WriteBurst() {
-    if (--burst_depth == 0 && !held.empty()) flush_held();
+    if (--writes_.burst_depth_ == 0 && !writes_.held_.empty()) writes_.flush_held();
 }
 
-std::size_t held_bytes(bufferevent* bev) {
-    const Held* h = find_held(bev);
-    return h == nullptr ? 0 : h->bytes.size();
+std::size_t WriteCoalescer::held_bytes(bufferevent* bev) const {
+    for (const Held& h : held_) {
+        if (h.bev == bev) return h.bytes.size();
+    }
+    return 0;
 }
 
-void drop_held_writes(bufferevent* bev) {
-    std::erase_if(held, [bev](const Held& h) { return h.bev == bev; });
+void WriteCoalescer::drop_held_writes(bufferevent* bev) {
+    std::erase_if(held_, [bev](const Held& h) { return h.bev == bev; });
 }
 
-void write_or_queue_line(bufferevent* bev, std::span<const std::string_view> pieces) {
+void WriteCoalescer::write_or_queue_line(bufferevent* bev, std::string_view line) {
+    write_or_queue_line(bev, std::span<const std::string_view>(&line, 1));
+}
+
+void WriteCoalescer::write_or_queue_line(bufferevent* bev,
+                                         std::span<const std::string_view> pieces) {
     std::size_t size = 1;  // the newline
     for (std::string_view piece : pieces) size += piece.size();
     Held* h = find_held(bev);
     // Held back while more input waits behind this line (its answers join it in one write),
     // and after anything already held for the same destination, to keep the order.
-    if (h != nullptr ||
-        (more_input && burst_depth > 0 && evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
-        if (h == nullptr) h = &held.emplace_back(Held{bev, {}});
+    if (h != nullptr || (more_input_ && burst_depth_ > 0 &&
+                         evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
+        if (h == nullptr) h = &held_.emplace_back(Held{bev, {}});
         if (h->bytes.size() + size <= kMaxHeldBytes) {
             for (std::string_view piece : pieces) h->bytes.append(piece);
             h->bytes.push_back('\n');
             return;
         }
         // Too much to hold (a large message, or a long burst): what is held goes first.
-        flush_one(*h);
+        flush_one(bev, h->bytes);
         drop_held_writes(bev);
     }
-    static std::vector<iovec> parts;  // reused: the daemon is single-threaded
-    parts.clear();
+    parts_.clear();
     for (std::string_view piece : pieces) {
-        if (!piece.empty()) parts.push_back({const_cast<char*>(piece.data()), piece.size()});
+        if (!piece.empty()) parts_.push_back({const_cast<char*>(piece.data()), piece.size()});
     }
     static char newline = '\n';
-    parts.push_back({&newline, 1});
-    write_or_queue(bev, parts, size);
+    parts_.push_back({&newline, 1});
+    write_or_queue(bev, parts_, size);
 }
 
 }  // namespace mcpd

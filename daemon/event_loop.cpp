@@ -1,5 +1,6 @@
 #include "daemon/event_loop.h"
 
+#include <iterator>
 #include <stdexcept>
 
 namespace mcpd {
@@ -10,30 +11,40 @@ timeval to_timeval(Duration d) {
     return timeval{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
 }
 
-void run_deferred(evutil_socket_t, short, void* arg) {
-    std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
-    (*fn)();
-}
-
 }  // namespace
 
 EventLoop::EventLoop() : base_(event_base_new()) {
     if (base_ == nullptr) throw std::runtime_error("cannot create the event loop");
 }
 
-EventLoop::~EventLoop() { event_base_free(base_); }
+EventLoop::~EventLoop() {
+    // Closures still pending go while the base is alive: what they capture may hold events.
+    // Freeing one may defer more, hence the loop.
+    while (!deferred_.empty()) {
+        std::list<Deferred> pending;
+        pending.swap(deferred_);
+    }
+    event_base_free(base_);
+}
 
 int EventLoop::run() { return event_base_dispatch(base_); }
 
-void EventLoop::exit() { event_base_loopexit(base_, nullptr); }
-
 void EventLoop::defer(std::function<void()> fn) {
-    auto* heap = new std::function<void()>(std::move(fn));
+    Deferred& d = deferred_.emplace_back(Deferred{this, std::move(fn), {}});
+    d.at = std::prev(deferred_.end());
     const timeval now{0, 0};
-    if (event_base_once(base_, -1, EV_TIMEOUT, run_deferred, heap, &now) != 0) {
-        delete heap;
+    if (event_base_once(base_, -1, EV_TIMEOUT, &EventLoop::run_deferred, &d, &now) != 0) {
+        deferred_.erase(d.at);
         throw std::runtime_error("cannot schedule deferred work");
     }
+}
+
+void EventLoop::run_deferred(evutil_socket_t, short, void* deferred) {
+    auto* d = static_cast<Deferred*>(deferred);
+    // Out of the list before it runs, so that it is freed even if it throws.
+    const std::function<void()> fn = std::move(d->fn);
+    d->loop->deferred_.erase(d->at);
+    fn();
 }
 
 Timer::Timer(event_base* base, std::function<void()> on_fire)

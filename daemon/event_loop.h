@@ -1,13 +1,16 @@
 // Small RAII wrappers around libevent: a loop, one-shot timers and signal watchers.
-// Each registers on construction and unregisters on destruction.
+// Each registers on construction and unregisters on destruction. Readiness events and
+// bufferevents have owners of their own: daemon/fd_watcher.h, daemon/buffer_event.h.
 #pragma once
 
 #include <event2/event.h>
 
 #include <functional>
+#include <list>
 #include <memory>
 
 #include "common/duration.h"
+#include "daemon/eager_write.h"
 
 namespace mcpd {
 
@@ -20,14 +23,28 @@ public:
 
     event_base* base() const { return base_; }
     int run();
-    void exit();
 
     // Run `fn` on the next loop turn, after the current callback stack has unwound
-    // (tmux's rule: never free inside the callback that noticed the end).
+    // (tmux's rule: never free inside the callback that noticed the end). Work still pending
+    // when the loop is destroyed is dropped, and its closure freed, without running.
     void defer(std::function<void()> fn);
+    // Deferred closures not yet run.
+    std::size_t deferred_count() const { return deferred_.size(); }
+
+    // The held writes of this loop's readers and writers (daemon/eager_write.h).
+    WriteCoalescer& writes() { return writes_; }
 
 private:
+    struct Deferred {
+        EventLoop* loop;
+        std::function<void()> fn;
+        std::list<Deferred>::iterator at;  // its own place in deferred_
+    };
+    static void run_deferred(evutil_socket_t, short, void* deferred);
+
     event_base* base_;
+    WriteCoalescer writes_;
+    std::list<Deferred> deferred_;
 };
 
 class Timer {
@@ -39,7 +56,7 @@ public:
 
     void arm(Duration after);  // re-arming replaces the previous deadline
     void cancel();
-    bool pending() const;
+    bool pending() const;  // armed and not yet fired
 
 private:
     static void fire(evutil_socket_t, short, void* self);

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/scope_guard.h"
 #include "daemon/server_processes.h"
 
 namespace mcpd {
@@ -91,16 +92,21 @@ Result<KeeperProcess> fork_keeper() {
     }
     UniqueFd read_end(fds[0]);
     UniqueFd write_end(fds[1]);
-    // Blocked across fork, so no signal can reach the keeper before it is set up: it keeps
-    // them blocked for good (SIGKILL and SIGSTOP aside, nothing but EOF ends it).
-    sigset_t all, saved;
-    sigfillset(&all);
-    ::sigprocmask(SIG_SETMASK, &all, &saved);
-    const pid_t daemon = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid == 0) run_keeper(read_end.get(), daemon);
-    const int fork_errno = errno;
-    ::sigprocmask(SIG_SETMASK, &saved, nullptr);
+    pid_t pid = 0;
+    int fork_errno = 0;
+    {
+        // Blocked across fork, so no signal can reach the keeper before it is set up: it keeps
+        // them blocked for good (SIGKILL and SIGSTOP aside, nothing but EOF ends it; run_keeper
+        // never returns).
+        sigset_t all, saved;
+        sigfillset(&all);
+        ::sigprocmask(SIG_SETMASK, &all, &saved);
+        const OnScopeEnd restore([&saved] { ::sigprocmask(SIG_SETMASK, &saved, nullptr); });
+        const pid_t daemon = ::getpid();
+        pid = ::fork();
+        if (pid == 0) run_keeper(read_end.get(), daemon);
+        fork_errno = errno;
+    }
     if (pid < 0) {
         return transient_failure(std::string("cannot fork the keeper: ") +
                                  std::strerror(fork_errno));

@@ -92,7 +92,7 @@ Result<SpawnedProcess> ManagedServer::start_process() {
 
 // Its pipes, its exit, and the stdin watermark the backlog decision needs.
 void ManagedServer::watch_child(SpawnedProcess process) {
-    child_ = std::make_unique<ChildProcess>(host_.loop().base(), std::move(process),
+    child_ = std::make_unique<ChildProcess>(host_.loop(), std::move(process),
                                             host_.max_message_bytes(), child_callbacks());
     ChildProcess* child = child_.get();
     child->set_input_watermark(StdinBacklog::kLowWater);

@@ -51,7 +51,6 @@ void Reaper::reap_all() {
         Keeper::instance().untrack(pid);  // its group is gone (swept above)
         if (it == watched_.end()) {
             if (Keeper::instance().reaped(pid, decoded)) continue;  // not an orphan
-            ++orphans_reaped_;
             log::info("reaped adopted orphan pid " + std::to_string(pid) + " (status " +
                       std::to_string(decoded) + ")");
             continue;

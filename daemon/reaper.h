@@ -30,8 +30,6 @@ public:
     // Reap until nothing is left. SIGCHLD coalesces, so one signal may mean many exits.
     void reap_all();
 
-    std::size_t orphans_reaped() const { return orphans_reaped_; }
-
 private:
     SignalWatcher sigchld_;
     struct Watched {
@@ -39,7 +37,6 @@ private:
         ExitHandler on_exit;
     };
     std::unordered_map<pid_t, Watched> watched_;
-    std::size_t orphans_reaped_ = 0;
 };
 
 // Exit code from a wait status, or minus the signal number.

@@ -1,12 +1,8 @@
 #include "daemon/session.h"
 
 #include <event2/buffer.h>
-#include <event2/event.h>
-
-#include <cerrno>
 
 #include "common/log.h"
-#include "daemon/eager_write.h"
 #include "daemon/jsonrpc.h"
 #include "daemon/lost_message_id.h"
 
@@ -35,62 +31,60 @@ void OutputCap::taken(std::size_t queued) {
 
 static_assert(LineReader::kPadding >= wire::kScanPadding);
 
-Session::Session(SessionId id, std::string server, PeerCredentials peer, bufferevent* input,
-                 bufferevent* output, std::size_t max_message_bytes, std::size_t max_queue_bytes,
-                 OutputBudget& budget, Callbacks callbacks)
+Session::Session(SessionId id, std::string server, PeerCredentials peer, BufferEvent input,
+                 BufferEvent output, WriteCoalescer& writes, std::size_t max_message_bytes,
+                 std::size_t max_queue_bytes, OutputBudget& budget, Callbacks callbacks)
     : id_(id),
       server_(std::move(server)),
       peer_(peer),
-      input_(input),
-      output_(output),
+      input_(std::move(input)),
+      output_(std::move(output)),
+      writes_(writes),
       cap_(max_queue_bytes),
       budget_(budget),
       account_(budget, [this](const std::string& reason) { cut_off(reason); }),
       callbacks_(std::move(callbacks)),
-      reader_(max_message_bytes, /*keep_edges=*/true) {
-    // Reading goes around the bufferevent: libevent 2.1 reads at most 4 KiB per loop turn and
-    // asks FIONREAD first, where a plain read() fills the line buffer itself.
-    bufferevent_disable(input_, EV_READ);
-    reader_.append(bufferevent_get_input(input_));
-    read_event_ = event_new(bufferevent_get_base(input_), bufferevent_getfd(input_),
-                            EV_READ | EV_PERSIST, &Session::on_readable, this);
-    bufferevent_setcb(input_, nullptr, nullptr, &Session::on_input_event, this);
-    if (output_ != input_) {
-        bufferevent_setcb(output_, nullptr, nullptr, &Session::on_output_event, this);
-        bufferevent_enable(output_, EV_WRITE);
+      source_(bufferevent_get_base(input_.get()), input_.fd(), max_message_bytes,
+              /*keep_edges=*/true, &writes,
+              LineSource::Callbacks{
+                  .on_line = [this](wire::PaddedText line) { callbacks_.on_line(*this, line); },
+                  .on_oversized = [this] { discarded_line(); },
+                  .on_eof = [this] { input_ended_by_client(); },
+                  .on_error = [this](int) { close("the connection failed", true); },
+              }) {
+    // Reading goes around the bufferevent (daemon/line_source.h).
+    bufferevent_disable(input_.get(), EV_READ);
+    source_.reader().append(input_.input());
+    bufferevent_setcb(input_.get(), nullptr, nullptr, &Session::on_input_event, this);
+    if (output_) {
+        bufferevent_setcb(output_.get(), nullptr, nullptr, &Session::on_output_event, this);
+        bufferevent_enable(output_.get(), EV_WRITE);
     }
     // Large replies leave in few writes rather than 16 KiB per loop turn.
-    bufferevent_set_max_single_write(output_, kMaxSingleWrite);
-    account_.watch(bufferevent_get_output(output_));
+    bufferevent_set_max_single_write(output_bev(), kMaxSingleWrite);
+    account_.watch(bufferevent_get_output(output_bev()));
     output_watch_ =
-        evbuffer_add_cb(bufferevent_get_output(output_), &Session::on_output_changed, this);
+        evbuffer_add_cb(bufferevent_get_output(output_bev()), &Session::on_output_changed, this);
 }
 
 Session::~Session() {
-    if (read_event_ != nullptr) event_free(read_event_);
     if (output_watch_ != nullptr)
-        evbuffer_remove_cb_entry(bufferevent_get_output(output_), output_watch_);
+        evbuffer_remove_cb_entry(bufferevent_get_output(output_bev()), output_watch_);
     account_.unwatch();  // before its buffer goes
-    if (output_ != nullptr) drop_held_writes(output_);
-    for (bufferevent* bev : {input_, output_}) {
-        if (bev == nullptr) continue;
-        bufferevent_setcb(bev, nullptr, nullptr, nullptr, nullptr);
-    }
-    if (output_ != nullptr && output_ != input_) bufferevent_free(output_);
-    if (input_ != nullptr) bufferevent_free(input_);
+    writes_.drop_held_writes(output_bev());
+    // The read watcher, then the bufferevents (callbacks cleared first), go with the members.
 }
 
 void Session::start() {
-    event_add(read_event_, nullptr);
-    if (input_ == output_) bufferevent_enable(output_, EV_WRITE);
+    if (!output_) bufferevent_enable(input_.get(), EV_WRITE);
     // A socket session may have sent messages together with its attach request.
-    read_lines(false);
+    source_.start();
 }
 
 void Session::send(std::string_view line) {
     const std::size_t queued = queued_bytes();
     if (!make_room(queued, line.size() + 1)) return;
-    write_or_queue_line(output_, line);
+    writes_.write_or_queue_line(output_bev(), line);
     sent(queued);
 }
 
@@ -99,7 +93,7 @@ void Session::send(std::span<const std::string_view> pieces) {
     std::size_t size = 1;
     for (std::string_view piece : pieces) size += piece.size();
     if (!make_room(queued, size)) return;
-    write_or_queue_line(output_, pieces);
+    writes_.write_or_queue_line(output_bev(), pieces);
     sent(queued);
 }
 
@@ -128,26 +122,17 @@ void Session::on_output_changed(evbuffer*, const evbuffer_cb_info* info, void* s
     session->cap_.taken(session->queued_bytes());
 }
 
-void Session::pause_input() {
-    if (paused_ || closed_) return;
-    paused_ = true;
-    event_del(read_event_);
-}
+void Session::pause_input() { source_.pause(); }
 
-void Session::resume_input() {
-    if (!paused_ || closed_) return;
-    paused_ = false;
-    if (!input_ended_) event_add(read_event_, nullptr);
-    read_lines(false);  // lines may have been buffered before the pause
-}
+void Session::resume_input() { source_.resume(); }
 
 void Session::cut_off(const std::string& reason) {
     if (closed_) return;
     // Nothing more will be written to it: what waits goes now, not when the session is
     // freed on a later turn, so its memory is free before the next message is queued.
     account_.unwatch();
-    drop_held_writes(output_);
-    evbuffer* out = bufferevent_get_output(output_);
+    writes_.drop_held_writes(output_bev());
+    evbuffer* out = bufferevent_get_output(output_bev());
     evbuffer_drain(out, evbuffer_get_length(out));
     close(reason, false);
 }
@@ -155,7 +140,7 @@ void Session::cut_off(const std::string& reason) {
 void Session::close(const std::string& reason, bool by_client) {
     if (closed_) return;
     closed_ = true;
-    event_del(read_event_);
+    source_.close();
     callbacks_.on_closed(*this, reason, by_client);
 }
 
@@ -164,15 +149,14 @@ void Session::finish(const std::string& reason) {
     finish_reason_ = reason;
     // Held writes (eager_write.h) are not counted: they go out at the end of the current burst,
     // before the session is freed on a later turn, and would never fire the drain callback.
-    if (evbuffer_get_length(bufferevent_get_output(output_)) == 0) {
+    if (evbuffer_get_length(bufferevent_get_output(output_bev())) == 0) {
         close(reason, true);
         return;
     }
     // The write callback fires once the output buffer is empty (low watermark 0).
-    bufferevent_setwatermark(output_, EV_WRITE, 0, 0);
-    bufferevent_event_cb event_cb =
-        output_ == input_ ? &Session::on_input_event : &Session::on_output_event;
-    bufferevent_setcb(output_, nullptr, &Session::on_output_drained, event_cb, this);
+    bufferevent_setwatermark(output_bev(), EV_WRITE, 0, 0);
+    bufferevent_event_cb event_cb = output_ ? &Session::on_output_event : &Session::on_input_event;
+    bufferevent_setcb(output_bev(), nullptr, &Session::on_output_drained, event_cb, this);
 }
 
 void Session::on_output_drained(bufferevent*, void* self) {
@@ -180,24 +164,8 @@ void Session::on_output_drained(bufferevent*, void* self) {
     session->close(session->finish_reason_, true);
 }
 
-void Session::on_readable(evutil_socket_t fd, short, void* self) {
-    auto* session = static_cast<Session*>(self);
-    const ssize_t n = session->reader_.read_from(fd);
-    if (n > 0) {
-        session->read_lines(false);
-    } else if (n == 0) {
-        session->input_ended_by_client();
-    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        session->close("the connection failed", true);
-    }
-}
-
 void Session::input_ended_by_client() {
-    if (input_ended_) return;
-    read_lines(true);
-    if (closed_) return;
     input_ended_ = true;
-    event_del(read_event_);
     // Replies to what it sent are still owed: the owner decides when to finish.
     callbacks_.on_input_ended(*this);
 }
@@ -217,29 +185,16 @@ void Session::on_output_event(bufferevent*, short, void* self) {
 }
 
 std::size_t Session::queued_bytes() const {
-    return evbuffer_get_length(bufferevent_get_output(output_)) + held_bytes(output_);
-}
-
-void Session::read_lines(bool at_eof) {
-    const WriteBurst burst;
-    while (!closed_ && (!paused_ || at_eof)) {
-        std::string_view line;
-        const LineReader::Result r = at_eof ? reader_.finish(line) : reader_.next(line);
-        if (r == LineReader::Result::need_more) return;
-        if (r == LineReader::Result::oversized) {
-            discarded_line();
-            continue;
-        }
-        const MoreInput more(reader_.buffered() > 0);
-        callbacks_.on_line(*this, wire::PaddedText{line});
-    }
+    return evbuffer_get_length(bufferevent_get_output(output_bev())) +
+           writes_.held_bytes(output_bev());
 }
 
 void Session::discarded_line() {
-    const std::size_t bytes = reader_.discarded_bytes();
-    const std::string limit = std::to_string(reader_.max_line_bytes());
+    const LineReader& reader = source_.reader();
+    const std::size_t bytes = reader.discarded_bytes();
+    const std::string limit = std::to_string(reader.max_line_bytes());
     const LostMessageId edges =
-        read_lost_message_id(reader_.discarded_head(), reader_.discarded_tail());
+        read_lost_message_id(reader.discarded_head(), reader.discarded_tail());
     log::warning(server_, "session " + std::to_string(id_) + ": discarded a message of " +
                               std::to_string(bytes) + " bytes, over max_message_bytes");
     // An answer to a request of the server's: the server is told, or it would wait forever.

@@ -9,7 +9,6 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/event.h>
 
 #include <functional>
 #include <span>
@@ -17,7 +16,9 @@
 #include <string_view>
 
 #include "common/json_envelope.h"
-#include "common/line_reader.h"
+#include "daemon/buffer_event.h"
+#include "daemon/eager_write.h"
+#include "daemon/line_source.h"
 #include "daemon/output_budget.h"
 #include "daemon/peer_auth.h"
 #include "daemon/router.h"
@@ -69,13 +70,14 @@ public:
         std::function<void(Session&, std::string_view raw_id, std::string_view why)> on_reply_lost;
     };
 
-    // Takes ownership of `input` and `output` (the same bufferevent for a socket session).
-    // The input's descriptor is read directly (anything already buffered in `input` is taken
-    // over); the bufferevents only write, and report write errors. What waits in `output`
-    // counts in `budget` until the session is freed.
-    Session(SessionId id, std::string server, PeerCredentials peer, bufferevent* input,
-            bufferevent* output, std::size_t max_message_bytes, std::size_t max_queue_bytes,
-            OutputBudget& budget, Callbacks callbacks);
+    // `input` and `output` are the descriptors `mcpctl connect` passed; a socket session has
+    // only `input`, and `output` is empty. The input's descriptor is read directly (anything
+    // already buffered in `input` is taken over); the bufferevents only write, through
+    // `writes`, and report write errors. What waits for the client counts in `budget` until
+    // the session is freed.
+    Session(SessionId id, std::string server, PeerCredentials peer, BufferEvent input,
+            BufferEvent output, WriteCoalescer& writes, std::size_t max_message_bytes,
+            std::size_t max_queue_bytes, OutputBudget& budget, Callbacks callbacks);
     ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
@@ -83,7 +85,7 @@ public:
     SessionId id() const { return id_; }
     const std::string& server() const { return server_; }
     const PeerCredentials& peer() const { return peer_; }
-    bool passed_fds() const { return input_ != output_; }
+    bool passed_fds() const { return static_cast<bool>(output_); }
     bool closed() const { return closed_; }
 
     // Queue one message for the client (a newline is appended).
@@ -101,7 +103,6 @@ public:
     bool input_ended() const { return input_ended_; }
 
 private:
-    static void on_readable(evutil_socket_t fd, short what, void* self);
     static void on_input_event(bufferevent* bev, short what, void* self);
     static void on_output_event(bufferevent* bev, short what, void* self);
     static void on_output_drained(bufferevent* bev, void* self);
@@ -112,7 +113,8 @@ private:
     bool make_room(std::size_t queued, std::size_t size);
     // After a message was queued behind `queued_before` bytes.
     void sent(std::size_t queued_before);
-    void read_lines(bool at_eof);
+    // The bufferevent written to the client (the input's own, for a socket session).
+    bufferevent* output_bev() const { return output_ ? output_.get() : input_.get(); }
     // A line over max_message_bytes was discarded: answer or report what its edges show.
     void discarded_line();
     // Bytes waiting to be written to the client.
@@ -124,16 +126,15 @@ private:
     SessionId id_;
     std::string server_;
     PeerCredentials peer_;
-    bufferevent* input_;
-    bufferevent* output_;
+    BufferEvent input_;
+    BufferEvent output_;  // empty for a socket session
+    WriteCoalescer& writes_;
     OutputCap cap_;
     evbuffer_cb_entry* output_watch_ = nullptr;
     OutputBudget& budget_;
     OutputBudget::Account account_;
     Callbacks callbacks_;
-    event* read_event_ = nullptr;
-    LineReader reader_;
-    bool paused_ = false;
+    LineSource source_;  // after the bufferevents: it watches the input's descriptor
     bool closed_ = false;
     bool input_ended_ = false;
     std::string finish_reason_;  // set once finish() waits for the output to drain

@@ -22,10 +22,11 @@ SessionTable::SessionTable(EventLoop& loop, const config::DaemonConfig& settings
 SessionTable::~SessionTable() = default;
 
 void SessionTable::open(ManagedServer& server, SessionId id, const PeerCredentials& peer,
-                        bufferevent* input, bufferevent* output, ControlConnection* link) {
+                        BufferEvent input, BufferEvent output, ControlConnection* link) {
     const std::string name = server.name();
     auto session =
-        std::make_unique<Session>(id, name, peer, input, output, settings_.max_message_bytes,
+        std::make_unique<Session>(id, name, peer, std::move(input), std::move(output),
+                                  loop_.writes(), settings_.max_message_bytes,
                                   settings_.max_session_queue_bytes, budget_, callbacks(name));
     Session* raw = session.get();
     // A session on the socket takes its connection's place (freed on the next turn); one

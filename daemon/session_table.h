@@ -38,8 +38,9 @@ public:
     // `input`/`output` become the session's (the same bufferevent for a socket session);
     // `link` is the control connection of an fd-passing `mcpctl connect`, told when the
     // session ends. `server` is the instance it talks to.
-    void open(ManagedServer& server, SessionId id, const PeerCredentials& peer, bufferevent* input,
-              bufferevent* output, ControlConnection* link);
+    // `output` is empty for a session on the socket (it writes through `input`).
+    void open(ManagedServer& server, SessionId id, const PeerCredentials& peer, BufferEvent input,
+              BufferEvent output, ControlConnection* link);
     // End a session (its client went away, or mcpd cuts it off).
     void end(SessionId id, const std::string& reason, bool by_client);
     // End every session of the server named `server`.

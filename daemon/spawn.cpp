@@ -14,6 +14,7 @@
 #include <set>
 #include <string_view>
 
+#include "common/scope_guard.h"
 #include "daemon/descriptor_limit.h"
 #include "daemon/keeper.h"
 #include "daemon/server_processes.h"
@@ -239,19 +240,23 @@ Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
     std::vector<char*> argv = c_strings(request.argv);
     std::vector<char*> envp = c_strings(env);
 
-    // Block every signal across fork so the child never runs the daemon's handlers before it
-    // has reset them; the child clears its mask itself.
-    sigset_t all, saved;
-    sigfillset(&all);
-    ::sigprocmask(SIG_SETMASK, &all, &saved);
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        run_child(request, argv.data(), envp.data(), in_read.get(), out_write.get(),
-                  err_write.get(), status_write.get(), parent);
+    pid_t pid = 0;
+    int fork_errno = 0;
+    {
+        // Block every signal across fork so the child never runs the daemon's handlers before
+        // it has reset them; the child clears its mask itself (run_child never returns).
+        sigset_t all, saved;
+        sigfillset(&all);
+        ::sigprocmask(SIG_SETMASK, &all, &saved);
+        const OnScopeEnd restore([&saved] { ::sigprocmask(SIG_SETMASK, &saved, nullptr); });
+        const pid_t parent = ::getpid();
+        pid = ::fork();
+        if (pid == 0) {
+            run_child(request, argv.data(), envp.data(), in_read.get(), out_write.get(),
+                      err_write.get(), status_write.get(), parent);
+        }
+        fork_errno = errno;
     }
-    const int fork_errno = errno;
-    ::sigprocmask(SIG_SETMASK, &saved, nullptr);
     if (pid < 0) return transient_failure("cannot fork: " + errno_sentence(fork_errno));
     // The child leads its own process group (setsid): the keeper kills it if mcpd dies.
     Keeper::instance().track(pid, serial);

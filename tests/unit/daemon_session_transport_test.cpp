@@ -31,7 +31,7 @@ public:
         REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
         client_ = fds[1];
         base_ = event_base_new();
-        bufferevent* bev = bufferevent_socket_new(base_, fds[0], BEV_OPT_CLOSE_ON_FREE);
+        mcpd::BufferEvent bev(bufferevent_socket_new(base_, fds[0], BEV_OPT_CLOSE_ON_FREE));
         Session::Callbacks callbacks;
         callbacks.on_line = [this](Session&, mcpd::wire::PaddedText line) {
             lines.emplace_back(line.text);
@@ -43,9 +43,9 @@ public:
         callbacks.on_reply_lost = [this](Session&, std::string_view id, std::string_view why) {
             lost.emplace_back(std::string(id), std::string(why));
         };
-        session = std::make_unique<Session>(1, "demo", mcpd::PeerCredentials{}, bev, bev,
-                                            max_message_bytes, max_queue_bytes, budget_,
-                                            std::move(callbacks));
+        session = std::make_unique<Session>(1, "demo", mcpd::PeerCredentials{}, std::move(bev),
+                                            mcpd::BufferEvent(), writes_, max_message_bytes,
+                                            max_queue_bytes, budget_, std::move(callbacks));
         session->start();
     }
     ~Rig() {
@@ -86,6 +86,7 @@ private:
     int client_ = -1;
     event_base* base_ = nullptr;
     OutputBudget budget_{256 * kMiB};
+    mcpd::WriteCoalescer writes_;
 };
 
 // A message of `bytes` bytes (newline not counted), filled with `fill`.

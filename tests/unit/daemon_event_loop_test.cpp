@@ -1,0 +1,52 @@
+// EventLoop::defer: work runs on the next turn, and closures never run are freed with the loop.
+#include <event2/event.h>
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "daemon/event_loop.h"
+
+using mcpd::EventLoop;
+
+TEST_CASE("event loop: deferred work runs after the current callback, in order",
+          "[event_loop]") {
+    EventLoop loop;
+    std::vector<int> ran;
+    loop.defer([&ran] { ran.push_back(1); });
+    loop.defer([&ran, &loop] {
+        ran.push_back(2);
+        loop.defer([&ran] { ran.push_back(3); });
+        CHECK(ran.back() == 2);  // not run inside the closure that deferred it
+    });
+    CHECK(ran.empty());
+    CHECK(loop.deferred_count() == 2);
+    event_base_loop(loop.base(), EVLOOP_NONBLOCK);
+    CHECK(ran == std::vector<int>{1, 2, 3});
+    CHECK(loop.deferred_count() == 0);
+}
+
+TEST_CASE("event loop: a closure still pending is freed with the loop, without running",
+          "[event_loop]") {
+    auto captured = std::make_shared<int>(7);
+    const std::weak_ptr<int> watch = captured;
+    bool ran = false;
+    {
+        std::optional<EventLoop> loop(std::in_place);
+        loop->defer([captured = std::move(captured), &ran] { ran = *captured == 7; });
+        CHECK_FALSE(watch.expired());
+        loop.reset();
+    }
+    CHECK(watch.expired());
+    CHECK_FALSE(ran);
+}
+
+TEST_CASE("event loop: a closure that ran is freed at once", "[event_loop]") {
+    EventLoop loop;
+    auto captured = std::make_shared<int>(1);
+    const std::weak_ptr<int> watch = captured;
+    loop.defer([captured = std::move(captured)] {});
+    event_base_loop(loop.base(), EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    CHECK(watch.expired());
+}
