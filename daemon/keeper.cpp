@@ -98,10 +98,7 @@ Result<KeeperProcess> fork_keeper() {
         // Blocked across fork, so no signal can reach the keeper before it is set up: it keeps
         // them blocked for good (SIGKILL and SIGSTOP aside, nothing but EOF ends it; run_keeper
         // never returns).
-        sigset_t all, saved;
-        sigfillset(&all);
-        ::sigprocmask(SIG_SETMASK, &all, &saved);
-        const OnScopeEnd restore([&saved] { ::sigprocmask(SIG_SETMASK, &saved, nullptr); });
+        const AllSignalsBlocked blocked;
         const pid_t daemon = ::getpid();
         pid = ::fork();
         if (pid == 0) run_keeper(read_end.get(), daemon);

@@ -245,10 +245,7 @@ Result<SpawnedProcess> spawn_process(const SpawnRequest& request) {
     {
         // Block every signal across fork so the child never runs the daemon's handlers before
         // it has reset them; the child clears its mask itself (run_child never returns).
-        sigset_t all, saved;
-        sigfillset(&all);
-        ::sigprocmask(SIG_SETMASK, &all, &saved);
-        const OnScopeEnd restore([&saved] { ::sigprocmask(SIG_SETMASK, &saved, nullptr); });
+        const AllSignalsBlocked blocked;
         const pid_t parent = ::getpid();
         pid = ::fork();
         if (pid == 0) {

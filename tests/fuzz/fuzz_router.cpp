@@ -150,6 +150,12 @@ void trace(const char* what, std::uint64_t session, std::string_view line) {
                      static_cast<int>(line.size()), line.data());
 }
 
+// Requests whose one answer from the child may answer several sessions (docs/MULTIPLEXING.md:
+// a second subscribe or setLevel waits for the child's answer to the first).
+bool shared_state_request(std::string_view method) {
+    return method == "resources/subscribe" || method == "logging/setLevel";
+}
+
 bool is_integer(std::string_view token, std::uint64_t& value) {
     const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
     return ec == std::errc() && end == token.data() + token.size();
@@ -473,6 +479,7 @@ private:
         check(0);
         child_said_.clear();
         reply_owner_ = 0;
+        reply_shared_ = false;
         answering_listen_ = false;
     }
 
@@ -483,6 +490,7 @@ private:
         child_.open.erase(child_.open.begin() + static_cast<std::ptrdiff_t>(index));
         child_.answered.push_back(r.raw_id);
         reply_owner_ = r.owner;
+        reply_shared_ = shared_state_request(r.method);
         answering_listen_ = child_.modern && r.method == "subscriptions/listen";
         const std::string task = in_.pick(kTasks);
         const std::string results[] = {
@@ -504,6 +512,7 @@ private:
             const std::size_t index = in_.below(child_.open.size());
             id = child_.open[index].raw_id;
             reply_owner_ = child_.open[index].owner;
+            reply_shared_ = shared_state_request(child_.open[index].method);
             child_.answered.push_back(id);
             child_.open.erase(child_.open.begin() + static_cast<std::ptrdiff_t>(index));
         }
@@ -512,6 +521,7 @@ private:
                                      "reply too large");
         check(0);
         reply_owner_ = 0;
+        reply_shared_ = false;
     }
 
     // An answer to something the child was not asked, or was asked and already answered.
@@ -751,7 +761,9 @@ private:
         check_no_leak(s, e, line);
         const std::string raw_id(e.id.in(line));
         if (e.is_response()) {
-            if (reply_owner_ != 0) {
+            // A subscribe or setLevel answers every session that waited on it (or took it
+            // over when its sender left); each still only gets ids it sent (below).
+            if (reply_owner_ != 0 && !reply_shared_) {
                 FUZZ_CHECK(session == reply_owner_, "the answer to session " +
                                                         std::to_string(reply_owner_) +
                                                         "'s request went to session " +
@@ -842,7 +854,8 @@ private:
     std::map<std::string, std::set<SessionId>> senders_;  // normalized request → who sent it
     std::map<std::string, SessionId> task_owners_;  // task id → the session it was created for
     std::string child_said_;                        // the child line being handled
-    SessionId reply_owner_ = 0;      // who the reply to the child's current answer belongs to
+    SessionId reply_owner_ = 0;
+    bool reply_shared_ = false;  // the child's current answer is to a subscribe or setLevel      // who the reply to the child's current answer belongs to
     bool answering_listen_ = false;  // the child's current answer ends a listen stream
 };
 
