@@ -1,5 +1,6 @@
 #include "common/check.h"
 
+#include <errno.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -9,7 +10,9 @@ namespace mcpd {
 
 void check_failed(const char* condition, std::string_view message, const char* file, int line) {
     // Straight to stderr: the log pump may be what broke.
-    std::string text = "mcpd: internal error at ";
+    // mcpd and mcpctl both check invariants: name the one that stopped.
+    std::string text = program_invocation_short_name;
+    text += ": internal error at ";
     text += file;
     text += ':';
     text += std::to_string(line);
@@ -17,7 +20,7 @@ void check_failed(const char* condition, std::string_view message, const char* f
     text += message;
     text += " (";
     text += condition;
-    text += ")\n";
+    text += "); this is a bug, please report it with the lines logged before it\n";
     [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, text.data(), text.size());
     std::abort();
 }

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "common/check.h"
+
 namespace mcpd {
 namespace {
 
@@ -29,6 +31,7 @@ ChildProcess::ChildProcess(EventLoop& loop, SpawnedProcess process, std::size_t 
               stdout_callbacks()),
       stderr_(loop.base(), stderr_fd_.get(), kMaxLogLine, /*keep_edges=*/false,
               /*writes=*/nullptr, stderr_callbacks()) {
+    MCPD_CHECK(stdin_ != nullptr, "libevent could not allocate a server's stdin buffer");
     bufferevent_setcb(stdin_.get(), nullptr, &ChildProcess::on_stdin_written,
                       &ChildProcess::on_stdin_event, this);
     bufferevent_set_max_single_write(stdin_.get(), kMaxSingleWrite);

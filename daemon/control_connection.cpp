@@ -176,8 +176,12 @@ void ControlConnection::on_fds_ready() {
         return;
     }
     if (!fds) {
-        log::warning("control client pid " + std::to_string(peer_.pid) +
-                     " did not pass the two descriptors it announced; closing");
+        std::string message = "control client pid ";
+        message += std::to_string(peer_.pid);
+        message += " did not pass the two descriptors it announced (";
+        message += fds.error();
+        message += "); closing";
+        log::warning(message);
         close();
         return;
     }

@@ -35,7 +35,9 @@ void LineSource::resume() {
 
 void LineSource::close() {
     closed_ = true;
-    watcher_.reset();
+    // Only disabled: close() may run inside the watcher's own callback (EOF, an error), and
+    // the watcher is freed with its owner, never in the callback that noticed the end.
+    watcher_.disable();
 }
 
 void LineSource::on_readable() {

@@ -1,11 +1,8 @@
 // Router: sessions arriving and leaving, the child coming and going, deadlines.
 #include "daemon/router.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <array>
-#include <span>
 
 #include "common/json_read.h"
 #include "daemon/jsonrpc.h"
@@ -32,121 +29,6 @@ int log_severity(std::string_view level) {
 std::string_view log_level_name(int severity) {
     if (severity < 0 || severity >= static_cast<int>(kLevels.size())) return "debug";
     return kLevels[static_cast<std::size_t>(severity)];
-}
-
-namespace {
-
-namespace od = simdjson::ondemand;
-
-std::string_view trim_right(std::string_view text) {
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
-                             text.back() == '\r'))
-        text.remove_suffix(1);
-    return text;
-}
-
-// A member's name as the peer meant it, escapes decoded (a lone surrogate as U+FFFD): an
-// escaped letter must not hide a member from mcpd while the child reads it. Stage 1 has
-// checked that the closing quote is there.
-bool key_text(od::field& field, std::string_view& key, std::string& storage) {
-    const char* const start = field.key().raw();
-    const char* p = start;
-    while (*p != '"') p += *p == '\\' ? 2 : 1;
-    key = std::string_view(start, static_cast<std::size_t>(p - start));
-    if (key.find('\\') == std::string_view::npos) return true;
-    if (!wire::unescape(key, storage)) return false;
-    key = storage;
-    return true;
-}
-
-// Every array at `path` below `object`, a member named twice counting twice.
-bool collect_arrays(od::object& object, std::span<const std::string_view> path,
-                    std::vector<std::string_view>& out) {
-    std::string storage;
-    for (auto field_result : object) {
-        od::field field;
-        std::string_view key;
-        if (std::move(field_result).get(field) != simdjson::SUCCESS ||
-            !key_text(field, key, storage))
-            return false;
-        if (key != path.front()) continue;
-        od::value value = field.value();
-        if (path.size() > 1) {
-            od::object inner;
-            if (value.get_object().get(inner) != simdjson::SUCCESS) continue;
-            if (!collect_arrays(inner, path.subspan(1), out)) return false;
-            continue;
-        }
-        od::array array;
-        std::string_view bytes;
-        if (value.get_array().get(array) != simdjson::SUCCESS) continue;
-        if (array.raw_json().get(bytes) != simdjson::SUCCESS) return false;
-        out.push_back(trim_right(bytes));
-    }
-    return true;
-}
-
-// The bytes of one value, consuming it (an object's or array's in full).
-std::optional<std::string_view> value_bytes(od::value& value) {
-    od::json_type type;
-    if (value.type().get(type) != simdjson::SUCCESS) return std::nullopt;
-    std::string_view bytes;
-    if (type == od::json_type::object) {
-        od::object object;
-        if (value.get_object().get(object) != simdjson::SUCCESS ||
-            object.raw_json().get(bytes) != simdjson::SUCCESS)
-            return std::nullopt;
-    } else if (type == od::json_type::array) {
-        od::array array;
-        if (value.get_array().get(array) != simdjson::SUCCESS ||
-            array.raw_json().get(bytes) != simdjson::SUCCESS)
-            return std::nullopt;
-    } else {
-        bytes = value.raw_json_token();
-    }
-    return trim_right(bytes);
-}
-
-wire::Span span_in(std::string_view whole, std::string_view part, std::uint32_t shift = 0) {
-    return wire::Span{static_cast<std::uint32_t>(part.data() - whole.data()) + shift,
-                      static_cast<std::uint32_t>(part.size())};
-}
-
-}  // namespace
-
-std::vector<RawArray> raw_arrays_at(std::string_view line,
-                                    std::initializer_list<std::string_view> path) {
-    // Cold paths only (a listen's filter, a tasks/list result): padded copies cost nothing.
-    const simdjson::padded_string text(line);
-    od::parser parser;
-    od::document doc;
-    od::object root;
-    std::vector<std::string_view> arrays;
-    if (path.size() == 0 || parser.iterate(text).get(doc) != simdjson::SUCCESS ||
-        doc.get_object().get(root) != simdjson::SUCCESS ||
-        !collect_arrays(root, std::span(path.begin(), path.size()), arrays))
-        return {};
-    std::vector<RawArray> out;
-    for (const std::string_view bytes : arrays) {
-        RawArray found;
-        found.span = span_in(text, bytes);
-        // Its elements, from the array read again on its own.
-        const simdjson::padded_string inner(bytes);
-        od::document array_doc;
-        od::array array;
-        if (parser.iterate(inner).get(array_doc) != simdjson::SUCCESS ||
-            array_doc.get_array().get(array) != simdjson::SUCCESS)
-            return {};
-        for (auto element_result : array) {
-            od::value element;
-            if (std::move(element_result).get(element) != simdjson::SUCCESS) return {};
-            const std::optional<std::string_view> element_bytes = value_bytes(element);
-            if (!element_bytes) return {};
-            found.elements.push_back(span_in(inner, *element_bytes, found.span.offset));
-        }
-        out.push_back(std::move(found));
-    }
-    return out;
 }
 
 bool RouterEnvironment::pass_to_legacy(SessionId, std::string_view) { return false; }
@@ -335,14 +217,7 @@ void Router::on_child_gone(const std::string& reason) {
                 continue;
             }
             // A subscribe or setLevel that never got its answer is not counted as held.
-            if (p.kind == PendingKind::subscribe) {
-                s->subscriptions.erase(p.uri);
-                auto sub = subscribers_.find(p.uri);
-                if (sub != subscribers_.end()) {
-                    sub->second.erase(p.session);
-                    if (sub->second.empty()) subscribers_.erase(sub);
-                }
-            }
+            if (p.kind == PendingKind::subscribe) release_hold(p.session, p.uri);
             reply_error(p.session, p.original_id, jsonrpc::kInternalError,
                         "the server stopped before answering", reason);
         }
@@ -391,111 +266,6 @@ void Router::fail_waiting(const std::string& reason) {
         }
     }
     env_.deadlines_changed();
-}
-
-std::uint64_t Router::send_internal(std::string_view method, const json& params, PendingKind kind,
-                                    std::string uri) {
-    const std::uint64_t id = env_.child_next_id();
-    Pending p;
-    p.kind = kind;
-    p.uri = std::move(uri);
-    pending_[id] = std::move(p);
-    json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
-    env_.child_send(request.dump());
-    return id;
-}
-
-void Router::update_child_level() {
-    std::optional<int> most_verbose;
-    for (const auto& [id, s] : sessions_) {
-        if (s.log_level && (!most_verbose || *s.log_level < *most_verbose)) {
-            most_verbose = s.log_level;
-        }
-    }
-    if (!most_verbose || most_verbose == child_level_ || !child_ready_) return;
-    child_level_ = most_verbose;
-    level_request_ = send_internal("logging/setLevel", {{"level", log_level_name(*most_verbose)}},
-                                   PendingKind::internal);
-    pending_.at(level_request_).level = most_verbose;
-}
-
-std::optional<std::uint64_t> Router::unanswered_subscribe(const std::string& uri) const {
-    for (const auto& [id, p] : pending_) {
-        if (p.subscribes && p.uri == uri) return id;
-    }
-    return std::nullopt;
-}
-
-std::optional<std::uint64_t> Router::unanswered_level() const {
-    const auto it = pending_.find(level_request_);
-    if (it == pending_.end() || !it->second.level) return std::nullopt;
-    return level_request_;
-}
-
-void Router::wait_on(SessionState& s, std::uint64_t child_id, std::string_view raw_id) {
-    pending_.at(child_id).waiters.push_back(Waiter{s.id, std::string(raw_id)});
-    s.waiting.emplace(std::string(raw_id), child_id);
-}
-
-void Router::drop_waiter(SessionState& s, std::string_view raw_id) {
-    const auto it = s.waiting.find(std::string(raw_id));
-    if (it == s.waiting.end()) return;
-    if (const auto p = pending_.find(it->second); p != pending_.end()) {
-        std::erase_if(p->second.waiters,
-                      [&](const Waiter& w) { return w.session == s.id && w.raw_id == raw_id; });
-    }
-    s.waiting.erase(it);
-}
-
-void Router::answer_waiters(const Pending& p, std::string_view line, const wire::Envelope& e) {
-    for (const Waiter& w : p.waiters) {
-        SessionState* s = find(w.session);
-        if (s == nullptr) continue;
-        s->waiting.erase(w.raw_id);
-        if (!e.has_error) {
-            reply(*s, w.raw_id, "{}");
-            continue;
-        }
-        if (p.subscribes) release_hold(w.session, p.uri);
-        send_spliced(w.session, line, {{e.id, w.raw_id}});
-    }
-}
-
-void Router::fail_waiters(const Pending& p, std::string_view message, std::string_view reason) {
-    for (const Waiter& w : p.waiters) {
-        SessionState* s = find(w.session);
-        if (s == nullptr) continue;
-        s->waiting.erase(w.raw_id);
-        if (p.subscribes) release_hold(w.session, p.uri);
-        reply_error(w.session, w.raw_id, jsonrpc::kInternalError, message, reason);
-    }
-}
-
-bool Router::hand_over(std::uint64_t child_id) {
-    const auto it = pending_.find(child_id);
-    if (it == pending_.end() || it->second.waiters.empty()) return false;
-    Pending& p = it->second;
-    const Waiter next = p.waiters.front();
-    p.waiters.erase(p.waiters.begin());
-    if (SessionState* old = find(p.session)) old->in_flight.erase(p.original_id);
-    // Progress on it was the old sender's; the new one never asked for any.
-    if (!p.own_token.empty()) progress_.erase(p.own_token);
-    p.own_token.clear();
-    p.session = next.session;
-    p.original_id = next.raw_id;
-    if (SessionState* s = find(next.session)) {
-        s->waiting.erase(next.raw_id);
-        s->in_flight[next.raw_id] = child_id;
-    }
-    return true;
-}
-
-void Router::release_hold(SessionId session, const std::string& uri) {
-    if (SessionState* s = find(session)) s->subscriptions.erase(uri);
-    const auto sub = subscribers_.find(uri);
-    if (sub == subscribers_.end()) return;
-    sub->second.erase(session);
-    if (sub->second.empty()) subscribers_.erase(sub);
 }
 
 void Router::release(std::uint64_t child_id, bool tombstoned) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/json_arrays.h"
 #include "common/json_envelope.h"
 #include "config/registry.h"
 
@@ -336,16 +337,6 @@ private:
     std::uint64_t contained_failures_ = 0;
     std::uint64_t next_child_request_ = 1;
 };
-
-// An array inside a message the scanner accepted: where it lies and where each element lies.
-struct RawArray {
-    wire::Span span;  // brackets included
-    std::vector<wire::Span> elements;
-};
-// Every array at `path` (member names from the root object, escapes decoded). A member named
-// twice gives both: peers disagree on which one counts, so each is treated alike.
-std::vector<RawArray> raw_arrays_at(std::string_view line,
-                                    std::initializer_list<std::string_view> path);
 
 // RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.
 int log_severity(std::string_view level);

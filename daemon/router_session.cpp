@@ -209,8 +209,9 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
         } else {
             reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
                         "this server runs the stateless protocol (2026-07-28) and mcpd has no "
-                        "process for the initialize handshake; set era = \"legacy\" for it in "
-                        "the registry, or use a client that speaks 2026-07-28");
+                        "process for the initialize handshake; set era = \"auto\" for it in the "
+                        "registry (a dual-era server then serves legacy clients on a process of "
+                        "their own), era = \"legacy\", or use a client that speaks 2026-07-28");
         }
         return;
     }
@@ -293,8 +294,7 @@ void Router::handle_modern_request(SessionState& s, std::string_view line,
             reply(s, raw_id, cached->dump(-1, ' ', false, json::error_handler_t::replace));
             return;
         }
-        forward_request(s, line, e);
-        pending_.at(s.in_flight.at(std::string(raw_id))).discover = true;
+        forward_request(s, line, e);  // its answer refreshes the cache
         return;
     }
     if (e.method == "tasks/list") {
@@ -476,6 +476,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     if (e.method == "tasks/get" || e.method == "tasks/cancel") p.reported_task = e.task_id;
     p.task_result = e.method == "tasks/result";
     p.own_tasks_only = e.method == "tasks/list";  // trimmed to this session's (send_own_tasks)
+    p.discover = modern_ && e.method == "server/discover";
     p.subscribes = kind == PendingKind::subscribe;
     if (kind == PendingKind::set_level) {
         p.level = log_severity(e.level);

@@ -104,7 +104,8 @@ bool Session::make_room(std::size_t queued, std::size_t size) {
     reason += std::to_string(queued);
     reason += " bytes queued for it, ";
     reason += std::to_string(cap_.grown(queued));
-    reason += " of them since it last read, over max_session_queue_bytes)";
+    reason += " of them since it last read, over max_session_queue_bytes; a client must read "
+              "its replies as they come, or max_session_queue_bytes be raised in [daemon])";
     cut_off(reason);
     return false;
 }

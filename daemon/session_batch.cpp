@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/json_arrays.h"
 #include "daemon/jsonrpc.h"
 
 namespace mcpd {
@@ -15,12 +16,6 @@ namespace {
 
 bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-    while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-    return text;
 }
 
 bool usable_id(const wire::Envelope& e) {
@@ -70,29 +65,15 @@ BatchSplit BatchSplitter::split(wire::PaddedText line) {
     if (parser_->parser.iterate(input).get(doc) != simdjson::SUCCESS ||
         doc.get_array().get(array) != simdjson::SUCCESS)
         return out;
-    std::vector<const char*> starts;
-    for (auto element_result : array) {
-        od::value element;
-        if (std::move(element_result).get(element) != simdjson::SUCCESS) return out;
-        if (starts.size() == kMaxBatchElements) {
-            out.status = Status::too_large;
-            return out;
-        }
-        starts.push_back(element.raw_json_token().data());
-    }
-    if (starts.empty()) {
-        out.status = Status::empty;
+    if (!array_elements(array, out.elements, kMaxBatchElements)) {
+        // Valid JSON (the scanner said so): the only way to fail is one element too many.
+        if (out.elements.size() == kMaxBatchElements) out.status = Status::too_large;
+        out.elements.clear();
         return out;
     }
-    // Valid JSON: between two elements lie whitespace and one comma; after the last, the
-    // closing bracket (the last byte that is not whitespace).
-    const char* const end = trim(text).data() + trim(text).size() - 1;
-    for (std::size_t i = 0; i < starts.size(); ++i) {
-        const char* stop = i + 1 < starts.size() ? starts[i + 1] : end;
-        std::string_view element(starts[i], static_cast<std::size_t>(stop - starts[i]));
-        element = trim(element);
-        if (i + 1 < starts.size() && element.ends_with(',')) element.remove_suffix(1);
-        out.elements.push_back(trim(element));
+    if (out.elements.empty()) {
+        out.status = Status::empty;
+        return out;
     }
     out.status = Status::ok;
     return out;
@@ -244,7 +225,7 @@ SessionBatches::~SessionBatches() = default;
 
 void SessionBatches::on_line(SessionId session, wire::PaddedText line, bool batches,
                              const Route& route, const Write& write) {
-    if (batches && looks_like_batch(line.text) && route_batch(session, line, route, write)) return;
+    if (batches && route_batch(session, line, route, write)) return;
     const auto it = collectors_.empty() ? collectors_.end() : collectors_.find(session);
     if (it == collectors_.end()) {
         route(line);

@@ -156,6 +156,10 @@ public:
     void forget(SessionId session) { collectors_.erase(session); }
     // Sessions with a batch waiting for answers.
     std::size_t waiting_sessions() const { return collectors_.size(); }
+    // Whether `session` has a batch waiting for answers (its lines and replies are watched).
+    bool waiting(SessionId session) const {
+        return !collectors_.empty() && collectors_.contains(session);
+    }
 
 private:
     // Split and route a batch line; false when it is not a valid JSON array.

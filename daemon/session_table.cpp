@@ -74,6 +74,10 @@ void SessionTable::on_line(Session& session, const std::string& name, wire::Padd
     const SessionId sid = session.id();
     // A 2025-03-26 batch: each of its messages is routed as a line of its own.
     const bool batches = looks_like_batch(line.text) && router.protocol_of(sid) == kBatchProtocol;
+    if (!batches && !batches_.waiting(sid)) {
+        router.on_session_line(sid, line);  // every ordinary line: nothing to split or watch
+        return;
+    }
     batches_.on_line(
         sid, line, batches,
         [&router, sid](wire::PaddedText one) { router.on_session_line(sid, one); },
@@ -145,7 +149,8 @@ void SessionTable::send_spliced(SessionId session, std::span<const std::string_v
     if (it == sessions_.end()) return;
     Session& target = *it->second.session;
     // An answer to a request of a batch waits for the others, and leaves in the batch's reply.
-    if (!batches_.hold(session, pieces, [&target](std::string_view reply) { target.send(reply); }))
+    if (!batches_.waiting(session) ||
+        !batches_.hold(session, pieces, [&target](std::string_view reply) { target.send(reply); }))
         target.send(pieces);
     // The router forgets the request after sending its answer: check on the next turn.
     if (target.input_ended()) loop_.defer([this, session] { finish_if_answered(session); });

@@ -17,8 +17,9 @@ fi
 for file in $sources; do
     base=$(basename "$file")
     module=${base%.*}
-    # Named as `module`, as a file name, or as a path: a word of its own, not part of another.
-    if grep -Eq "(^|[^A-Za-z0-9_])(${module}|${base})([^A-Za-z0-9_]|$)" <<<"$text"; then
+    # Named as `module` (in backticks, as the page names modules) or by its file name.
+    if grep -Fq "\`${module}\`" <<<"$text" ||
+        grep -Eq "(^|[^A-Za-z0-9_])${base//./\\.}([^A-Za-z0-9_]|$)" <<<"$text"; then
         continue
     fi
     echo "FAIL: $file is not named in docs/ARCHITECTURE.md"
