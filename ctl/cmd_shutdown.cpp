@@ -1,5 +1,6 @@
 // mcpctl shutdown [--wait] [--timeout DURATION]: stop every server and the daemon.
 #include "common/check.h"
+#include "common/clock.h"
 #include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/daemon_client.h"
@@ -23,12 +24,12 @@ mcpd::Result<nlohmann::json> build(const CommandLine& line) {
 // process exits. Probing the socket instead would not work under socket activation: systemd
 // keeps listening and would start a fresh mcpd for the probe.
 bool wait_for_exit(const Context& ctx, DaemonClient& client, mcpd::Duration timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = mcpd::Clock::now() + timeout;
     nlohmann::json ignored;
     DaemonClient::Read read;
     do {
         const auto left =
-            std::chrono::duration_cast<mcpd::Duration>(deadline - std::chrono::steady_clock::now());
+            std::chrono::duration_cast<mcpd::Duration>(deadline - mcpd::Clock::now());
         read = client.read(ignored, std::max(left, mcpd::Duration::zero()));
     } while (read == DaemonClient::Read::message);
     // However else the connection ended (closed, reset, cut mid-line), mcpd let go of it.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/clock.h"
 #include "ctl/command.h"
 #include "ctl/listener_check.h"
 
@@ -15,7 +16,7 @@ namespace mcpctl {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using mcpd::Clock;
 
 // Longer lines than this are not a reply mcpd would send; stop before eating all memory.
 constexpr std::size_t kMaxLineBytes = 64 * 1024 * 1024;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "ctl/command.h"
 #include "ctl/daemon_client.h"
 
@@ -118,7 +119,7 @@ mcpd::Result<mcpd::UniqueFd> SshTunnel::open(const SshTarget& target) {
 
 void SshTunnel::wait(mcpd::Duration timeout) {
     if (!running()) return;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = mcpd::Clock::now() + timeout;
     for (;;) {
         int status = 0;
         const pid_t done = ::waitpid(pid_, &status, WNOHANG);
@@ -126,7 +127,7 @@ void SshTunnel::wait(mcpd::Duration timeout) {
             status_ = done == pid_ ? status : 0;
             return;
         }
-        if (std::chrono::steady_clock::now() >= deadline) return;
+        if (mcpd::Clock::now() >= deadline) return;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
 }

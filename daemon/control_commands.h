@@ -9,7 +9,7 @@
 
 #include "common/control_protocol.h"
 #include "common/result.h"
-#include "daemon/control_connection.h"
+#include "daemon/control/control_connection.h"
 
 namespace mcpd {
 

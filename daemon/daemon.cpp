@@ -9,11 +9,11 @@
 
 #include "common/log.h"
 #include "daemon/control_commands.h"
-#include "daemon/descriptor_limit.h"
-#include "daemon/keeper.h"
-#include "daemon/log_pump.h"
-#include "daemon/server_processes.h"
-#include "daemon/socket_activation.h"
+#include "daemon/io/descriptor_limit.h"
+#include "daemon/io/log_pump.h"
+#include "daemon/server/keeper.h"
+#include "daemon/server/server_processes.h"
+#include "daemon/systemd/socket_activation.h"
 
 namespace mcpd {
 
@@ -72,7 +72,7 @@ int Daemon::run() {
         log::error(bound.error());
         return 1;
     }
-    // Before any server starts and before the loop runs: see daemon/keeper.h.
+    // Before any server starts and before the loop runs: see daemon/server/keeper.h.
     Keeper::instance().start();
     if (activated) log::info("using the control socket passed by systemd");
     start_watchdog();
@@ -100,7 +100,7 @@ int Daemon::run() {
     loop_.run();
 
     // Every server is stopped and its processes with it. What is left below mcpd came from
-    // one of them and could not be told whose (see daemon/server_processes.h): it goes too.
+    // one of them and could not be told whose (see daemon/server/server_processes.h): it goes too.
     if (const std::size_t leftover = kill_descendants(::getpid(), Keeper::instance().pid())) {
         log::info("killed " + std::to_string(leftover) +
                   " leftover process(es) of stopped servers before exiting");

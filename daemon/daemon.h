@@ -12,19 +12,19 @@
 #include <vector>
 
 #include "config/registry.h"
-#include "daemon/connection_limits.h"
-#include "daemon/control_connection.h"
-#include "daemon/control_server.h"
-#include "daemon/event_loop.h"
-#include "daemon/heap_trim.h"
+#include "daemon/control/connection_limits.h"
+#include "daemon/control/control_connection.h"
+#include "daemon/control/control_server.h"
+#include "daemon/control/output_budget.h"
+#include "daemon/control/peer_auth.h"
+#include "daemon/io/event_loop.h"
+#include "daemon/io/heap_trim.h"
 #include "daemon/managed_server.h"
-#include "daemon/notifier.h"
-#include "daemon/output_budget.h"
-#include "daemon/peer_auth.h"
-#include "daemon/reaper.h"
 #include "daemon/reload_plan.h"
+#include "daemon/server/reaper.h"
 #include "daemon/server_pool.h"
 #include "daemon/session_table.h"
+#include "daemon/systemd/notifier.h"
 
 namespace mcpd {
 
@@ -79,6 +79,7 @@ public:
     std::size_t max_message_bytes() const override { return registry_.daemon.max_message_bytes; }
     const std::string& registry_dir() const override { return registry_dir_; }
     SessionSink& session_sink() override { return sessions_; }
+    void pause_sessions(ManagedServer& server, bool paused) override { sessions_.pause(server, paused); }
     void server_state_changed(ManagedServer& server, ServerState from, ServerState to) override;
     void server_drained(ManagedServer& server) override;
     bool pass_to_legacy(ManagedServer& server, SessionId session, std::string_view line) override;

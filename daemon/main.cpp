@@ -12,8 +12,8 @@
 #include "common/log.h"
 #include "config/registry.h"
 #include "daemon/daemon.h"
-#include "daemon/journal.h"
 #include "daemon/options.h"
+#include "daemon/systemd/journal.h"
 
 namespace {
 

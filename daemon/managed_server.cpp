@@ -6,9 +6,9 @@
 
 #include "common/check.h"
 #include "common/log.h"
-#include "daemon/config_change.h"
-#include "daemon/mcp_versions.h"
-#include "daemon/reaper.h"
+#include "daemon/mux/mcp_versions.h"
+#include "daemon/server/config_change.h"
+#include "daemon/server/reaper.h"
 
 extern char** environ;
 
@@ -34,11 +34,10 @@ std::int64_t ms_between(TimePoint from, TimePoint to) {
 
 ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& config)
     : host_(host),
-      sessions_(host.session_sink()),
       config_(config),
       supervisor_(config, *this),
       logs_(kLogRingLines, kLogRingBytes),
-      router_(config, *this, host.max_message_bytes()),
+      router_(config, *this, host.session_sink(), host.max_message_bytes()),
       router_timer_(host.loop().base(), [this] { router_.on_timer(); }),
       output_(config.name, host.max_message_bytes(), [this](std::string_view line) {
           if (child_) child_->send(line);
@@ -197,7 +196,7 @@ void ManagedServer::abandon_pipes() {
     }
 }
 
-void ManagedServer::pause_sessions(bool paused) { sessions_.pause(*this, paused); }
+void ManagedServer::pause_sessions(bool paused) { host_.pause_sessions(*this, paused); }
 
 void ManagedServer::fail_waiting(const std::string& why) { router_.fail_waiting(why); }
 
@@ -261,18 +260,6 @@ bool ManagedServer::child_send_spliced(std::span<const std::string_view> pieces)
 }
 
 std::uint64_t ManagedServer::child_next_id() { return ids_ ? ids_->next() : 0; }
-
-void ManagedServer::session_send(SessionId session, std::string_view line) {
-    sessions_.send(session, line);
-}
-
-void ManagedServer::session_send_spliced(SessionId session, std::span<const std::string_view> pieces) {
-    sessions_.send_spliced(session, pieces);
-}
-
-void ManagedServer::session_close(SessionId session, const std::string& reason) {
-    sessions_.close(session, reason);
-}
 
 bool ManagedServer::pass_to_legacy(SessionId session, std::string_view line) {
     return host_.pass_to_legacy(*this, session, line);

@@ -16,31 +16,20 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/child_output.h"
-#include "daemon/child_process.h"
-#include "daemon/event_loop.h"
-#include "daemon/handshake.h"
-#include "daemon/log_ring.h"
-#include "daemon/router.h"
-#include "daemon/spawn.h"
-#include "daemon/supervisor.h"
+#include "daemon/io/event_loop.h"
+#include "daemon/mux/router.h"
+#include "daemon/mux/session_sink.h"
+#include "daemon/server/child_output.h"
+#include "daemon/server/child_process.h"
+#include "daemon/server/handshake.h"
+#include "daemon/server/log_ring.h"
+#include "daemon/server/spawn.h"
+#include "daemon/server/supervisor.h"
 
 namespace mcpd {
 
 class Reaper;
 class ManagedServer;
-
-// Where a server's router writes to its sessions (the daemon's SessionTable).
-class SessionSink {
-public:
-    virtual ~SessionSink() = default;
-    virtual void send(SessionId session, std::string_view line) = 0;
-    // The same in pieces (see RouterEnvironment::session_send_spliced), written in order.
-    virtual void send_spliced(SessionId session, std::span<const std::string_view> pieces) = 0;
-    virtual void close(SessionId session, const std::string& reason) = 0;
-    // Stop or resume reading every session of `server` (its stdin is backed up / drained).
-    virtual void pause(ManagedServer& server, bool paused) = 0;
-};
 
 // What a ManagedServer needs from the daemon around it.
 class ServerHost {
@@ -51,7 +40,10 @@ public:
     virtual std::size_t max_message_bytes() const = 0;
     // Where relative commands are looked up when the server has no cwd.
     virtual const std::string& registry_dir() const = 0;
+    // Where the server's router writes to its sessions (the SessionTable).
     virtual SessionSink& session_sink() = 0;
+    // Stop or resume reading every session of `server` (its stdin is backed up / drained).
+    virtual void pause_sessions(ManagedServer& server, bool paused) = 0;
     virtual void server_state_changed(ManagedServer& server, ServerState from, ServerState to) = 0;
     // The server has no process left, not even one whose pipes are still draining.
     virtual void server_drained(ManagedServer& server) = 0;
@@ -102,9 +94,6 @@ public:
     bool child_send(std::string_view line) override;
     bool child_send_spliced(std::span<const std::string_view> pieces) override;
     std::uint64_t child_next_id() override;
-    void session_send(SessionId session, std::string_view line) override;
-    void session_send_spliced(SessionId session, std::span<const std::string_view> pieces) override;
-    void session_close(SessionId session, const std::string& reason) override;
     void want_child() override;
     void deadlines_changed() override;
     void note(std::string_view message) override;
@@ -128,7 +117,6 @@ private:
     void on_child_finished(ChildProcess* child);
 
     ServerHost& host_;
-    SessionSink& sessions_;  // the router's sessions, written to directly
     config::ServerConfig config_;
     Supervisor supervisor_;
     LogRing logs_;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "daemon/config_change.h"
+#include "daemon/server/config_change.h"
 
 namespace mcpd {
 

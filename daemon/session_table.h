@@ -13,14 +13,15 @@
 #include <string_view>
 
 #include "config/registry.h"
-#include "daemon/connection_limits.h"
-#include "daemon/control_connection.h"
-#include "daemon/event_loop.h"
+#include "daemon/control/connection_limits.h"
+#include "daemon/control/control_connection.h"
+#include "daemon/control/output_budget.h"
+#include "daemon/control/peer_auth.h"
+#include "daemon/io/event_loop.h"
 #include "daemon/managed_server.h"
-#include "daemon/output_budget.h"
-#include "daemon/peer_auth.h"
-#include "daemon/session.h"
-#include "daemon/session_batch.h"
+#include "daemon/mux/session.h"
+#include "daemon/mux/session_batch.h"
+#include "daemon/mux/session_sink.h"
 
 namespace mcpd {
 
@@ -57,7 +58,9 @@ public:
     void send(SessionId session, std::string_view line) override;
     void send_spliced(SessionId session, std::span<const std::string_view> pieces) override;
     void close(SessionId session, const std::string& reason) override;
-    void pause(ManagedServer& server, bool paused) override;
+
+    // Stop or resume reading every session of `server` (its stdin is backed up / drained).
+    void pause(ManagedServer& server, bool paused);
 
 private:
     struct Entry {

@@ -26,8 +26,8 @@
 
 #include "common/log.h"
 #include "common/unique_fd.h"
+#include "daemon/control/control_connection.h"
 #include "daemon/control_commands.h"
-#include "daemon/control_connection.h"
 #include "daemon/daemon.h"
 #include "fuzz_input.h"
 

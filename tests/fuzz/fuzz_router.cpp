@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "common/json_envelope.h"
-#include "daemon/router.h"
+#include "daemon/mux/router.h"
 #include "fuzz_input.h"
 
 namespace {
@@ -47,7 +47,7 @@ constexpr std::uint64_t kHandshakeIds = 2;
 constexpr std::size_t kSlots = 4;
 constexpr std::size_t kMaxSteps = 3000;
 
-class Env final : public RouterEnvironment {
+class Env final : public RouterEnvironment, public SessionSink {
 public:
     TimePoint now() const override { return now_; }
     bool child_send(std::string_view line) override {
@@ -58,10 +58,10 @@ public:
         allocated.insert(next_id);
         return next_id++;
     }
-    void session_send(SessionId session, std::string_view line) override {
+    void send(SessionId session, std::string_view line) override {
         to_sessions.emplace_back(session, std::string(line));
     }
-    void session_close(SessionId session, const std::string&) override {
+    void close(SessionId session, const std::string&) override {
         closed.push_back(session);
     }
     void want_child() override {}
@@ -168,7 +168,7 @@ public:
         config.name = "fuzz";
         config.command = "fuzz-server";
         configure(config);
-        router_ = std::make_unique<Router>(config, env_);
+        router_ = std::make_unique<Router>(config, env_, env_);
     }
 
     void run() {

@@ -21,7 +21,7 @@ namespace {
 // checks stand in the way.
 const std::string kOpenSocket = "[daemon]\nsocket_mode = \"0666\"\n\n";
 
-// mcpd's limits (daemon/connection_limits.h, daemon/control_connection.h).
+// mcpd's limits (daemon/control/connection_limits.h, daemon/control/control_connection.h).
 constexpr int kMaxConnectionsPerUser = 64;
 constexpr Duration kIdleTimeout = 10s;
 

@@ -20,12 +20,12 @@
 #include <thread>
 #include <vector>
 
-#include "run_mcpctl.h"
-#include "temp_dir.h"
 #include "common/control_protocol.h"
 #include "common/unique_fd.h"
 #include "ctl/command.h"
 #include "ctl/session_bridge.h"
+#include "run_mcpctl.h"
+#include "temp_dir.h"
 
 using mcpctl::AgentEnds;
 using mcpctl::Transport;

@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "run_mcpctl.h"
-#include "temp_dir.h"
 #include "common/control_protocol.h"
 #include "common/unique_fd.h"
 #include "ctl/command.h"
+#include "run_mcpctl.h"
+#include "temp_dir.h"
 
 using nlohmann::json;
 using namespace std::chrono_literals;

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "temp_dir.h"
 #include "ctl/command.h"
 #include "ctl/import_mcp_json.h"
+#include "temp_dir.h"
 
 using mcpctl::ImportResult;
 using mcpctl::ImportShape;

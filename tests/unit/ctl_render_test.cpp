@@ -5,8 +5,8 @@
 
 #include "ctl/command.h"
 #include "ctl/output.h"
-#include "render_command.h"
 #include "ctl/server_action.h"
+#include "render_command.h"
 
 using nlohmann::json;
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/handshake.h"
-#include "daemon/mcp_versions.h"
+#include "daemon/mux/mcp_versions.h"
+#include "daemon/server/handshake.h"
 
 using namespace mcpd;
 using nlohmann::json;

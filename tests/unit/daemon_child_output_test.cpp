@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/child_output.h"
+#include "daemon/server/child_output.h"
 #include "fake_router_environment.h"
 #include "handshake_recorder.h"
 

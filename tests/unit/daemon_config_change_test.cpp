@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "daemon/config_change.h"
+#include "daemon/server/config_change.h"
 
 using mcpd::classify_change;
 using mcpd::ConfigChange;

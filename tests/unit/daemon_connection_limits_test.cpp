@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/connection_limits.h"
+#include "daemon/control/connection_limits.h"
 
 using mcpd::ConnectionLimits;
 using mcpd::kMaxConnectionsPerUser;

@@ -9,7 +9,7 @@
 #include <span>
 
 #include "common/fd_passing.h"
-#include "daemon/control_connection.h"
+#include "daemon/control/control_connection.h"
 
 using nlohmann::json;
 

@@ -1,7 +1,7 @@
-// EraMemory: the era verdict kept across a server's processes (daemon/era_memory.h).
+// EraMemory: the era verdict kept across a server's processes (daemon/server/era_memory.h).
 #include <catch2/catch.hpp>
 
-#include "daemon/era_memory.h"
+#include "daemon/server/era_memory.h"
 
 using namespace mcpd;
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/event_loop.h"
+#include "daemon/io/event_loop.h"
 
 using mcpd::EventLoop;
 

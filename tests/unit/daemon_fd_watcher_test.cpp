@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "common/unique_fd.h"
-#include "daemon/buffer_event.h"
-#include "daemon/event_loop.h"
-#include "daemon/fd_watcher.h"
+#include "daemon/io/buffer_event.h"
+#include "daemon/io/event_loop.h"
+#include "daemon/io/fd_watcher.h"
 
 using mcpd::BufferEvent;
 using mcpd::EventLoop;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "daemon/jsonrpc.h"
+#include "daemon/mux/jsonrpc.h"
 
 using namespace mcpd;
 

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/keeper.h"
-#include "daemon/process_table.h"
-#include "daemon/server_processes.h"
+#include "daemon/server/keeper.h"
+#include "daemon/server/process_table.h"
+#include "daemon/server/server_processes.h"
 
 using namespace mcpd;
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "common/unique_fd.h"
-#include "daemon/buffer_event.h"
-#include "daemon/event_loop.h"
-#include "daemon/line_source.h"
+#include "daemon/io/buffer_event.h"
+#include "daemon/io/event_loop.h"
+#include "daemon/io/line_source.h"
 
 using mcpd::EventLoop;
 using mcpd::LineSource;

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/log_ring.h"
+#include "daemon/server/log_ring.h"
 
 using mcpd::LogRing;
 using Lines = std::vector<std::string>;

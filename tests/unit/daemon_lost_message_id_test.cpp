@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "daemon/lost_message_id.h"
+#include "daemon/mux/lost_message_id.h"
 
 using mcpd::LostMessageId;
 using mcpd::read_lost_message_id;

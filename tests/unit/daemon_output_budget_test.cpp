@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/output_budget.h"
+#include "daemon/control/output_budget.h"
 
 using mcpd::OutputBudget;
 

@@ -1,7 +1,7 @@
 // Who may use which server: allow_users and allow_groups against a peer's credentials.
 #include <catch2/catch.hpp>
 
-#include "daemon/peer_auth.h"
+#include "daemon/control/peer_auth.h"
 
 using namespace mcpd;
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/handshake.h"
-#include "daemon/mcp_versions.h"
+#include "daemon/mux/mcp_versions.h"
+#include "daemon/server/handshake.h"
 #include "handshake_recorder.h"
 
 using namespace mcpd;

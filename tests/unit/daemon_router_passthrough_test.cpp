@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/handshake.h"
+#include "daemon/server/handshake.h"
 #include "fake_router_environment.h"
 #include "handshake_recorder.h"
 
@@ -111,7 +111,7 @@ TEST_CASE("router passthrough: mcpd's health pings and the child's pings never r
     const bool modern = GENERATE(false, true);
     HandshakeRecorder hs;
     SharedIdsEnvironment env(hs.ids);
-    Router router(router_config(), env, kTestMaxMessage);
+    Router router(router_config(), env, env, kTestMaxMessage);
     wire::EnvelopeScanner scanner(kTestMaxMessage);
     auto from_child = [&](std::string line) {
         wire::Envelope e;

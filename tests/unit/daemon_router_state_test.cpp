@@ -301,7 +301,7 @@ TEST_CASE("router: a session's roots/list_changed is swallowed when mcpd answers
 
 TEST_CASE("router: a session's roots/list_changed is not forwarded blindly", "[router]") {
     // Roots: forward only if mcpd declared roots.listChanged to the child; mcpd declares it
-    // false (client_capabilities, daemon/mcp_versions.cpp), so the child never asked for it.
+    // false (client_capabilities, daemon/mux/mcp_versions.cpp), so the child never asked for it.
     Ready h;
     h.connect(1, "2025-11-25", {{"roots", {{"listChanged", true}}}});
     h.send(1, R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");

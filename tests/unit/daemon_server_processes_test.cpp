@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "daemon/process_table.h"
-#include "daemon/server_processes.h"
+#include "daemon/server/process_table.h"
+#include "daemon/server/server_processes.h"
 
 using namespace mcpd;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/session_batch.h"
+#include "daemon/mux/session_batch.h"
 #include "fake_router_environment.h"
 
 using namespace mcpd;
@@ -266,7 +266,7 @@ struct BatchEnvironment : FakeRouterEnvironment {
 };
 
 struct BatchHarness {
-    BatchHarness() : router(router_config(), env), scanner(kTestMaxMessage) {
+    BatchHarness() : router(router_config(), env, env), scanner(kTestMaxMessage) {
         router.on_child_ready(demo_initialize_result(), "2025-11-25");
     }
     void connect(SessionId id, const std::string& version) {

@@ -2,7 +2,7 @@
 // not what waits in all.
 #include <catch2/catch.hpp>
 
-#include "daemon/session.h"
+#include "daemon/mux/session.h"
 
 using mcpd::OutputCap;
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/output_budget.h"
-#include "daemon/session.h"
+#include "daemon/control/output_budget.h"
+#include "daemon/mux/session.h"
 
 using mcpd::OutputBudget;
 using mcpd::Session;

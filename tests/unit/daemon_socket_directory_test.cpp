@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "daemon/socket_directory.h"
+#include "daemon/control/socket_directory.h"
 #include "temp_dir.h"
 
 using mcpd::directory_mode_for;

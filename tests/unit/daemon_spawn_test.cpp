@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/spawn.h"
+#include "daemon/server/spawn.h"
 
 using namespace mcpd;
 using Catch::Matchers::Contains;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/supervisor.h"
+#include "daemon/server/supervisor.h"
 #include "fake_supervisor_environment.h"
 
 using namespace mcpd;

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "common/unique_fd.h"
-#include "daemon/buffer_event.h"
-#include "daemon/eager_write.h"
-#include "daemon/event_loop.h"
+#include "daemon/io/buffer_event.h"
+#include "daemon/io/eager_write.h"
+#include "daemon/io/event_loop.h"
 
 using mcpd::MoreInput;
 using mcpd::WriteBurst;

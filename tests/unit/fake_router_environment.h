@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/json_envelope.h"
-#include "daemon/router.h"
+#include "daemon/mux/router.h"
 
 namespace mcpd::testing {
 
@@ -79,7 +79,8 @@ inline config::ServerConfig router_config() {
     return config;
 }
 
-class FakeRouterEnvironment : public RouterEnvironment {
+// Both the router's environment and its session sink: what sessions were sent is recorded here.
+class FakeRouterEnvironment : public RouterEnvironment, public SessionSink {
 public:
     TimePoint now() const override { return now_; }
 
@@ -94,11 +95,17 @@ public:
 
     std::uint64_t child_next_id() override { return next_child_id++; }
 
-    void session_send(SessionId session, std::string_view line) override {
+    // SessionSink, through two hooks a test environment may override.
+    void send(SessionId session, std::string_view line) override { session_send(session, line); }
+    void close(SessionId session, const std::string& reason) override {
+        session_close(session, reason);
+    }
+
+    virtual void session_send(SessionId session, std::string_view line) {
         session_lines[session].emplace_back(line);
     }
 
-    void session_close(SessionId session, const std::string& reason) override {
+    virtual void session_close(SessionId session, const std::string& reason) {
         closed.emplace_back(session, reason);
     }
 
@@ -161,7 +168,7 @@ inline json parse(const std::string& line) {
 // A router over a fake environment, with a child that speaks whatever the test writes.
 struct RouterHarness {
     explicit RouterHarness(const config::ServerConfig& config = router_config())
-        : router(config, env), child_scanner(kTestMaxMessage) {}
+        : router(config, env, env), child_scanner(kTestMaxMessage) {}
 
     // The child finished mcpd's handshake.
     void child_ready(const std::string& version = "2025-11-25") {

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/supervisor.h"
+#include "daemon/server/supervisor.h"
 
 namespace mcpd::testing {
 

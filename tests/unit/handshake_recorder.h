@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/handshake.h"
+#include "daemon/server/handshake.h"
 
 namespace mcpd::testing {
 

@@ -1,0 +1,41 @@
+#include "daemon/mux/mcp_versions.h"
+
+#include <algorithm>
+
+namespace mcpd {
+
+using nlohmann::json;
+
+const std::vector<std::string>& legacy_protocol_versions() {
+    static const std::vector<std::string> versions = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                                      "2024-11-05"};
+    return versions;
+}
+
+bool speaks_legacy_version(std::string_view version) {
+    const auto& known = legacy_protocol_versions();
+    return std::find(known.begin(), known.end(), version) != known.end();
+}
+
+// Legacy revisions: mcpd routes roots, sampling and elicitation requests to the session they
+// belong to (the router declines what that session did not declare), so it declares every
+// sub-capability the revision defines for them. Revisions are dates, so they compare as text.
+// - roots.listChanged is false: the router does not pass a session's roots/list_changed on
+//   (one session's roots are not every session's), so the child must not wait for it.
+// - never `tasks` (2025-11-25): the router does not relay task-augmented answers to the child.
+// - `extensions` exists only from 2026-07-28.
+// The modern revision has no server→client requests, and mcpd's own server/discover (probe and
+// health check) takes no input: it declares nothing. Each session's requests carry its own
+// capabilities in their _meta, untouched.
+json client_capabilities(std::string_view version) {
+    if (version >= kModernProtocolVersion) return json::object();
+    json capabilities = {{"roots", {{"listChanged", false}}}, {"sampling", json::object()}};
+    if (version >= "2025-06-18") capabilities["elicitation"] = json::object();
+    if (version >= "2025-11-25") {
+        capabilities["sampling"] = {{"context", json::object()}, {"tools", json::object()}};
+        capabilities["elicitation"] = {{"form", json::object()}, {"url", json::object()}};
+    }
+    return capabilities;
+}
+
+}  // namespace mcpd

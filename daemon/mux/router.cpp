@@ -1,0 +1,407 @@
+// Router: sessions arriving and leaving, the child coming and going, deadlines.
+#include "daemon/mux/router.h"
+
+#include <algorithm>
+#include <array>
+
+#include "common/json_read.h"
+#include "daemon/mux/jsonrpc.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 8> kLevels = {
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+constexpr std::size_t kMaxTombstones = 4096;
+
+}  // namespace
+
+int log_severity(std::string_view level) {
+    for (std::size_t i = 0; i < kLevels.size(); ++i) {
+        if (kLevels[i] == level) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+std::string_view log_level_name(int severity) {
+    if (severity < 0 || severity >= static_cast<int>(kLevels.size())) return "debug";
+    return kLevels[static_cast<std::size_t>(severity)];
+}
+
+bool RouterEnvironment::pass_to_legacy(SessionId, std::string_view) { return false; }
+
+void RouterEnvironment::note_repeated(std::string_view kind, std::string_view detail) {
+    std::string message(kind);
+    message += ": ";
+    message += detail;
+    note(message);
+}
+
+bool RouterEnvironment::child_send_spliced(std::span<const std::string_view> pieces) {
+    std::string line;
+    for (std::string_view piece : pieces) line.append(piece);
+    return child_send(line);
+}
+
+void Router::send_spliced(SessionId session, std::string_view line,
+                          std::vector<wire::Replacement> changes) {
+    wire::splice(line, std::move(changes), pieces_);
+    sessions_out_.send_spliced(session, pieces_);
+}
+
+void Router::send_spliced_to_child(std::string_view line, std::vector<wire::Replacement> changes) {
+    wire::splice(line, std::move(changes), pieces_);
+    env_.child_send_spliced(pieces_);
+}
+
+Router::Router(const config::ServerConfig& config, RouterEnvironment& env, SessionSink& sessions,
+               std::size_t max_message_bytes)
+    : config_(config), env_(env), sessions_out_(sessions), scanner_(max_message_bytes) {}
+
+Router::SessionState* Router::find(SessionId id) {
+    const auto it = sessions_.find(id);
+    return it == sessions_.end() ? nullptr : &it->second;
+}
+
+void Router::attach(SessionId session) {
+    SessionState& s = sessions_[session];
+    s.id = session;
+    s.attached_at = env_.now();
+    if (!child_ready_) env_.want_child();
+}
+
+void Router::detach(SessionId session) {
+    const auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    SessionState& s = it->second;
+
+    std::erase_if(serial_queue_, [session](const Waiting& w) { return w.session == session; });
+    while (!s.waiting.empty()) drop_waiter(s, std::string(s.waiting.begin()->first));
+    // Its requests at the child: tell the child to stop working on them.
+    std::vector<std::uint64_t> in_flight;
+    for (const auto& [raw, child_id] : s.in_flight) in_flight.push_back(child_id);
+    for (std::uint64_t child_id : in_flight) {
+        if (hand_over(child_id)) continue;  // another session waits for the same answer
+        if (child_ready_) {
+            env_.child_send(jsonrpc::cancelled(child_id, "the client session disconnected"));
+        }
+        release(child_id, true);
+    }
+    // The child's requests waiting on it: answer them so the child is not left waiting.
+    for (auto cr = child_requests_.begin(); cr != child_requests_.end();) {
+        if (cr->second.session == session) {
+            env_.child_send(jsonrpc::error(cr->second.child_id, jsonrpc::kInternalError,
+                                           "the client session this request went to has disconnected"));
+            cr = child_requests_.erase(cr);
+        } else {
+            ++cr;
+        }
+    }
+    // Progress routes of its requests were released with them; stragglers go too.
+    std::erase_if(progress_, [session](const auto& p) { return p.second.session == session; });
+    std::erase_if(queue_, [session](const Queued& q) { return q.session == session; });
+    for (auto t = task_owners_.begin(); t != task_owners_.end();) {
+        if (t->second != session) {
+            ++t;
+            continue;
+        }
+        task_tokens_.erase(t->first);
+        t = task_owners_.erase(t);
+    }
+
+    std::vector<std::string> uris(s.subscriptions.begin(), s.subscriptions.end());
+    const bool had_level = s.log_level.has_value();
+    sessions_.erase(it);
+    for (const std::string& uri : uris) {
+        auto sub = subscribers_.find(uri);
+        if (sub == subscribers_.end()) continue;
+        sub->second.erase(session);
+        if (sub->second.empty()) {
+            subscribers_.erase(sub);
+            if (child_ready_) {
+                send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
+            }
+        }
+    }
+    if (had_level) update_child_level();
+    env_.deadlines_changed();
+}
+
+std::string_view Router::protocol_of(SessionId session) const {
+    const auto it = sessions_.find(session);
+    return it == sessions_.end() ? std::string_view() : std::string_view(it->second.protocol);
+}
+
+std::vector<SessionSummary> Router::summaries() const {
+    std::vector<SessionSummary> out;
+    for (const auto& [id, s] : sessions_) {
+        out.push_back(SessionSummary{id, s.client_name, s.client_version, s.protocol,
+                                     s.in_flight.size(), s.attached_at});
+    }
+    return out;
+}
+
+void Router::on_child_ready(const json& initialize_result, const std::string& version,
+                            bool modern) {
+    modern_ = modern;
+    initialize_result_ = initialize_result;
+    discover_cache_.reset();
+    if (modern) {
+        discover_cache_ = initialize_result;
+        discover_received_ = env_.now();
+    }
+    child_version_ = version;
+    if (!served_version_.empty() && version != served_version_) {
+        // Sessions negotiated with the old child; they cannot silently switch revisions.
+        std::vector<SessionId> initialized;
+        for (const auto& [id, s] : sessions_) {
+            if (s.initialized) initialized.push_back(id);
+        }
+        env_.note("the restarted server speaks protocol " + version + " instead of " +
+                 served_version_ + "; closing " + std::to_string(initialized.size()) +
+                 " sessions so their clients reconnect");
+        for (SessionId id : initialized) sessions_out_.close(id, "the server changed protocol version");
+        served_version_.clear();
+    }
+    child_ready_ = true;
+    restore_child_state();
+    flush_queue();
+}
+
+void Router::restore_child_state() {
+    // A new child knows nothing of the sessions: resubscribe, reset the level, and tell the
+    // sessions the lists may have changed. (A modern child keeps no such state.)
+    child_level_.reset();
+    if (modern_) return;
+    for (const auto& [uri, who] : subscribers_) {
+        if (who.empty()) continue;
+        const std::uint64_t id =
+            send_internal("resources/subscribe", {{"uri", uri}}, PendingKind::internal, uri);
+        pending_.at(id).subscribes = true;
+    }
+    update_child_level();
+    bool any_initialized = false;
+    for (const auto& [id, s] : sessions_) any_initialized = any_initialized || s.ready;
+    if (!any_initialized || served_version_.empty()) return;
+    // Only the lists the new child says it announces changes of: a client told of another
+    // would look for a list_changed the server never sends.
+    const json* caps = json_read::object_at(initialize_result_, "capabilities");
+    for (std::string_view list : {"tools", "prompts", "resources"}) {
+        const json* cap = caps != nullptr ? json_read::object_at(*caps, list) : nullptr;
+        if (cap == nullptr || json_read::bool_at(*cap, "listChanged") != true) continue;
+        broadcast(jsonrpc::list_changed(list));
+    }
+}
+
+void Router::on_child_gone(const std::string& reason) {
+    child_ready_ = false;
+    discover_cache_.reset();  // the next process answers for itself
+    for (auto& [child_id, p] : pending_) {
+        fail_waiters(p, "the server stopped before answering", reason);
+        if (p.session == 0 || p.kind == PendingKind::internal) continue;
+        if (SessionState* s = find(p.session)) {
+            s->in_flight.erase(p.original_id);
+            if (p.kind == PendingKind::listen) {
+                // The stream died with the child; ending it tells the client to listen again.
+                sessions_out_.send(p.session, jsonrpc::cancelled(p.original_id, "the server restarted"));
+                continue;
+            }
+            // A subscribe or setLevel that never got its answer is not counted as held.
+            if (p.kind == PendingKind::subscribe) release_hold(p.session, p.uri);
+            reply_error(p.session, p.original_id, jsonrpc::kInternalError,
+                        "the server stopped before answering", reason);
+        }
+    }
+    pending_.clear();
+    task_tokens_.clear();
+    for (auto& [session, raw_id, line] : serial_queue_) {
+        wire::Envelope e;
+        if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {
+            reply_error(session, e.id.in(line), jsonrpc::kInternalError,
+                        "the server stopped before answering", reason);
+        }
+    }
+    serial_queue_.clear();
+    progress_.clear();
+    tombstones_.clear();
+    tombstone_order_.clear();
+    // The child's own requests to sessions died with it: each session is told (a client may
+    // be showing a prompt or a form for one), and late answers are dropped.
+    for (const auto& [session_id, request] : child_requests_) {
+        if (find(request.session) == nullptr) continue;
+        sessions_out_.send(request.session, jsonrpc::cancelled(session_id, "the server restarted"));
+    }
+    child_requests_.clear();
+    // Tasks and URL elicitations lived in the child that is gone: nothing of them carries
+    // over to the next one.
+    task_owners_.clear();
+    for (auto& [id, session] : sessions_) {
+        session.tasks.clear();
+        session.ended_tasks.clear();
+        session.ended_order.clear();
+        session.url_elicitations.clear();
+    }
+    child_level_.reset();
+    env_.deadlines_changed();
+}
+
+void Router::fail_waiting(const std::string& reason) {
+    std::deque<Queued> queued;
+    queued.swap(queue_);
+    for (Queued& q : queued) {
+        wire::Envelope e;
+        if (scanner_.scan(q.line, e) == wire::ScanStatus::ok && e.is_request()) {
+            reply_error(q.session, e.id.in(q.line), jsonrpc::kInternalError,
+                        "the server is not available: " + reason, "server unavailable");
+        }
+    }
+    env_.deadlines_changed();
+}
+
+void Router::release(std::uint64_t child_id, bool tombstoned) {
+    const auto it = pending_.find(child_id);
+    if (it == pending_.end()) return;
+    if (!it->second.own_token.empty()) progress_.erase(it->second.own_token);
+    if (SessionState* s = find(it->second.session)) s->in_flight.erase(it->second.original_id);
+    pending_.erase(it);
+    if (tombstoned) tombstone(child_id);
+    pump_serialized();
+}
+
+void Router::tombstone(std::uint64_t child_id) {
+    tombstones_.insert(child_id);
+    tombstone_order_.push_back(child_id);
+    if (tombstone_order_.size() > kMaxTombstones) {
+        tombstones_.erase(tombstone_order_.front());
+        tombstone_order_.pop_front();
+    }
+}
+
+bool Router::serialized_busy() const {
+    // An open listen stream is not a request waiting for its answer.
+    return std::any_of(pending_.begin(), pending_.end(), [](const auto& p) {
+        return p.second.session != 0 && p.second.kind != PendingKind::listen;
+    });
+}
+
+std::optional<SessionId> Router::only_busy_session() const {
+    std::optional<SessionId> only;
+    for (const auto& [id, p] : pending_) {
+        if (p.session == 0 || p.kind == PendingKind::listen) continue;
+        if (only && *only != p.session) return std::nullopt;
+        only = p.session;
+    }
+    return only;
+}
+
+void Router::pump_serialized() {
+    while (!serial_queue_.empty() && child_ready_ && !serialized_busy()) {
+        auto [session, raw_id, line] = std::move(serial_queue_.front());
+        serial_queue_.pop_front();
+        SessionState* s = find(session);
+        if (s == nullptr) continue;
+        wire::Envelope e;
+        if (scanner_.scan(line, e) != wire::ScanStatus::ok) continue;
+        forward_request(*s, line, e);
+    }
+}
+
+void Router::flush_queue() {
+    std::deque<Queued> queued;
+    queued.swap(queue_);
+    for (Queued& q : queued) {
+        if (find(q.session) == nullptr) continue;
+        on_session_line(q.session, q.line);
+    }
+    env_.deadlines_changed();
+}
+
+std::optional<TimePoint> Router::next_deadline() const {
+    std::optional<TimePoint> next;
+    auto consider = [&next](TimePoint t) {
+        if (!next || t < *next) next = t;
+    };
+    if (!queue_.empty()) consider(queue_.front().deadline);
+    for (const auto& [id, p] : pending_) {
+        if (p.deadline) consider(*p.deadline);
+    }
+    return next;
+}
+
+void Router::on_timer() {
+    const TimePoint now = env_.now();
+    while (!queue_.empty() && queue_.front().deadline <= now) {
+        Queued q = std::move(queue_.front());
+        queue_.pop_front();
+        std::string line = std::move(q.line);
+        wire::Envelope e;
+        if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {
+            reply_error(q.session, e.id.in(line), jsonrpc::kInternalError,
+                        "the server did not become ready within start_timeout (" +
+                            format_duration(config_.start_timeout) + ")",
+                        "server not ready");
+        }
+    }
+    std::vector<std::uint64_t> expired;
+    for (const auto& [id, p] : pending_) {
+        if (p.deadline && *p.deadline <= now) expired.push_back(id);
+    }
+    for (std::uint64_t id : expired) {
+        const Pending p = pending_.at(id);
+        env_.child_send(jsonrpc::cancelled(id, "request_timeout"));
+        release(id, true);
+        std::string message = "no answer within request_timeout (";
+        message += format_duration(config_.request_timeout);
+        message += "); the request was cancelled";
+        // Cancelled unanswered: what it asked to hold is not held, by its sender or the rest.
+        if (p.kind == PendingKind::subscribe) release_hold(p.session, p.uri);
+        if (p.level && id == level_request_) child_level_.reset();
+        reply_error(p.session, p.original_id, jsonrpc::kInternalError, message, "request timeout");
+        fail_waiters(p, message, "request timeout");
+    }
+    env_.deadlines_changed();
+}
+
+void Router::broadcast(std::string_view line) {
+    for (const auto& [id, s] : sessions_) {
+        if (s.ready) sessions_out_.send(id, line);
+    }
+}
+
+void Router::contained(const std::exception& error, std::string_view what) {
+    ++contained_failures_;
+    if (contained_failures_ == 1 || contained_failures_ % 100 == 0)
+        env_.note("a bug in mcpd: handling " + std::string(what) + " failed (" + error.what() +
+                  "); it was answered with an error and nothing else was affected (" +
+                  std::to_string(contained_failures_) + " so far)");
+}
+
+void Router::reply(SessionState& s, std::string_view raw_id, std::string_view result_json) {
+    sessions_out_.send(s.id, jsonrpc::result(raw_id, result_json));
+}
+
+void Router::reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
+                         std::string_view reason) {
+    sessions_out_.send(s, jsonrpc::error(raw_id, code, message, reason));
+}
+
+std::size_t Router::unanswered(SessionId session) const {
+    std::size_t count = 0;
+    if (const auto it = sessions_.find(session); it != sessions_.end()) {
+        // A listen stream is never answered while it lives: a client that closed its input
+        // has no use for it, and leaving cancels it at the child.
+        for (const auto& [raw, child_id] : it->second.in_flight) {
+            const auto p = pending_.find(child_id);
+            count += p != pending_.end() && p->second.kind == PendingKind::listen ? 0 : 1;
+        }
+        count += it->second.waiting.size();
+    }
+    for (const Queued& queued : queue_) count += queued.session == session ? 1 : 0;
+    for (const Waiting& waiting : serial_queue_) count += waiting.session == session ? 1 : 0;
+    return count;
+}
+
+}  // namespace mcpd

@@ -1,0 +1,344 @@
+// The session router: many MCP client sessions on one server's single stdin/stdout channel.
+//
+// Pure logic, like the Supervisor: it sees lines and envelopes and answers through a
+// RouterEnvironment, so unit tests drive it with in-memory sessions and child. Every request
+// id a session sends is replaced by one mcpd allocates for the child and restored byte for
+// byte on the reply; progress tokens, cancellation targets and child→session request ids are
+// mapped the same way, so every session sees exactly its own traffic (docs/MULTIPLEXING.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/json_arrays.h"
+#include "common/json_envelope.h"
+#include "config/registry.h"
+#include "daemon/mux/session_sink.h"
+
+namespace mcpd {
+
+class RouterEnvironment {
+public:
+    virtual ~RouterEnvironment() = default;
+    virtual TimePoint now() const = 0;
+    // Write one line to the current child; false when there is none.
+    virtual bool child_send(std::string_view line) = 0;
+    // The next id of the current child's counter (shared with mcpd's own requests).
+    virtual std::uint64_t child_next_id() = 0;
+    // The same for a line in pieces (a message with ids spliced in), written in order. By
+    // default the pieces are joined; the daemon writes them without joining.
+    virtual bool child_send_spliced(std::span<const std::string_view> pieces);
+    // A session wants the server: start it if it is not running.
+    virtual void want_child() = 0;
+    // The earliest deadline may have changed: call on_timer() at next_deadline().
+    virtual void deadlines_changed() = 0;
+    virtual void note(std::string_view message) = 0;
+    // An event a peer may repeat without end (a stray reply, a declined request): `kind` is
+    // a fixed phrase, `detail` this occurrence's. The daemon writes the first and counts the
+    // rest (log::repeated); by default it is a note like any other.
+    virtual void note_repeated(std::string_view kind, std::string_view detail);
+    // A legacy client sent `initialize` to a modern (dual-era) child, whose process now
+    // speaks the stateless era: legacy semantics need a process initialized for them. Hand
+    // `line` (the initialize, then every later line of that session the router still sees)
+    // to such a process; false when there is none to be had. By default there is none.
+    virtual bool pass_to_legacy(SessionId session, std::string_view line);
+};
+
+// One session's SessionState as status shows it (Router::summaries).
+struct SessionSummary {
+    SessionId id = 0;
+    std::string client_name;
+    std::string client_version;
+    std::string protocol;
+    std::size_t in_flight = 0;
+    TimePoint attached_at{};
+};
+
+class Router {
+public:
+    // Ended tasks a session may still fetch (tasks/get, tasks/result); older ones are forgotten.
+    static constexpr std::size_t kMaxEndedTasks = 1000;
+
+    // `sessions`: where lines for sessions go. `max_message_bytes`: the longest line a
+    // session may send (the [daemon] setting).
+    Router(const config::ServerConfig& config, RouterEnvironment& env, SessionSink& sessions,
+           std::size_t max_message_bytes = config::DaemonConfig{}.max_message_bytes);
+
+    void set_config(const config::ServerConfig& config) { config_ = config; }
+
+    void attach(SessionId session);
+    // The session has gone: cancel its requests at the child, release what it held.
+    void detach(SessionId session);
+    bool has_session(SessionId session) const { return sessions_.contains(session); }
+    std::size_t session_count() const { return sessions_.size(); }
+    std::vector<SessionSummary> summaries() const;
+    // The protocol version `session` negotiated; empty before its initialize (and on a
+    // modern child, which has no handshake).
+    std::string_view protocol_of(SessionId session) const;
+
+    // A line from a session, scanned where it lies.
+    void on_session_line(SessionId session, wire::PaddedText line);
+    // The same for a line in a string, which may gain capacity (padding for the scanner).
+    void on_session_line(SessionId session, std::string& line);
+
+    // The child completed the handshake; `initialize_result` is what sessions will be served.
+    // `modern`: a stateless 2026-07-28 child, reached with server/discover instead of
+    // initialize; every request then carries the session's own _meta.
+    void on_child_ready(const nlohmann::json& initialize_result, const std::string& version,
+                        bool modern = false);
+    // A message from the child that is not an answer to mcpd's own requests.
+    void on_child_message(std::string_view line, const wire::Envelope& envelope);
+    // The child answered `raw_id` with a line mcpd could not use (over max_message_bytes, or
+    // not JSON): the request it was for gets an error carrying `message` instead. False when
+    // no request at the child has that id.
+    bool on_child_reply_lost(std::string_view raw_id, std::string_view message,
+                             std::string_view reason);
+    // Session `session` answered `raw_id` (a request of the child's it was sent) with a line mcpd
+    // could not use (over max_message_bytes): the child gets an error for its request instead
+    // of waiting. False when that session has no such request.
+    bool on_session_reply_lost(SessionId session, std::string_view raw_id, std::string_view why);
+    // The child is gone (crash, restart, stop): fail what was in flight.
+    void on_child_gone(const std::string& reason);
+    bool child_ready() const { return child_ready_; }
+    // The server will not come up by itself (failed, or stopped): answer what is waiting now.
+    void fail_waiting(const std::string& reason);
+
+    std::optional<TimePoint> next_deadline() const;
+    void on_timer();
+
+    // Requests at the child on behalf of sessions (for tests and status).
+    std::size_t in_flight() const { return pending_.size(); }
+    // Messages of `session` not yet settled: requests at the child, and lines (requests or
+    // notifications) queued until it is ready or waiting their turn.
+    // A session whose client closed its input stays open until this is 0.
+    std::size_t unanswered(SessionId session) const;
+
+private:
+    // What the router knows of one attached session: the protocol state (its transport, the
+    // descriptors and queues, is an mcpd::Session, daemon/mux/session.h).
+    struct SessionState {
+        SessionId id = 0;
+        TimePoint attached_at{};
+        bool initialized = false;  // answered its initialize
+        bool ready = false;        // sent notifications/initialized
+        std::string protocol;
+        nlohmann::json capabilities = nlohmann::json::object();
+        std::string client_name, client_version;
+        std::optional<int> log_level;  // RFC 5424 severity index; none = unfiltered
+        std::set<std::string> subscriptions;
+        std::unordered_map<std::string, std::uint64_t> in_flight;  // raw id → child id
+        std::set<std::string> tasks;
+        std::set<std::string> ended_tasks;       // of those, the ones seen ended (terminal status)
+        std::deque<std::string> ended_order;     // ended_tasks, oldest first
+        std::set<std::string> url_elicitations;  // elicitationIds whose completion it waits for
+        // Its subscribes and setLevels waiting for the child's answer to an earlier one they
+        // depend on: raw id → that request's child id.
+        std::map<std::string, std::uint64_t> waiting;
+        bool legacy_elsewhere = false;  // a legacy client passed to a legacy process (pass_to_legacy)
+    };
+    enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal, listen };
+    struct Waiter {  // a session's request answered with the answer to another's
+        SessionId session = 0;
+        std::string raw_id;
+    };
+    struct Pending {
+        SessionId session = 0;  // 0: mcpd's own
+        PendingKind kind = PendingKind::forward;
+        std::string original_id;  // raw token
+        std::string own_token;    // raw token given to the child for progress, or empty
+        std::string uri;          // subscribe/unsubscribe
+        std::string task_id;      // tasks/result, tasks/cancel: the task it ends
+        std::string reported_task;  // tasks/get, tasks/cancel: the task whose status the result is
+        bool task_result = false;   // tasks/result: answered once the task has ended
+        bool own_tasks_only = false;  // tasks/list: the asking session sees its own tasks only
+        bool subscribes = false;      // resources/subscribe of `uri`, a session's or mcpd's own
+        std::optional<int> level;     // logging/setLevel: the severity the child was asked for
+        std::vector<Waiter> waiters;  // the same subscribe or a setLevel it covers, from others
+        std::optional<TimePoint> deadline;
+        // Modern child: what the answer needs besides the id.
+        bool discover = false;        // server/discover: its result refreshes the cache
+    };
+    struct ProgressRoute {
+        SessionId session = 0;
+        std::string original_token;
+    };
+    struct ChildRequest {  // a child→session request in flight
+        SessionId session = 0;
+        std::string child_id;  // raw token
+        std::string method;
+        std::string progress_token;  // raw token the child attached, if any
+    };
+    struct Queued {  // a session line waiting for the child to be ready
+        SessionId session = 0;
+        std::string line;
+        TimePoint deadline;
+    };
+
+    // The work behind on_session_line / on_child_message; the public entry points wrap them
+    // so that a bug in handling one message answers that message and nothing else breaks.
+    void route_session_line(SessionId id, wire::PaddedText padded);
+    void route_child_message(std::string_view line, const wire::Envelope& e);
+    // Log a contained exception: the first, then every 100th, with the count.
+    void contained(const std::exception& error, std::string_view what);
+
+    // Session side (router_session.cpp).
+    void handle_session_message(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void handle_session_request(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void handle_session_notification(SessionState& s, std::string_view line,
+                                     const wire::Envelope& e);
+    void handle_session_response(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void answer_initialize(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void set_level(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void subscribe(SessionState& s, std::string_view line, const wire::Envelope& e, bool on);
+    // The subscribe of `uri`, or the last setLevel, sent to the child and not yet answered.
+    std::optional<std::uint64_t> unanswered_subscribe(const std::string& uri) const;
+    std::optional<std::uint64_t> unanswered_level() const;
+    // Session `s`'s request `raw_id` is answered when the child answers `child_id`.
+    void wait_on(SessionState& s, std::uint64_t child_id, std::string_view raw_id);
+    // Forget a waiting request (its session cancelled it or left); no answer is sent.
+    void drop_waiter(SessionState& s, std::string_view raw_id);
+    // The child answered a request others wait on: {} to each, or its error (and the hold undone).
+    void answer_waiters(const Pending& p, std::string_view line, const wire::Envelope& e);
+    // The request others wait on failed without the child's answer: -32603 to each.
+    void fail_waiters(const Pending& p, std::string_view message, std::string_view reason);
+    // The sender of `child_id` no longer wants its answer: the first waiter takes the request
+    // over. False when nobody waits on it.
+    bool hand_over(std::uint64_t child_id);
+    // A subscription the child did not take is not held by `session`.
+    void release_hold(SessionId session, const std::string& uri);
+    void forward_request(SessionState& s, std::string_view line, const wire::Envelope& e,
+                         PendingKind kind = PendingKind::forward, std::string uri = {});
+    void reply(SessionState& s, std::string_view raw_id, std::string_view result_json);
+    // Modern child: requests mcpd answers, trims or filters (router_session.cpp).
+    void handle_modern_request(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void forward_listen(SessionState& s, std::string_view line, const wire::Envelope& e);
+    // The cached DiscoverResult when its cacheScope and ttlMs let it be served now.
+    const nlohmann::json* fresh_discover() const;
+    // Whether the child's DiscoverResult advertises tasks.
+    bool child_has_tasks() const;
+    // A tasks/list result with only `session`'s tasks in it.
+    void send_own_tasks(SessionId session, std::string_view line, const wire::Envelope& e,
+                        const std::string& original_id);
+    // Whether the session already has a request with this id at the child or waiting.
+    bool outstanding(const SessionState& s, std::string_view raw_id) const;
+    void reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
+                     std::string_view reason = {});
+    // A session's answer to a child request that cannot be relayed: the child gets -32603 for
+    // it. False when `raw_id` is no request of the child's waiting on that session.
+    bool fail_child_request(SessionId session, std::string_view raw_id, std::string_view why);
+    // A session line meant as the answer to a child request that cannot be relayed (not JSON,
+    // not JSON-RPC, a result that is not an object, a malformed error): fail_child_request.
+    void check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
+                              const wire::Envelope& e);
+
+    // Child side (router_child.cpp).
+    void handle_child_response(std::string_view line, const wire::Envelope& e);
+    void handle_child_notification(std::string_view line, const wire::Envelope& e);
+    void handle_child_request(std::string_view line, const wire::Envelope& e);
+    void handle_modern_notification(std::string_view line, const wire::Envelope& e);
+    Pending* listen_stream(std::string_view raw_own_id, std::uint64_t& child_id);
+    // A modern child ends a listen stream (notifications/cancelled): its owner alone hears it.
+    void end_listen_stream(std::string_view line, const wire::Envelope& e);
+    std::optional<SessionId> only_busy_session() const;
+    std::string missing_capability(const SessionState& s, const wire::Envelope& e,
+                                   std::string_view line) const;
+    static std::string task_id_of(const wire::Envelope& e, std::string_view line);
+    // The number of an id mcpd gave the child (an integer), from its raw bytes.
+    static std::optional<std::uint64_t> parse_child_id(std::string_view raw);
+    void decline_child_request(std::string_view line, const wire::Envelope& e,
+                               const std::string& why);
+    // The revision a message needs when `s` negotiated an older one; empty when it may have it.
+    std::string_view newer_revision_needed(const SessionState& s, const wire::Envelope& e,
+                                           std::string_view line) const;
+    // Whether `s`'s revision has this notification; dropped and noted when it does not.
+    bool revision_has(const SessionState& s, const wire::Envelope& e, std::string_view line);
+    std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
+    // Why the task a child request is tied to (related-task) cannot take it: unknown, its
+    // session gone, or already ended. Empty when it can, or when the request names no task.
+    std::string unusable_task_link(const wire::Envelope& e, std::string_view line) const;
+    // A task seen at a terminal status: its progress ends, its owner keeps the right to
+    // fetch it until kMaxEndedTasks later tasks of its own have ended.
+    void mark_task_ended(const std::string& task_id);
+    // -32042: the URL elicitations a session must complete first; their completions go to it.
+    void remember_required_elicitations(SessionState& s, std::string_view line);
+    // A forwarded message read with nlohmann (cold paths), lone surrogates read as U+FFFD
+    // instead of failing the parse; discarded when it is not JSON.
+    static nlohmann::json parse_forwarded(std::string_view line);
+    void broadcast(std::string_view line);
+
+    // Shared state changes (router.cpp).
+    // Returns the child id it was sent with.
+    std::uint64_t send_internal(std::string_view method, const nlohmann::json& params,
+                                PendingKind kind, std::string uri = {});
+    void update_child_level();
+    void restore_child_state();
+    void release(std::uint64_t child_id, bool tombstone);
+    void tombstone(std::uint64_t child_id);
+    void flush_queue();
+    // sharing = "serialized": one session request at the child at a time.
+    bool serialized_busy() const;
+    void pump_serialized();
+    SessionState* find(SessionId id);
+    // `line` with `changes` applied, to a session or to the child.
+    void send_spliced(SessionId session, std::string_view line, std::vector<wire::Replacement> changes);
+    void send_spliced_to_child(std::string_view line, std::vector<wire::Replacement> changes);
+
+    config::ServerConfig config_;
+    RouterEnvironment& env_;
+    SessionSink& sessions_out_;
+    wire::EnvelopeScanner scanner_;
+    wire::Envelope envelope_;  // reused for every session line
+    std::vector<std::string_view> pieces_;  // reused splice output
+
+    std::map<SessionId, SessionState> sessions_;
+    bool child_ready_ = false;
+    bool modern_ = false;
+    nlohmann::json initialize_result_;
+    std::string child_version_;
+    std::string served_version_;  // what sessions were told; a restart must keep it
+    // Modern child: its latest DiscoverResult (the probe's, then forwarded discovers'), and when.
+    std::optional<nlohmann::json> discover_cache_;
+    TimePoint discover_received_{};
+
+    std::unordered_map<std::uint64_t, Pending> pending_;
+    std::unordered_map<std::string, ProgressRoute> progress_;  // own raw token → owner
+    std::unordered_map<std::string, ChildRequest> child_requests_;  // session-side raw id
+    std::deque<std::uint64_t> tombstone_order_;
+    std::unordered_set<std::uint64_t> tombstones_;
+    std::map<std::string, std::set<SessionId>> subscribers_;  // uri → sessions
+    std::optional<int> child_level_;
+    std::uint64_t level_request_ = 0;  // child id of the last logging/setLevel sent
+    std::unordered_map<std::string, SessionId> task_owners_;
+    // 2025-11-25: a task-augmented request's progress token lives as long as the task.
+    std::unordered_map<std::string, std::string> task_tokens_;  // task id → own raw token
+    std::deque<Queued> queue_;
+    struct Waiting {  // sharing = "serialized": a request waiting its turn
+        SessionId session = 0;
+        std::string raw_id;
+        std::string line;
+    };
+    std::deque<Waiting> serial_queue_;
+    std::uint64_t next_token_ = 1;
+    std::uint64_t contained_failures_ = 0;
+    std::uint64_t next_child_request_ = 1;
+};
+
+// RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.
+int log_severity(std::string_view level);
+std::string_view log_level_name(int severity);
+
+}  // namespace mcpd

@@ -1,0 +1,493 @@
+// Router: what the child sends.
+#include <array>
+#include <charconv>
+#include <deque>
+
+#include "common/json_read.h"
+#include "common/log.h"
+#include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/router.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+// URLElicitationRequiredError (2025-11-25).
+constexpr std::int64_t kUrlElicitationRequired = -32042;
+
+// What the child may send a session only when the session negotiated that revision or a
+// later one. A row naming a param applies to a request carrying it.
+struct Introduced {
+    std::string_view method;
+    std::string_view param;
+    std::string_view version;
+};
+constexpr std::array<Introduced, 8> kIntroduced = {{
+    {"elicitation/create", {}, "2025-06-18"},
+    {"sampling/createMessage", "tools", "2025-11-25"},
+    {"tasks/get", {}, "2025-11-25"},
+    {"tasks/result", {}, "2025-11-25"},
+    {"tasks/list", {}, "2025-11-25"},
+    {"tasks/cancel", {}, "2025-11-25"},
+    {"notifications/tasks/status", {}, "2025-11-25"},
+    {"notifications/elicitation/complete", {}, "2025-11-25"},
+}};
+
+// Whether a session whose level is `level` (none: unfiltered) hears a message of `severity`.
+bool hears(std::optional<int> level, int severity) {
+    return !level || severity < 0 || severity >= *level;
+}
+
+bool is_terminal(std::string_view task_status) {
+    return task_status == "completed" || task_status == "failed" || task_status == "cancelled";
+}
+
+// Whether `uri` is `subscribed` or below it (the spec lets an update name a sub-resource).
+bool covers(const std::string& subscribed, const std::string& uri) {
+    if (uri == subscribed) return true;
+    if (uri.size() <= subscribed.size() || uri.compare(0, subscribed.size(), subscribed) != 0) {
+        return false;
+    }
+    return subscribed.back() == '/' || uri[subscribed.size()] == '/' || uri[subscribed.size()] == '?' ||
+           uri[subscribed.size()] == '#';
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> Router::parse_child_id(std::string_view raw) {
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
+    if (ec != std::errc() || end != raw.data() + raw.size()) return std::nullopt;
+    return value;
+}
+
+std::string Router::task_id_of(const wire::Envelope& e, std::string_view line) {
+    // The raw token may hold escapes; owners are stored by the string the scanner decodes.
+    std::string task;
+    if (!wire::decode_string(e.related_task_id.in(line), task)) task.clear();
+    return task;
+}
+
+json Router::parse_forwarded(std::string_view line) {
+    json parsed = json::parse(line, nullptr, false);
+    if (parsed.is_discarded())
+        parsed = json::parse(wire::without_lone_surrogates(line), nullptr, false);
+    return parsed;
+}
+
+void Router::mark_task_ended(const std::string& task_id) {
+    // Its progress token lived as long as the task: nothing more may come for it.
+    if (const auto token = task_tokens_.find(task_id); token != task_tokens_.end()) {
+        progress_.erase(token->second);
+        task_tokens_.erase(token);
+    }
+    const auto owner = task_owners_.find(task_id);
+    if (owner == task_owners_.end()) return;
+    SessionState* s = find(owner->second);
+    if (s == nullptr || !s->ended_tasks.insert(task_id).second) return;
+    // The owner may still fetch an ended task's result, for a while: the oldest ended tasks
+    // are forgotten, so a long session does not keep every task it ever ran.
+    s->ended_order.push_back(task_id);
+    while (s->ended_order.size() > kMaxEndedTasks) {
+        const std::string oldest = std::move(s->ended_order.front());
+        s->ended_order.pop_front();
+        s->ended_tasks.erase(oldest);
+        s->tasks.erase(oldest);
+        task_owners_.erase(oldest);
+    }
+}
+
+void Router::remember_required_elicitations(SessionState& s, std::string_view line) {
+    const json response = parse_forwarded(line);
+    const json* error = json_read::object_at(response, "error");
+    const json* data = error != nullptr ? json_read::object_at(*error, "data") : nullptr;
+    const json* list = data != nullptr ? json_read::member(*data, "elicitations") : nullptr;
+    if (list == nullptr || !list->is_array()) return;
+    for (const json& elicitation : *list) {
+        if (const std::string* id = json_read::string_at(elicitation, "elicitationId")) {
+            s.url_elicitations.insert(*id);
+        }
+    }
+}
+
+void Router::on_child_message(std::string_view line, const wire::Envelope& e) {
+    try {
+        route_child_message(line, e);
+    } catch (const std::exception& error) {
+        contained(error, "a message from the server");
+        if (e.is_request() && (e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer))
+            env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kInternalError,
+                                           "internal error: mcpd could not handle this request"));
+    }
+}
+
+void Router::route_child_message(std::string_view line, const wire::Envelope& e) {
+    // Ids are rewritten in place, which only works for one string or integer token.
+    if (e.malformed || e.id_kind == wire::IdKind::invalid ||
+        (e.is_request() && e.id_kind == wire::IdKind::null)) {
+        env_.note_repeated("dropped a message from the server that is not valid JSON-RPC",
+                           "a repeated or invalid id, a method that is not a string, or params "
+                           "that are not an object");
+        return;
+    }
+    if (e.is_response()) {
+        handle_child_response(line, e);
+    } else if (e.is_notification()) {
+        handle_child_notification(line, e);
+    } else if (e.is_request()) {
+        handle_child_request(line, e);
+    }
+}
+
+void Router::handle_child_response(std::string_view line, const wire::Envelope& e) {
+    const std::optional<std::uint64_t> child_id =
+        e.id_kind == wire::IdKind::integer ? parse_child_id(e.id.in(line)) : std::nullopt;
+    const auto it = child_id ? pending_.find(*child_id) : pending_.end();
+    if (it == pending_.end()) {
+        if (child_id && tombstones_.contains(*child_id)) return;  // answered after a cancel
+        env_.note_repeated("dropped a response with an id mcpd never sent",
+                           e.id.empty() ? std::string("(none)") : log::excerpt(e.id.in(line)));
+        return;
+    }
+    Pending p = std::move(it->second);
+    pending_.erase(it);
+    pump_serialized();
+    if (!p.own_token.empty()) {
+        if (!e.created_task_id.empty() && e.has_result) {
+            task_tokens_[e.created_task_id] = p.own_token;  // progress continues for the task
+        } else {
+            progress_.erase(p.own_token);
+        }
+    }
+    if (!p.task_id.empty()) {
+        // tasks/result answered (the task is over) or tasks/cancel accepted: its progress ends.
+        if (const auto token = task_tokens_.find(p.task_id); token != task_tokens_.end()) {
+            progress_.erase(token->second);
+            task_tokens_.erase(token);
+        }
+    }
+    // The owner may still fetch an ended task's result; only requests tied to it are refused.
+    if (p.task_result) mark_task_ended(p.task_id);
+    if (!p.reported_task.empty() && e.has_result && is_terminal(e.status))
+        mark_task_ended(p.reported_task);
+    SessionState* s = find(p.session);
+    if (s != nullptr) s->in_flight.erase(p.original_id);
+    if (p.deadline) env_.deadlines_changed();
+
+    if (p.kind == PendingKind::subscribe && e.has_error && s != nullptr) {
+        release_hold(p.session, p.uri);  // not subscribed after all
+    }
+    // A refused level is unknown at the child, unless a later setLevel already replaced it.
+    if (p.level && e.has_error && *child_id == level_request_) child_level_.reset();
+    answer_waiters(p, line, e);
+    if (p.discover && e.has_result) {
+        const json answer = parse_forwarded(line);
+        if (const json* result = json_read::object_at(answer, "result")) {
+            discover_cache_ = *result;
+            discover_received_ = env_.now();
+        }
+    }
+    if (p.session == 0 || p.kind == PendingKind::internal || s == nullptr) return;
+    if (!e.created_task_id.empty()) {
+        task_owners_[e.created_task_id] = p.session;
+        s->tasks.insert(e.created_task_id);
+        s->ended_tasks.erase(e.created_task_id);
+    }
+    if (e.has_error && e.error_code == kUrlElicitationRequired)
+        remember_required_elicitations(*s, line);
+    if (p.own_tasks_only && e.has_result) {
+        send_own_tasks(p.session, line, e, p.original_id);
+        return;
+    }
+    std::vector<wire::Replacement> changes{{e.id, p.original_id}};
+    // A listen stream's graceful end names the stream in result._meta too (by our id).
+    if (p.kind == PendingKind::listen && !e.subscription_id.empty() &&
+        e.subscription_id.in(line) == e.id.in(line)) {
+        changes.push_back({e.subscription_id, p.original_id});
+    }
+    send_spliced(p.session, line, std::move(changes));
+}
+
+bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view message,
+                                 std::string_view reason) {
+    const std::optional<std::uint64_t> child_id = parse_child_id(raw_id);
+    if (!child_id || !pending_.contains(*child_id)) return false;
+    // As if the child had answered with this error: the usual bookkeeping, then the session.
+    std::string line = jsonrpc::error(raw_id, jsonrpc::kInternalError, message, reason);
+    wire::Envelope e;
+    if (scanner_.scan(line, e) != wire::ScanStatus::ok) return false;
+    handle_child_response(line, e);
+    return true;
+}
+
+void Router::handle_child_notification(std::string_view line, const wire::Envelope& e) {
+    const std::string& method = e.method;
+    if (method == "notifications/message" && !e.related_task_id.empty()) {
+        // A task's log line is its owner's alone, at the level that session asked for; who
+        // happens to be busy has nothing to do with it.
+        const auto owner = task_owners_.find(task_id_of(e, line));
+        const SessionState* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        if (s != nullptr && hears(s->log_level, log_severity(e.level)))
+            sessions_out_.send(s->id, line);
+        return;
+    }
+    if (modern_ && method != "notifications/progress") {
+        handle_modern_notification(line, e);
+        return;
+    }
+    if (method == "notifications/progress") {
+        // progressToken sits in params, not params._meta, on the notification itself.
+        const auto route = progress_.find(std::string(e.reported_token.in(line)));
+        if (!e.reported_token.empty() && route != progress_.end()) {
+            send_spliced(route->second.session, line, {{e.reported_token, route->second.original_token}});
+        }
+        return;
+    }
+    if (method == "notifications/tasks/status" && is_terminal(e.status)) mark_task_ended(e.task_id);
+    if (method == "notifications/elicitation/complete") {
+        // URL mode: only the session that was sent the elicitation waits for its completion.
+        for (auto& [id, s] : sessions_) {
+            if (s.url_elicitations.erase(e.elicitation_id) == 0) continue;
+            if (revision_has(s, e, line)) sessions_out_.send(id, line);
+            return;
+        }
+        env_.note_repeated("dropped an elicitation completion no client session is waiting for",
+                           log::excerpt(e.elicitation_id));
+        return;
+    }
+    if (!e.related_task_id.empty()) {
+        // Tied to a task (a log line or anything else about it): only its owner hears it.
+        const auto owner = task_owners_.find(task_id_of(e, line));
+        const SessionState* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        if (s != nullptr && revision_has(*s, e, line)) sessions_out_.send(s->id, line);
+        return;
+    }
+    if (method == "notifications/message") {
+        const int severity = log_severity(e.level);
+        for (const auto& [id, s] : sessions_) {
+            if (s.ready && hears(s.log_level, severity)) sessions_out_.send(id, line);
+        }
+        return;
+    }
+    if (method == "notifications/resources/updated") {
+        std::set<SessionId> targets;  // once each, even when holding a URI and its parent
+        for (const auto& [uri, who] : subscribers_) {
+            if (covers(uri, e.uri)) targets.insert(who.begin(), who.end());
+        }
+        for (SessionId id : targets) {
+            const SessionState* s = find(id);
+            if (s != nullptr && s->ready) sessions_out_.send(id, line);
+        }
+        return;
+    }
+    if (method == "notifications/cancelled") {
+        // The child gives up on a request it sent a session.
+        for (auto cr = child_requests_.begin(); cr != child_requests_.end(); ++cr) {
+            if (cr->second.child_id != e.request_id.in(line)) continue;
+            send_spliced(cr->second.session, line, {{e.request_id, cr->first}});
+            child_requests_.erase(cr);
+            return;
+        }
+        return;
+    }
+    if (method == "notifications/tasks/status") {
+        const auto owner = task_owners_.find(e.task_id);
+        const SessionState* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
+        if (s != nullptr && revision_has(*s, e, line)) sessions_out_.send(s->id, line);
+        return;
+    }
+    // list_changed and anything else connection-wide: every session whose revision has it.
+    for (const auto& [id, s] : sessions_) {
+        if (s.ready && revision_has(s, e, line)) sessions_out_.send(id, line);
+    }
+}
+
+std::string_view Router::newer_revision_needed(const SessionState& s, const wire::Envelope& e,
+                                               std::string_view line) const {
+    // A modern session (no negotiated revision) carries its own in every request.
+    if (s.protocol.empty()) return {};
+    std::string_view needed;
+    json message;
+    bool parsed = false;
+    for (const Introduced& row : kIntroduced) {
+        if (row.method != e.method || row.version <= s.protocol || row.version <= needed) continue;
+        if (!row.param.empty()) {
+            if (!parsed) message = parse_forwarded(line);
+            parsed = true;
+            const json* params = json_read::object_at(message, "params");
+            if (params == nullptr || json_read::member(*params, row.param) == nullptr) continue;
+        }
+        needed = row.version;
+    }
+    return needed;
+}
+
+bool Router::revision_has(const SessionState& s, const wire::Envelope& e, std::string_view line) {
+    const std::string_view needed = newer_revision_needed(s, e, line);
+    if (needed.empty()) return true;
+    std::string detail = "session ";
+    detail += std::to_string(s.id);
+    detail += ", ";
+    detail += log::excerpt(e.method);
+    detail += " (needs ";
+    detail += needed;
+    detail += ", it negotiated ";
+    detail += s.protocol;
+    detail += ')';
+    env_.note_repeated(
+        "dropped a notification the client session's protocol revision does not have", detail);
+    return false;
+}
+
+std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, std::string_view line) {
+    if (!e.related_task_id.empty()) {
+        // A task link decides alone: it is never second-guessed by who happens to be busy.
+        const auto owner = task_owners_.find(task_id_of(e, line));
+        if (owner == task_owners_.end()) return std::nullopt;
+        return owner->second;
+    }
+    // Nothing on the wire says which session caused it: only when exactly one session has
+    // requests at the child is the answer certain.
+    std::optional<SessionId> only;
+    for (const auto& [id, s] : sessions_) {
+        if (s.in_flight.empty()) continue;
+        if (only) return std::nullopt;
+        only = id;
+    }
+    return only;
+}
+
+void Router::handle_child_request(std::string_view line, const wire::Envelope& e) {
+    const std::string& method = e.method;
+    if (modern_) {
+        // Modern servers never send requests (they return input_required results instead).
+        env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kMethodNotFound,
+                                       "a modern client does not take requests"));
+        return;
+    }
+    if (method == "roots/list" && !config_.roots.empty()) {
+        json roots = json::array();
+        for (const std::string& root : config_.roots) {
+            roots.push_back({{"uri", root.starts_with("file://") ? root : "file://" + root}});
+        }
+        env_.child_send(jsonrpc::result(e.id.in(line), json{{"roots", roots}}.dump()));
+        return;
+    }
+    if (const std::string why = unusable_task_link(e, line); !why.empty()) {
+        decline_child_request(line, e, why);
+        return;
+    }
+    const std::optional<SessionId> target = route_child_request(e, line);
+    SessionState* s = target ? find(*target) : nullptr;
+    if (s == nullptr || !s->ready) {
+        decline_child_request(line, e,
+                              sessions_.empty() ? "no client session is attached"
+                                                : "mcpd cannot tell which client session this request is for");
+        return;
+    }
+    if (const std::string_view needed = newer_revision_needed(*s, e, line); !needed.empty()) {
+        std::string message = method;
+        message += " needs protocol revision ";
+        message += needed;
+        message += " or later, and the client session negotiated ";
+        message += s->protocol;
+        env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kMethodNotFound, message));
+        env_.note_repeated("declined a request from the server", log::excerpt(message, 160));
+        return;
+    }
+    if (const std::string missing = missing_capability(*s, e, line); !missing.empty()) {
+        // The spec's answers for a client that cannot take the request.
+        const int code = method == "elicitation/create" ? jsonrpc::kInvalidParams : jsonrpc::kMethodNotFound;
+        env_.child_send(jsonrpc::error(e.id.in(line), code,
+                                       "the client session did not declare " + missing));
+        std::string detail = log::excerpt(method);
+        detail += ": the session did not declare ";
+        detail += missing;
+        env_.note_repeated("declined a request from the server", detail);
+        return;
+    }
+    const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
+    child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), method,
+                                               std::string(e.progress_token.in(line))};
+    if (method == "elicitation/create" && !e.elicitation_id.empty()) {
+        // Its notifications/elicitation/complete will come for this session alone.
+        const json request = parse_forwarded(line);
+        const json* params = json_read::object_at(request, "params");
+        if (params != nullptr && json_read::string_or(*params, "mode", "") == "url")
+            s->url_elicitations.insert(e.elicitation_id);
+    }
+    send_spliced(s->id, line, {{e.id, session_id}});
+}
+
+std::string Router::unusable_task_link(const wire::Envelope& e, std::string_view line) const {
+    if (e.related_task_id.empty()) return {};
+    const std::string task = task_id_of(e, line);
+    const auto owner = task.empty() ? task_owners_.end() : task_owners_.find(task);
+    if (owner == task_owners_.end())
+        return "the task it is tied to is unknown, or the client session owning it has gone";
+    const auto s = sessions_.find(owner->second);
+    if (s == sessions_.end()) return "the client session owning the task it is tied to has gone";
+    if (s->second.ended_tasks.contains(task)) return "the task it is tied to has already ended";
+    return {};
+}
+
+std::string Router::missing_capability(const SessionState& s, const wire::Envelope& e,
+                                       std::string_view line) const {
+    const std::string& method = e.method;
+    const char* name = method == "roots/list"               ? "roots"
+                       : method == "sampling/createMessage" ? "sampling"
+                       : method == "elicitation/create"     ? "elicitation"
+                                                            : nullptr;
+    if (name == nullptr) return "";
+    // A capability (or sub-capability) is declared by an object; null or true is not one.
+    const json* declared = json_read::object_at(s.capabilities, name);
+    if (declared == nullptr) return name;
+    if (method == "roots/list") return "";
+    // Server→client requests are rare: reading their params in full costs nothing that matters.
+    const json request = parse_forwarded(line);
+    static const json kNoParams = json::object();
+    const json* found = json_read::object_at(request, "params");
+    const json& params = found != nullptr ? *found : kNoParams;
+    if (method == "sampling/createMessage") {
+        if (params.contains("tools") && json_read::object_at(*declared, "tools") == nullptr)
+            return "sampling.tools";
+        // Anything but an absent or "none" includeContext asks for the session's context.
+        const json* context = json_read::member(params, "includeContext");
+        const bool wants_context = context != nullptr && !context->is_null() && *context != "none";
+        if (wants_context && json_read::object_at(*declared, "context") == nullptr)
+            return "sampling.context";
+        return "";
+    }
+    // An absent (or null) mode is a form; a mode that is not a string is neither kind.
+    const json* mode_value = json_read::member(params, "mode");
+    const std::string mode = mode_value == nullptr || mode_value->is_null() ? "form"
+                             : mode_value->is_string() ? mode_value->get<std::string>()
+                                                       : "?";
+    if (mode == "url" && json_read::object_at(*declared, "url") == nullptr)
+        return "elicitation.url";
+    // An empty elicitation object means form only.
+    if (mode == "form" && !declared->empty() && json_read::object_at(*declared, "form") == nullptr)
+        return "elicitation.form";
+    if (mode != "form" && mode != "url") return "elicitation (mode is not \"form\" or \"url\")";
+    return "";
+}
+
+void Router::decline_child_request(std::string_view line, const wire::Envelope& e,
+                                   const std::string& why) {
+    const std::string_view raw_id = e.id.in(line);
+    if (e.method == "elicitation/create") {
+        env_.child_send(jsonrpc::result(raw_id, R"({"action":"cancel"})"));
+    } else if (e.method == "sampling/createMessage") {
+        env_.child_send(jsonrpc::error(raw_id, -1, "sampling declined by mcpd: " + why));
+    } else {
+        env_.child_send(jsonrpc::error(raw_id, jsonrpc::kMethodNotFound, e.method + " is not available: " + why));
+    }
+    std::string detail = log::excerpt(e.method);
+    detail += ": ";
+    detail += why;
+    env_.note_repeated("declined a request from the server", detail);
+}
+
+}  // namespace mcpd

@@ -1,0 +1,119 @@
+// Router: what every session of a legacy child shares — subscriptions counted per URI and the
+// child's log level — and the sessions that wait for the child's answer to the request that
+// changes it (docs/MULTIPLEXING.md, "Legacy children").
+#include "daemon/mux/router.h"
+
+#include <algorithm>
+
+#include "daemon/mux/jsonrpc.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+std::uint64_t Router::send_internal(std::string_view method, const json& params, PendingKind kind,
+                                    std::string uri) {
+    const std::uint64_t id = env_.child_next_id();
+    Pending p;
+    p.kind = kind;
+    p.uri = std::move(uri);
+    pending_[id] = std::move(p);
+    json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+    env_.child_send(request.dump());
+    return id;
+}
+
+void Router::update_child_level() {
+    std::optional<int> most_verbose;
+    for (const auto& [id, s] : sessions_) {
+        if (s.log_level && (!most_verbose || *s.log_level < *most_verbose)) {
+            most_verbose = s.log_level;
+        }
+    }
+    if (!most_verbose || most_verbose == child_level_ || !child_ready_) return;
+    child_level_ = most_verbose;
+    level_request_ = send_internal("logging/setLevel", {{"level", log_level_name(*most_verbose)}},
+                                   PendingKind::internal);
+    pending_.at(level_request_).level = most_verbose;
+}
+
+std::optional<std::uint64_t> Router::unanswered_subscribe(const std::string& uri) const {
+    for (const auto& [id, p] : pending_) {
+        if (p.subscribes && p.uri == uri) return id;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::uint64_t> Router::unanswered_level() const {
+    const auto it = pending_.find(level_request_);
+    if (it == pending_.end() || !it->second.level) return std::nullopt;
+    return level_request_;
+}
+
+void Router::wait_on(SessionState& s, std::uint64_t child_id, std::string_view raw_id) {
+    pending_.at(child_id).waiters.push_back(Waiter{s.id, std::string(raw_id)});
+    s.waiting.emplace(std::string(raw_id), child_id);
+}
+
+void Router::drop_waiter(SessionState& s, std::string_view raw_id) {
+    const auto it = s.waiting.find(std::string(raw_id));
+    if (it == s.waiting.end()) return;
+    if (const auto p = pending_.find(it->second); p != pending_.end()) {
+        std::erase_if(p->second.waiters,
+                      [&](const Waiter& w) { return w.session == s.id && w.raw_id == raw_id; });
+    }
+    s.waiting.erase(it);
+}
+
+void Router::answer_waiters(const Pending& p, std::string_view line, const wire::Envelope& e) {
+    for (const Waiter& w : p.waiters) {
+        SessionState* s = find(w.session);
+        if (s == nullptr) continue;
+        s->waiting.erase(w.raw_id);
+        if (!e.has_error) {
+            reply(*s, w.raw_id, "{}");
+            continue;
+        }
+        if (p.subscribes) release_hold(w.session, p.uri);
+        send_spliced(w.session, line, {{e.id, w.raw_id}});
+    }
+}
+
+void Router::fail_waiters(const Pending& p, std::string_view message, std::string_view reason) {
+    for (const Waiter& w : p.waiters) {
+        SessionState* s = find(w.session);
+        if (s == nullptr) continue;
+        s->waiting.erase(w.raw_id);
+        if (p.subscribes) release_hold(w.session, p.uri);
+        reply_error(w.session, w.raw_id, jsonrpc::kInternalError, message, reason);
+    }
+}
+
+bool Router::hand_over(std::uint64_t child_id) {
+    const auto it = pending_.find(child_id);
+    if (it == pending_.end() || it->second.waiters.empty()) return false;
+    Pending& p = it->second;
+    const Waiter next = p.waiters.front();
+    p.waiters.erase(p.waiters.begin());
+    if (SessionState* old = find(p.session)) old->in_flight.erase(p.original_id);
+    // Progress on it was the old sender's; the new one never asked for any.
+    if (!p.own_token.empty()) progress_.erase(p.own_token);
+    p.own_token.clear();
+    p.session = next.session;
+    p.original_id = next.raw_id;
+    if (SessionState* s = find(next.session)) {
+        s->waiting.erase(next.raw_id);
+        s->in_flight[next.raw_id] = child_id;
+    }
+    return true;
+}
+
+void Router::release_hold(SessionId session, const std::string& uri) {
+    if (SessionState* s = find(session)) s->subscriptions.erase(uri);
+    const auto sub = subscribers_.find(uri);
+    if (sub == subscribers_.end()) return;
+    sub->second.erase(session);
+    if (sub->second.empty()) subscribers_.erase(sub);
+}
+
+}  // namespace mcpd

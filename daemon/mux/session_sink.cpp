@@ -1,0 +1,11 @@
+#include "daemon/mux/session_sink.h"
+
+namespace mcpd {
+
+void SessionSink::send_spliced(SessionId session, std::span<const std::string_view> pieces) {
+    std::string line;
+    for (std::string_view piece : pieces) line.append(piece);
+    send(session, line);
+}
+
+}  // namespace mcpd

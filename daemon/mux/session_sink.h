@@ -1,0 +1,26 @@
+// Where a server's router writes to its sessions: the daemon's SessionTable, or a test's
+// record of what each session was sent. The router is handed one when it is made, so what it
+// writes to a session goes there directly, with nothing in between.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace mcpd {
+
+using SessionId = std::uint64_t;
+
+class SessionSink {
+public:
+    virtual ~SessionSink() = default;
+    virtual void send(SessionId session, std::string_view line) = 0;
+    // The same for a line in pieces (a message with ids spliced in), written in order. By
+    // default the pieces are joined; the daemon writes them without joining (no copy of a
+    // large result).
+    virtual void send_spliced(SessionId session, std::span<const std::string_view> pieces);
+    virtual void close(SessionId session, const std::string& reason) = 0;
+};
+
+}  // namespace mcpd
