@@ -129,6 +129,7 @@ json to_json(const AttachRequest& r) {
     json out = request(Command::attach);
     out["server"] = r.server;
     if (r.pass_fds) out["pass_fds"] = true;
+    if (!r.cwd.empty()) out["cwd"] = r.cwd;
     return out;
 }
 
@@ -177,7 +178,15 @@ Result<AttachRequest> parse_attach(const json& request) {
     if (!server) return server.failure();
     const Result<bool> pass_fds = flag(request, "pass_fds", false);
     if (!pass_fds) return pass_fds.failure();
-    return AttachRequest{std::move(server).value(), pass_fds.value()};
+    std::string cwd;
+    if (const json* given = json_read::member(request, "cwd")) {
+        const std::string* text = given->is_string() ? given->get_ptr<const std::string*>() : nullptr;
+        if (text == nullptr || !text->starts_with('/') || text->find('\0') != std::string::npos) {
+            return permanent_failure("\"cwd\" must be an absolute directory path");
+        }
+        cwd = *text;
+    }
+    return AttachRequest{std::move(server).value(), pass_fds.value(), std::move(cwd)};
 }
 
 SessionsRequest parse_sessions(const json& request) {

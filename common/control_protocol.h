@@ -106,6 +106,9 @@ struct LogsRequest {
 struct AttachRequest {
     std::string server;
     bool pass_fds = false;
+    // The directory `mcpctl connect` runs in (absolute): a sharing = "project" server's
+    // sessions without roots share a child by it. Empty: not given.
+    std::string cwd;
 };
 struct SessionsRequest {
     std::optional<std::string> server;  // none: every session the peer may see

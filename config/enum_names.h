@@ -16,6 +16,7 @@ inline constexpr EnumName<Sharing> kSharingNames[] = {
     {"shared", Sharing::shared},
     {"exclusive", Sharing::exclusive},
     {"serialized", Sharing::serialized},
+    {"project", Sharing::project},
 };
 
 inline constexpr EnumName<Era> kEraNames[] = {

@@ -18,11 +18,11 @@ namespace mcpd::config {
 using namespace std::chrono_literals;
 
 enum class RestartPolicy { always, on_failure, never };
-enum class Sharing { shared, exclusive, serialized };
+enum class Sharing { shared, exclusive, serialized, project };
 enum class Era { auto_detect, legacy, modern };
 
 std::string_view to_string(RestartPolicy policy);  // "always" | "on-failure" | "never"
-std::string_view to_string(Sharing sharing);       // "shared" | "exclusive" | "serialized"
+std::string_view to_string(Sharing sharing);  // "shared" | "exclusive" | "serialized" | "project"
 std::string_view to_string(Era era);               // "auto" | "legacy" | "modern"
 
 // More than `burst` failed starts within `interval` puts a server in `failed`.
@@ -31,6 +31,9 @@ struct StartLimit {
     Duration interval = 60s;
     bool operator==(const StartLimit&) const = default;
 };
+
+// In cwd, args and env values of a sharing = "project" server: the project's directory.
+inline constexpr std::string_view kProjectPlaceholder = "{project}";
 
 struct ServerConfig {
     std::string name;  // [A-Za-z0-9_.-]+
@@ -55,8 +58,9 @@ struct ServerConfig {
     Duration request_timeout = 0ms;  // 0: no limit
     Duration health_interval = 30s;  // 0: no health pings
     unsigned max_sessions = 0;       // 0: unlimited
-    // Processes of this server at once where sessions get their own (sharing = "exclusive"):
-    // one client must not be able to start hundreds. 0: unlimited.
+    // Processes of this server at once where sessions get their own (sharing = "exclusive")
+    // or each project gets one (sharing = "project"): one client must not be able to start
+    // hundreds. 0: unlimited.
     unsigned max_children = 16;
     std::vector<std::string> roots;
     std::vector<std::string> allow_users;   // names or numeric uids, as written
@@ -64,6 +68,12 @@ struct ServerConfig {
 
     bool operator==(const ServerConfig&) const = default;
 };
+
+// Whether the entry's sessions get processes of their own (one per session, or one per
+// project) rather than the entry's one process.
+inline bool starts_children(const ServerConfig& server) {
+    return server.sharing == Sharing::exclusive || server.sharing == Sharing::project;
+}
 
 struct DaemonConfig {
     std::string socket;  // empty: the caller picks the default path

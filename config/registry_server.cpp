@@ -21,6 +21,7 @@ struct ServerReader {
     Diagnostics& diag;
     bool restart_delay_valid = true;
     const toml::node* restart_delay_max = nullptr;  // set when given and valid
+    const toml::node* sharing = nullptr;            // set when given
 };
 
 using FieldReader = void (*)(const toml::node& value, std::string_view key, ServerReader& r);
@@ -108,6 +109,17 @@ void read_cwd(const toml::node& value, std::string_view key, ServerReader& r) {
         r.diag.error(value.source(), "expected a directory path for 'cwd', got an empty string");
         return;
     }
+    if (text->find(kProjectPlaceholder) != std::string::npos) {
+        // A directory of each project's (sharing = "project"): it exists only once a session
+        // names its project, so it is checked when the child starts.
+        if (!text->starts_with(kProjectPlaceholder) && !text->starts_with('/')) {
+            r.diag.error(value.source(), "cwd " + in_quotes(*text) +
+                                             " must start with {project} or '/'");
+            return;
+        }
+        r.server.cwd = *text;
+        return;
+    }
     const std::string path = resolve_path(r.base_dir, *text);
     std::error_code error;
     const fs::file_status status = fs::status(path, error);
@@ -124,6 +136,7 @@ void read_cwd(const toml::node& value, std::string_view key, ServerReader& r) {
 }
 
 void read_sharing(const toml::node& value, std::string_view key, ServerReader& r) {
+    r.sharing = &value;
     assign(r.server.sharing, read_enum<Sharing>(value, key, kSharingNames, r.diag));
 }
 
@@ -295,6 +308,29 @@ void check_restart_delays(ServerReader& r) {
                                                     format_duration(server.restart_delay) + ")");
 }
 
+// Cross-key rule: {project} is filled in only for sharing = "project"; anywhere else it would
+// reach the server as those nine characters.
+void check_project_placeholder(const toml::node& table, ServerReader& r) {
+    const ServerConfig& server = r.server;
+    if (server.sharing == Sharing::project) return;
+    const auto holds = [](const std::string& text) {
+        return text.find(kProjectPlaceholder) != std::string::npos;
+    };
+    std::string where;
+    if (holds(server.cwd)) where = "cwd";
+    for (const std::string& arg : server.args) {
+        if (where.empty() && holds(arg)) where = "args";
+    }
+    for (const auto& [name, value] : server.env) {
+        if (where.empty() && holds(value)) where = "env." + name;
+    }
+    if (where.empty()) return;
+    r.diag.error(r.sharing != nullptr ? r.sharing->source() : table.source(),
+                 "server '" + server.name + "' uses {project} in '" + where +
+                     "', which only sharing = \"project\" fills in: set sharing = \"project\" "
+                     "or write the directory itself");
+}
+
 }  // namespace
 
 bool is_server_name(std::string_view name) {
@@ -338,6 +374,7 @@ std::optional<ServerConfig> read_server(const toml::key& key, const toml::node& 
         }
     }
     check_restart_delays(reader);
+    check_project_placeholder(node, reader);
     return server;
 }
 

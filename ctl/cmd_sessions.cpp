@@ -34,16 +34,22 @@ std::string render(const nlohmann::json& result) {
     const auto sessions = result.find("sessions");
     if (sessions == result.end() || !sessions->is_array() || sessions->empty())
         return "no sessions\n";
+    // The PROJECT column only when a session has one (sharing = "project").
+    bool projects = false;
+    for (const auto& session : *sessions) projects = projects || session.contains("project");
     std::vector<std::vector<std::string>> rows;
-    for (const auto& session : *sessions)
+    for (const auto& session : *sessions) {
         rows.push_back({field_text(session, "id"), field_text(session, "server"),
                         field_text(session, "pid"), field_text(session, "uid"),
                         client_text(session), field_text(session, "protocol"),
                         field_text(session, "in_flight"), age_text(session),
                         field_text(session, "transport")});
-    return format_table(
-        {"ID", "SERVER", "PID", "UID", "CLIENT", "PROTOCOL", "IN-FLIGHT", "AGE", "TRANSPORT"},
-        rows);
+        if (projects) rows.back().push_back(field_text(session, "project"));
+    }
+    std::vector<std::string> header = {"ID",       "SERVER",    "PID", "UID",      "CLIENT",
+                                       "PROTOCOL", "IN-FLIGHT", "AGE", "TRANSPORT"};
+    if (projects) header.push_back("PROJECT");
+    return format_table(header, rows);
 }
 
 }  // namespace
@@ -61,6 +67,7 @@ extern const Command cmd_sessions{
         "  PROTOCOL   the MCP protocol version it negotiated\n"
         "  IN-FLIGHT  its requests the server has not answered yet\n"
         "  AGE        how long ago it attached\n"
+        "  PROJECT    its project's directory (sharing = \"project\"), when any has one\n"
         "  TRANSPORT  fds when mcpd holds the agent's pipes, else how the bytes travel\n"
         "             (through the control socket when mcpctl copies them)\n"
         "'-' where mcpd does not know yet. --json prints mcpd's reply.\n",

@@ -59,6 +59,15 @@ std::string render(const nlohmann::json& result) {
         rows.push_back({name, state_text(server), field_text(server, "pid"),
                         age_text(server, "uptime_ms"), field_text(server, "restarts"),
                         last_exit_text(server), field_text(server, "sessions")});
+        // sharing = "project": a row per child, under its server, named by its project.
+        if (const auto children = server.find("children");
+            children != server.end() && children->is_array()) {
+            for (const auto& child : *children) {
+                rows.push_back({"  " + field_text(child, "project"), state_text(child),
+                                field_text(child, "pid"), age_text(child, "uptime_ms"),
+                                field_text(child, "restarts"), "-", field_text(child, "sessions")});
+            }
+        }
         if (server.contains("error") && server["error"].is_string())
             errors.push_back(name + ": " + field_text(server, "error"));
     }
@@ -85,6 +94,8 @@ extern const Command cmd_status{
         "  LAST EXIT  the last exit status (minus the signal number for a signal),\n"
         "             how it ended (exit, eof, term, kill), why, and how long ago\n"
         "  SESSIONS   MCP sessions attached to the server\n"
+        "A server with sharing = \"project\" has a row per child below its own, named\n"
+        "by the child's project directory.\n"
         "A failed server's error is printed below the table. The exit status is 0\n"
         "whenever mcpd answered, failed servers or not; --json prints mcpd's reply.\n",
     .options = {},

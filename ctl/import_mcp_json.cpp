@@ -187,6 +187,33 @@ mcpd::Result<ImportResult> convert_mcp_json(std::string_view text) {
     return out;
 }
 
+std::string_view project_scoped_package(const ImportedServer& server) {
+    // Servers that work on the agent's roots or its directory: pooled across projects they
+    // would show one project's files to another.
+    static constexpr std::string_view kScoped[] = {
+        "@modelcontextprotocol/server-filesystem",
+        "mcp-server-filesystem",
+        "mcp-server-git",
+        "@modelcontextprotocol/server-git",
+    };
+    std::vector<std::string_view> words{server.command};
+    for (const std::string& arg : server.args) words.emplace_back(arg);
+    for (std::string_view word : words) {
+        // A path to it (…/bin/mcp-server-git) or a pinned version (name@1.2.3) is the same.
+        if (const std::size_t slash = word.rfind('/');
+            slash != std::string_view::npos && !word.starts_with('@')) {
+            word.remove_prefix(slash + 1);
+        }
+        if (const std::size_t at = word.find('@', 1); at != std::string_view::npos) {
+            word = word.substr(0, at);
+        }
+        for (std::string_view scoped : kScoped) {
+            if (word == scoped) return scoped;
+        }
+    }
+    return {};
+}
+
 std::string render_toml(const ImportResult& result, std::string_view source) {
     std::string text;
     for (const auto& server : result.servers) {
@@ -211,6 +238,12 @@ std::string render_toml(const ImportResult& result, std::string_view source) {
             text += " }\n";
         }
         if (!server.cwd.empty()) text += "cwd = " + toml_string(server.cwd) + '\n';
+        if (const std::string_view scoped = project_scoped_package(server); !scoped.empty()) {
+            text += "# " + std::string(scoped) +
+                    " works on the agent's project (its roots or directory): one process\n"
+                    "# per project, so that no agent sees another project's files.\n"
+                    "sharing = \"project\"\n";
+        }
     }
     return text;
 }

@@ -51,6 +51,11 @@ std::string toml_string(std::string_view value);
 // A TOML key: bare when it only holds [A-Za-z0-9_-], else a basic string.
 std::string toml_key(std::string_view key);
 
+// The package a well-known roots- or directory-scoped server runs as (server-filesystem,
+// server-git), found in its command or arguments; empty for any other. render_toml gives
+// these sharing = "project", so that each project gets its own process.
+std::string_view project_scoped_package(const ImportedServer& server);
+
 // One commented [servers.NAME] table per server; `source` names the file in the comments.
 std::string render_toml(const ImportResult& result, std::string_view source);
 

@@ -119,8 +119,14 @@ int carry_copied(DaemonClient& client, AgentEnds ends, Output& output) {
 
 }  // namespace
 
-nlohmann::json attach_request(const std::string& server, bool pass_fds) {
-    return control::to_json(control::AttachRequest{server, pass_fds});
+nlohmann::json attach_request(const std::string& server, bool pass_fds, const std::string& cwd) {
+    return control::to_json(control::AttachRequest{server, pass_fds, cwd});
+}
+
+std::string working_directory() {
+    std::error_code error;
+    const std::filesystem::path here = std::filesystem::current_path(error);
+    return error ? std::string() : here.string();
 }
 
 int ended_exit_code(const nlohmann::json& message) {
@@ -149,7 +155,10 @@ int bridge_session(const Endpoint& endpoint, const std::string& server, Transpor
     const bool pass = transport == Transport::pass_fds && !endpoint.remote();
     nlohmann::json result;
     int exit_code = kExitOk;
-    if (!attach(client, attach_request(server, pass), output, result, exit_code)) return exit_code;
+    // A directory here means nothing to a daemon on another machine.
+    const std::string cwd = endpoint.remote() ? std::string() : working_directory();
+    if (!attach(client, attach_request(server, pass, cwd), output, result, exit_code))
+        return exit_code;
 
     if (pass && control::asks_for_fds(result))
         return carry_passed(client, ends, output, wait_helper);

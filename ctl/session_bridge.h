@@ -21,8 +21,12 @@ struct AgentEnds {
     int output;  // the server's go there; nothing else is ever written to it
 };
 
-// {"protocol": 1, "command": "attach", "server": NAME} with "pass_fds": true when asked.
-nlohmann::json attach_request(const std::string& server, bool pass_fds);
+// {"protocol": 1, "command": "attach", "server": NAME} with "pass_fds": true when asked, and
+// "cwd" when `cwd` is given (the directory of a sharing = "project" server's project).
+nlohmann::json attach_request(const std::string& server, bool pass_fds, const std::string& cwd = {});
+
+// mcpctl's working directory, for a local daemon; empty when it cannot be read (removed).
+std::string working_directory();
 
 // The exit status for an {"ended": {"reason", "status"}} message: 0 when the agent ended the
 // session (status 0), 1 for anything else.

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>  // getpid
 
+#include <filesystem>
+
 #include "common/check.h"
 #include "common/json_read.h"
 #include "common/log.h"
@@ -180,6 +182,24 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
             // Each session has its own process; the entry itself only holds the settings.
             entry["sessions"] = daemon_.pool().exclusive_count(s->name());
         }
+        if (s->config().sharing == config::Sharing::project) {
+            // One child per project; the entry itself only holds the settings.
+            json children = json::array();
+            std::size_t sessions = 0;
+            for (const auto& [project, child] : daemon_.pool().projects_of(s->name())) {
+                const json own = child->status_json();
+                sessions += child->router().session_count();
+                children.push_back({{"project", project->directory},
+                                    {"roots", project->roots},
+                                    {"state", own["state"]},
+                                    {"pid", own["pid"]},
+                                    {"uptime_ms", own["uptime_ms"]},
+                                    {"sessions", own["sessions"]},
+                                    {"restarts", own["restarts"]}});
+            }
+            entry["sessions"] = sessions;
+            entry["children"] = std::move(children);
+        }
         if (const ManagedServer* legacy = daemon_.pool().legacy_process(s->name())) {
             // A dual-era server run modern: its legacy clients' own process.
             const json own = legacy->status_json();
@@ -211,6 +231,12 @@ void ControlCommands::act(ControlConnection& c, const json& request, Command com
         if (command == Command::start) s->supervisor().request_start();
         if (command == Command::stop) s->supervisor().request_stop();
         if (command == Command::restart) s->supervisor().request_restart();
+        // A project's children follow their entry's stop and restart.
+        for (ManagedServer* child : daemon_.pool().project_children_of(s->name())) {
+            if (command == Command::stop) child->supervisor().request_stop();
+            if (command == Command::restart && child->supervisor().wanted_up())
+                child->supervisor().request_restart();
+        }
     }
     if (!parsed->wait) {
         c.reply_ok(control::servers_result(statuses(names)));
@@ -344,6 +370,24 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
                           "max_children in the registry");
         return;
     }
+    std::optional<Project> project;
+    if (server.config().sharing == config::Sharing::project) {
+        Result<Project> found_project = session_project(server, parsed->cwd);
+        if (!found_project) {
+            c.reply_error(control::code::bad_request, found_project.error());
+            return;
+        }
+        if (!daemon_.pool().project_child_available(server, found_project.value())) {
+            c.reply_error(control::code::limit,
+                          "server '" + server.name() + "' already runs " +
+                              std::to_string(server.config().max_children) +
+                              " children, one per project (max_children, sharing = "
+                              "\"project\"); try again when a project's sessions have ended, or "
+                              "raise max_children in the registry");
+            return;
+        }
+        project = std::move(found_project).value();
+    }
     const SessionId id = daemon_.sessions().next_id();
     const std::string server_name = server.name();
     const PeerCredentials peer = c.peer();
@@ -351,21 +395,21 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
     if (!parsed->pass_fds) {
         BufferEvent bev = c.hand_over();
         if (bev == nullptr) return;  // cut off: it never read its replies
-        daemon_.sessions().open(daemon_.pool().instance_for_session(server, id), id, peer,
-                                 std::move(bev), {}, nullptr);
+        daemon_.sessions().open(instance_for(server, id, project), id, peer, std::move(bev), {},
+                                nullptr);
         return;
     }
     ControlConnection* link = &c;
     c.receive_fds(
-        [this, server_name, id, peer, link](std::vector<UniqueFd> fds) {
-            attach_fds(*link, server_name, id, peer, std::move(fds));
+        [this, server_name, id, peer, link, project](std::vector<UniqueFd> fds) {
+            attach_fds(*link, server_name, id, peer, project, std::move(fds));
         },
         [this, id] { daemon_.sessions().end(id, "mcpctl connect went away", true); });
 }
 
 void ControlCommands::attach_fds(ControlConnection& link, const std::string& server_name,
                                  std::uint64_t session, const PeerCredentials& peer,
-                                 std::vector<UniqueFd> fds) {
+                                 const std::optional<Project>& project, std::vector<UniqueFd> fds) {
     MCPD_CHECK(fds.size() == control::kPassedFds, "receive_fds returned another count");
     ManagedServer* shared = daemon_.pool().find(server_name);
     if (shared == nullptr) {
@@ -390,8 +434,8 @@ void ControlCommands::attach_fds(ControlConnection& link, const std::string& ser
     BufferEvent output = BufferEvent::over(base, std::move(fds[1]));
     MCPD_CHECK(input != nullptr && output != nullptr,
                "libevent could not allocate a session's buffers");
-    daemon_.sessions().open(daemon_.pool().instance_for_session(*shared, session), session, peer,
-                             std::move(input), std::move(output), &link);
+    daemon_.sessions().open(instance_for(*shared, session, project), session, peer,
+                            std::move(input), std::move(output), &link);
 }
 
 void ControlCommands::sessions(ControlConnection& c, const json& request) {
@@ -406,6 +450,39 @@ void ControlCommands::sessions(ControlConnection& c, const json& request) {
         filter = found->front()->name();
     }
     c.reply_ok(control::sessions_result(daemon_.sessions().to_json(filter, c.peer())));
+}
+
+ManagedServer& ControlCommands::instance_for(ManagedServer& server, SessionId id,
+                                             const std::optional<Project>& project) {
+    if (project && server.config().sharing == config::Sharing::project) {
+        // max_children was checked at the attach; a reload in between may have lowered it,
+        // and the session is let in rather than dropped after its attach was accepted.
+        return daemon_.pool().project_child_for(server, id, *project);
+    }
+    return daemon_.pool().instance_for_session(server, id);
+}
+
+Result<Project> ControlCommands::session_project(const ManagedServer& server,
+                                                 const std::string& cwd) const {
+    // mcpctl connect sends its directory; a client on the socket that does not is keyed by
+    // the registry's cwd, else mcpd's own.
+    std::string directory = cwd;
+    if (directory.empty() && !server.config().cwd.empty() &&
+        server.config().cwd.find(config::kProjectPlaceholder) == std::string::npos) {
+        directory = server.config().cwd;
+    }
+    if (directory.empty()) {
+        std::error_code error;
+        directory = std::filesystem::current_path(error).string();
+        if (error) directory = "/";
+    }
+    Result<Project> project = project_from_directory(directory);
+    if (!project) {
+        return permanent_failure("server '" + server.name() +
+                                 "' shares a child per project, and the attach's \"cwd\" gives "
+                                 "none: " + project.error());
+    }
+    return project;
 }
 
 }  // namespace mcpd

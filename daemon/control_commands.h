@@ -4,12 +4,15 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/control_protocol.h"
 #include "common/result.h"
 #include "daemon/control/control_connection.h"
+#include "daemon/mux/project.h"
+#include "daemon/mux/session_sink.h"
 
 namespace mcpd {
 
@@ -35,7 +38,14 @@ private:
     void attach(ControlConnection& c, const nlohmann::json& request);
     // attach with pass_fds, once the client's descriptors arrived.
     void attach_fds(ControlConnection& link, const std::string& server_name, std::uint64_t session,
-                    const PeerCredentials& peer, std::vector<UniqueFd> fds);
+                    const PeerCredentials& peer, const std::optional<Project>& project,
+                    std::vector<UniqueFd> fds);
+    // The instance session `id` of `server` talks to: its project's child (sharing =
+    // "project"), a private one (sharing = "exclusive"), or the shared one.
+    ManagedServer& instance_for(ManagedServer& server, SessionId id,
+                                const std::optional<Project>& project);
+    // A session's project from the directory its attach gave (sharing = "project").
+    Result<Project> session_project(const ManagedServer& server, const std::string& cwd) const;
     void sessions(ControlConnection& c, const nlohmann::json& request);
 
     // The servers named, checked to exist and to be allowed for the peer; the failure is the

@@ -91,7 +91,7 @@ int Daemon::run() {
               std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
     for (ManagedServer* server : pool_.servers()) {
-        if (server->config().autostart && server->config().sharing != config::Sharing::exclusive)
+        if (server->config().autostart && !config::starts_children(server->config()))
             server->supervisor().request_start();
     }
     ready_ = true;
@@ -164,7 +164,7 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     for (const std::string& name : report.added) {
         const config::ServerConfig& added = *registry_.find(name);
         ManagedServer& server = pool_.add(added);
-        if (added.autostart && added.sharing != config::Sharing::exclusive)
+        if (added.autostart && !config::starts_children(added))
             server.supervisor().request_start();
     }
     pool_.set_order(report.order);

@@ -18,6 +18,11 @@ std::string legacy_key(const ManagedServer& server, SessionId session) {
     return key;
 }
 
+// The key of a project's child: its server and its project.
+std::string project_key(const std::string& name, const Project& project) {
+    return name + '\n' + project.key();
+}
+
 }  // namespace
 
 ServerPool::ServerPool(ServerHost& host, std::function<void()> retired_freed)
@@ -69,6 +74,10 @@ std::vector<const ManagedServer*> ServerPool::servers() const {
 
 void ServerPool::apply_config(const config::ServerConfig& config) {
     if (ManagedServer* server = find(config.name)) server->apply_config(config);
+    for (auto& [key, child] : projects_) {
+        if (child.server->name() == config.name)
+            child.server->apply_config(config_for_project(config, child.project));
+    }
     for (ManagedServer* legacy : legacy_processes_of(config.name))
         legacy->apply_config(legacy_config(config));
 }
@@ -77,6 +86,16 @@ void ServerPool::remove(const std::string& name) {
     auto node = shared_.extract(name);
     std::erase(order_, name);
     if (!node.empty()) retire(std::move(node.mapped()), StopReason::stopped);
+    // Project children holding sessions go when their last session (being closed) leaves.
+    for (auto it = projects_.begin(); it != projects_.end();) {
+        ManagedServer* child = it->second.server.get();
+        if (child->name() != name || child->router().session_count() > 0) {
+            ++it;
+            continue;
+        }
+        retire(std::move(it->second.server), StopReason::stopped);
+        it = projects_.erase(it);
+    }
 }
 
 ManagedServer& ServerPool::instance_for_session(ManagedServer& server, SessionId id) {
@@ -111,6 +130,7 @@ bool ServerPool::end_exclusive(SessionId id) {
 
 ManagedServer* ServerPool::server_of(SessionId id, const std::string& name) {
     if (ManagedServer* legacy = legacy_route(id)) return legacy;
+    if (const auto it = project_routes_.find(id); it != project_routes_.end()) return it->second;
     if (ManagedServer* own = exclusive_of(id)) return own;
     return find_any(name);
 }
@@ -172,6 +192,97 @@ std::vector<ManagedServer*> ServerPool::legacy_processes_of(const std::string& n
     return out;
 }
 
+bool ServerPool::project_child_live(const ManagedServer& child) {
+    return child.router().session_count() > 0 || !child.drained() ||
+           child.supervisor().state() != ServerState::stopped;
+}
+
+bool ServerPool::project_child_available(const ManagedServer& server, const Project& project) const {
+    if (projects_.contains(project_key(server.name(), project))) return true;
+    const unsigned limit = server.config().max_children;
+    return limit == 0 || project_child_count(server.name()) < limit;
+}
+
+ManagedServer& ServerPool::project_child_for(ManagedServer& server, SessionId id,
+                                             const Project& project) {
+    prune_project_children(server.name());
+    ProjectChild& child = projects_[project_key(server.name(), project)];
+    if (!child.server) {
+        child.project = project;
+        child.server = std::make_unique<ManagedServer>(host_, config_for_project(server.config(), project));
+        log::info(server.name(), "starting a child for project " + project.directory +
+                                     " (sharing = \"project\")");
+    }
+    project_routes_[id] = child.server.get();
+    // Started (or started again after idling out) for the session; on demand, as shared.
+    if (!child.server->supervisor().wanted_up()) child.server->supervisor().request_start();
+    return *child.server;
+}
+
+std::size_t ServerPool::project_child_count(const std::string& name) const {
+    std::size_t n = 0;
+    for (const auto& [key, child] : projects_) {
+        n += child.server->name() == name && project_child_live(*child.server) ? 1 : 0;
+    }
+    return n;
+}
+
+std::vector<std::pair<const Project*, const ManagedServer*>> ServerPool::projects_of(
+    const std::string& name) const {
+    std::vector<std::pair<const Project*, const ManagedServer*>> out;
+    for (const auto& [key, child] : projects_) {
+        if (child.server->name() == name) out.emplace_back(&child.project, child.server.get());
+    }
+    return out;
+}
+
+std::vector<ManagedServer*> ServerPool::project_children_of(const std::string& name) {
+    std::vector<ManagedServer*> out;
+    for (auto& [key, child] : projects_) {
+        if (child.server->name() == name) out.push_back(child.server.get());
+    }
+    return out;
+}
+
+const Project* ServerPool::project_of_session(SessionId id) const {
+    const auto route = project_routes_.find(id);
+    if (route == project_routes_.end()) return nullptr;
+    for (const auto& [key, child] : projects_) {
+        if (child.server.get() == route->second) return &child.project;
+    }
+    return nullptr;
+}
+
+bool ServerPool::project_session_left(SessionId session) {
+    auto route = project_routes_.extract(session);
+    if (route.empty()) return false;
+    ManagedServer* child = route.mapped();
+    child->router().detach(session);
+    child->sessions_changed();
+    if (child->router().session_count() > 0 || child->config().idle_timeout.count() > 0)
+        return true;
+    for (auto it = projects_.begin(); it != projects_.end(); ++it) {
+        if (it->second.server.get() != child) continue;
+        log::info(child->name(), "the last session of project " + it->second.project.directory +
+                                     " left: stopping its child");
+        retire(std::move(it->second.server), StopReason::idle);
+        projects_.erase(it);
+        return true;
+    }
+    return true;
+}
+
+void ServerPool::prune_project_children(const std::string& name) {
+    for (auto it = projects_.begin(); it != projects_.end();) {
+        const ManagedServer& child = *it->second.server;
+        if (child.name() == name && !project_child_live(child)) {
+            it = projects_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
 void ServerPool::retire(std::unique_ptr<ManagedServer> server, StopReason reason) {
     ManagedServer* raw = server.get();
     retired_.push_back(std::move(server));
@@ -198,12 +309,15 @@ void ServerPool::for_each_instance(const std::function<void(ManagedServer&)>& vi
     for (auto& server : retired_) visit(*server);
     for (auto& [id, server] : exclusive_) visit(*server);
     for (auto& [key, server] : legacy_) visit(*server);
+    for (auto& [key, child] : projects_) visit(*child.server);
 }
 
 void ServerPool::clear() {
     // The routes point into legacy_: they go first.
     legacy_routes_.clear();
     legacy_.clear();
+    project_routes_.clear();
+    projects_.clear();
     exclusive_.clear();
     shared_.clear();
     retired_.clear();

@@ -8,6 +8,9 @@
 //   legacy     by legacy_key (the server's name, or "name#session" for an exclusive one): the
 //              second process of a dual-era server run modern, serving its legacy clients,
 //              with the sessions it holds in legacy routes;
+//   project    by server name and project key (sharing = "project"): the child every session
+//              of one project shares, started for the first and stopped after the last
+//              (at once, or after idle_timeout), with the sessions it holds in project routes;
 //   retired    no key: removed by a reload or no longer needed, still going through the stop
 //              ladder, freed once drained.
 // for_each_instance visits them all, for what shutdown does to every process.
@@ -21,6 +24,7 @@
 
 #include "config/registry.h"
 #include "daemon/managed_server.h"
+#include "daemon/mux/project.h"
 
 namespace mcpd {
 
@@ -72,6 +76,25 @@ public:
     void legacy_session_left(SessionId session);
     std::vector<ManagedServer*> legacy_processes_of(const std::string& name);
 
+    // sharing = "project": whether session of `project` may use `server` now: its project
+    // has a child, or fewer than max_children run.
+    bool project_child_available(const ManagedServer& server, const Project& project) const;
+    // The child of `project` for session `id` of `server`, made (and started) when the
+    // project has none; the session is routed to it.
+    ManagedServer& project_child_for(ManagedServer& server, SessionId id, const Project& project);
+    // Children of `name` that run or hold sessions now (what max_children bounds).
+    std::size_t project_child_count(const std::string& name) const;
+    // Every child of `name`, with its project, for status.
+    std::vector<std::pair<const Project*, const ManagedServer*>> projects_of(
+        const std::string& name) const;
+    std::vector<ManagedServer*> project_children_of(const std::string& name);
+    // The project of the child session `id` talks to; null for a session of another mode.
+    const Project* project_of_session(SessionId id) const;
+    // A session of a project child has left: with idle_timeout = 0 the child stops when it
+    // was the last; otherwise the Supervisor idles it out and it is freed later. False when
+    // the session was not a project child's.
+    bool project_session_left(SessionId session);
+
     // Stop `server` through the ladder and keep it until it has drained.
     void retire(std::unique_ptr<ManagedServer> server, StopReason reason);
     // Bookkeeping for ServerHost::server_drained: a drained retired instance is freed on the
@@ -92,6 +115,16 @@ private:
     std::map<SessionId, std::unique_ptr<ManagedServer>> exclusive_;
     std::map<std::string, std::unique_ptr<ManagedServer>> legacy_;  // by legacy_key
     std::map<SessionId, ManagedServer*> legacy_routes_;
+    struct ProjectChild {
+        Project project;
+        std::unique_ptr<ManagedServer> server;
+    };
+    std::map<std::string, ProjectChild> projects_;  // by project_key
+    std::map<SessionId, ManagedServer*> project_routes_;
+    // Free the children of `name` that have stopped, hold no session and have drained.
+    void prune_project_children(const std::string& name);
+    // Children that hold no session now and run no process are not counted.
+    static bool project_child_live(const ManagedServer& child);
 };
 
 }  // namespace mcpd

@@ -107,8 +107,9 @@ void SessionTable::remove(SessionId id, const std::string& reason, bool by_clien
     sessions_.erase(it);
     pool_.legacy_session_left(id);
     batches_.forget(id);
-    // A private process goes with its session, through the stop ladder.
-    if (pool_.end_exclusive(id)) return;
+    // A private process goes with its session, through the stop ladder; a project's child
+    // with its last session (or at its idle_timeout).
+    if (pool_.end_exclusive(id) || pool_.project_session_left(id)) return;
     if (ManagedServer* server = pool_.find_any(server_name)) {
         server->router().detach(id);
         server->sessions_changed();
@@ -196,6 +197,9 @@ json SessionTable::to_json(const std::string& server_filter, const PeerCredentia
                            {"pid", session.peer().pid},
                            {"uid", session.peer().uid},
                            {"transport", session.passed_fds() ? "fds" : "socket"}};
+        if (const Project* project = pool_.project_of_session(id)) {
+            entry_json["project"] = project->directory;
+        }
         for (const SessionSummary& summary : server->router().summaries()) {
             if (summary.id != id) continue;
             entry_json["client"] = {{"name", summary.client_name},

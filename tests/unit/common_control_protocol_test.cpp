@@ -106,11 +106,20 @@ TEST_CASE("requests are built as docs/CONTROL.md spells them and read back", "[c
         CHECK_FALSE(defaults->follow);
     }
     SECTION("attach") {
-        CHECK_FALSE(to_json(AttachRequest{"demo", false}).contains("pass_fds"));
-        const auto parsed = parse_attach(wire(to_json(AttachRequest{"demo", true})));
+        CHECK_FALSE(to_json(AttachRequest{"demo", false, {}}).contains("pass_fds"));
+        CHECK_FALSE(to_json(AttachRequest{"demo", false, {}}).contains("cwd"));
+        const auto parsed = parse_attach(wire(to_json(AttachRequest{"demo", true, {}})));
         REQUIRE(parsed.ok());
         CHECK(parsed->server == "demo");
         CHECK(parsed->pass_fds);
+        CHECK(parsed->cwd.empty());
+        // The directory of mcpctl connect, for sharing = "project".
+        const auto in_project = parse_attach(wire(to_json(AttachRequest{"demo", true, "/w/one"})));
+        REQUIRE(in_project.ok());
+        CHECK(in_project->cwd == "/w/one");
+        CHECK_FALSE(parse_attach(json{{"server", "demo"}, {"cwd", "relative/dir"}}).ok());
+        CHECK_FALSE(parse_attach(json{{"server", "demo"}, {"cwd", 7}}).ok());
+        CHECK_FALSE(parse_attach(json{{"server", "demo"}, {"cwd", ""}}).ok());
     }
     SECTION("sessions") {
         CHECK_FALSE(to_json(SessionsRequest{}).contains("server"));

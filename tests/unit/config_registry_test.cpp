@@ -491,7 +491,7 @@ restart = "on_failure"
     CHECK(result.errors[1].column == 11);
     CHECK(result.errors[1].message ==
           "invalid value \"private\" for 'sharing': expected one of "
-          "\"shared\", \"exclusive\", \"serialized\"");
+          "\"shared\", \"exclusive\", \"serialized\", \"project\"");
     CHECK(result.errors[2].line == 6);
     CHECK(result.errors[2].column == 7);
     CHECK(result.errors[2].message ==
@@ -506,7 +506,8 @@ restart = "on_failure"
 TEST_CASE("every enum word is accepted", "[registry]") {
     const std::pair<const char*, Sharing> sharings[] = {{"shared", Sharing::shared},
                                                         {"exclusive", Sharing::exclusive},
-                                                        {"serialized", Sharing::serialized}};
+                                                        {"serialized", Sharing::serialized},
+                                                        {"project", Sharing::project}};
     for (const auto& [word, value] : sharings) {
         CHECK(only_server(
                   parse(std::string("[servers.a]\ncommand = \"x\"\nsharing = \"") + word + "\"\n"))
@@ -1007,10 +1008,16 @@ TEST_CASE("config/example.toml loads cleanly", "[registry][example]") {
     const LoadResult all = parse_registry(uncomment_server_blocks(text.str()), path);
     INFO(describe(all));
     REQUIRE(all.registry.has_value());
-    REQUIRE(all.registry->servers.size() == 4);
+    REQUIRE(all.registry->servers.size() == 7);
     CHECK(all.registry->find("everything")->command == "npx");
-    CHECK(all.registry->find("filesystem")->args.back() == "/home/me/project");
+    // One example of each sharing mode.
+    CHECK(all.registry->find("memory")->sharing == Sharing::shared);
+    CHECK(all.registry->find("browser")->sharing == Sharing::serialized);
+    CHECK(all.registry->find("scratch")->sharing == Sharing::exclusive);
+    CHECK(all.registry->find("filesystem")->sharing == Sharing::project);
+    CHECK(all.registry->find("filesystem")->args.back() == "{project}");
     CHECK(all.registry->find("git")->command == "uvx");
+    CHECK(all.registry->find("git")->sharing == Sharing::project);
 }
 
 TEST_CASE("socket_group and socket_mode open the socket to others, within bounds", "[registry]") {
@@ -1031,4 +1038,37 @@ TEST_CASE("socket_group and socket_mode open the socket to others, within bounds
     const LoadResult no_group = parse("[daemon]\nsocket_group = \"no-such-group-here\"\n");
     REQUIRE(no_group.errors.size() == 1);
     CHECK(contains(no_group.errors[0].message, "names no group on this machine"));
+}
+
+TEST_CASE("{project} is the directory of each project, for sharing = \"project\" only",
+          "[registry]") {
+    const ServerConfig s = only_server(parse(
+        "[servers.fs]\ncommand = \"x\"\nsharing = \"project\"\ncwd = \"{project}/src\"\n"
+        "args = [\"--root\", \"{project}\"]\nenv = { DIR = \"{project}\" }\n"));
+    // Kept as written (the directory exists only once a session names its project).
+    CHECK(s.cwd == "{project}/src");
+    CHECK(s.args == std::vector<std::string>{"--root", "{project}"});
+    CHECK(s.env.at("DIR") == "{project}");
+
+    // A cwd with the placeholder must still be a path.
+    const LoadResult relative = parse(
+        "[servers.fs]\ncommand = \"x\"\nsharing = \"project\"\ncwd = \"src/{project}\"\n");
+    REQUIRE(relative.errors.size() == 1);
+    CHECK(relative.errors[0].line == 4);
+    CHECK(relative.errors[0].message == "cwd \"src/{project}\" must start with {project} or '/'");
+
+    // Anywhere but a project server the placeholder would reach the server as it is.
+    const LoadResult shared = parse(
+        "[servers.fs]\ncommand = \"x\"\nsharing = \"shared\"\nargs = [\"{project}\"]\n");
+    REQUIRE(shared.errors.size() == 1);
+    CHECK(shared.errors[0].line == 3);
+    CHECK(shared.errors[0].column == 11);
+    CHECK(shared.errors[0].message ==
+          "server 'fs' uses {project} in 'args', which only sharing = \"project\" fills in: set "
+          "sharing = \"project\" or write the directory itself");
+    const LoadResult by_default =
+        parse("[servers.fs]\ncommand = \"x\"\nenv = { D = \"{project}\" }\n");
+    REQUIRE(by_default.errors.size() == 1);
+    CHECK(by_default.errors[0].line == 1);
+    CHECK(by_default.errors[0].message.find("'env.D'") != std::string::npos);
 }

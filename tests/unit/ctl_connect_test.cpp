@@ -239,10 +239,12 @@ TEST_CASE("connect passes the agent's pipes and exits 0 when the agent ended the
 
     CHECK(bridged.exit_code == 0);
     CHECK(bridged.err.empty());
+    // With its working directory: a sharing = "project" server's sessions are keyed by it.
     CHECK(json::parse(daemon.request) == json{{"protocol", mcpd::control::kProtocolVersion},
                                               {"command", "attach"},
                                               {"server", "demo"},
-                                              {"pass_fds", true}});
+                                              {"pass_fds", true},
+                                              {"cwd", mcpctl::working_directory()}});
     CHECK(seen.received.bytes == 1);
     CHECK(seen.received.byte == 'F');
     REQUIRE(seen.received.fds.size() == 2);
@@ -322,7 +324,8 @@ TEST_CASE("connect --copy: bytes both ways, including those right after the repl
     CHECK(bridged.err.empty());
     CHECK(json::parse(daemon.request) == json{{"protocol", mcpd::control::kProtocolVersion},
                                               {"command", "attach"},
-                                              {"server", "demo"}});
+                                              {"server", "demo"},
+                                              {"cwd", mcpctl::working_directory()}});
     CHECK(got == "request 1\nrequest 2\n");
     agent.from_client.write.reset();
     CHECK(read_to_eof(agent.from_client.read.get()) == "early\nrequest 1\nrequest 2\nafter eof\n");

@@ -89,6 +89,9 @@ TEST_CASE("import converts the mcpServers shape into registry tables", "[ctl][im
           "args = [\"mcp-server-git\", \"--repository\", \"/srv/repo\"]\n"
           "env = { LC_ALL = \"C\" }\n"
           "cwd = \"/srv\"\n"
+          "# mcp-server-git works on the agent's project (its roots or directory): one process\n"
+          "# per project, so that no agent sees another project's files.\n"
+          "sharing = \"project\"\n"
           "\n"
           "# Imported by mcpctl from /home/me/.claude.json\n"
           "[servers.plain]\n"
@@ -99,6 +102,28 @@ TEST_CASE("import converts the mcpServers shape into registry tables", "[ctl][im
     CHECK(hint_json["mcpServers"]["git"]["command"] == "mcpctl");
     CHECK(hint_json["mcpServers"]["git"]["args"] == nlohmann::json({"connect", "git"}));
     CHECK(hint_json["mcpServers"]["plain"]["args"] == nlohmann::json({"connect", "plain"}));
+}
+
+TEST_CASE("import gives roots- and directory-scoped servers sharing = project", "[ctl][import]") {
+    const ImportResult result = convert(R"({"mcpServers": {
+        "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/w"]},
+        "fs-pinned": {"command": "npx",
+                      "args": ["-y", "@modelcontextprotocol/server-filesystem@2026.1.14", "/w"]},
+        "git": {"command": "/usr/local/bin/mcp-server-git", "args": ["--repository", "/w"]},
+        "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+        "lookalike": {"command": "npx", "args": ["-y", "@someone/server-filesystem-extra"]}}})");
+    REQUIRE(result.servers.size() == 5);
+    CHECK(mcpctl::project_scoped_package(result.servers[0]) == "@modelcontextprotocol/server-filesystem");
+    CHECK(mcpctl::project_scoped_package(result.servers[1]) == "@modelcontextprotocol/server-filesystem");
+    CHECK(mcpctl::project_scoped_package(result.servers[2]) == "mcp-server-git");
+    CHECK(mcpctl::project_scoped_package(result.servers[3]).empty());
+    CHECK(mcpctl::project_scoped_package(result.servers[4]).empty());
+    const std::string toml = mcpctl::render_toml(result, "f.json");
+    std::size_t project_tables = 0;
+    for (std::size_t at = toml.find("\nsharing = \"project\"\n"); at != std::string::npos;
+         at = toml.find("\nsharing = \"project\"\n", at + 1))
+        ++project_tables;
+    CHECK(project_tables == 3);
 }
 
 TEST_CASE("import accepts the VS Code servers and mcp.servers shapes", "[ctl][import]") {

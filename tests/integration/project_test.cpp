@@ -1,0 +1,193 @@
+// sharing = "project": sessions share a child only with sessions of the same project (here,
+// the directory `mcpctl connect` runs in); each child runs in its project and is answered
+// roots/list with it; max_children bounds the children; the last session's leaving stops one.
+#include <catch2/catch.hpp>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "mcp_session.h"
+
+using namespace integration;
+using nlohmann::json;
+
+namespace {
+
+std::string make_project(const TestEnv& env, const std::string& name) {
+    const std::string path = env.path(name);
+    REQUIRE(::mkdir(path.c_str(), 0700) == 0);
+    char* real = ::realpath(path.c_str(), nullptr);
+    REQUIRE(real != nullptr);
+    const std::string resolved(real);
+    ::free(real);
+    return resolved;
+}
+
+// `mcpctl connect NAME` started in `directory`, as an agent working there starts it.
+std::unique_ptr<PipedProcess> connect_in(const TestEnv& env, const std::string& directory,
+                                         const std::string& server, const std::string& err) {
+    return std::make_unique<PipedProcess>(
+        std::vector<std::string>{"/bin/sh", "-c",
+                                 "cd '" + directory + "' && exec '" + bin("mcpctl") +
+                                     "' --socket '" + env.socket() + "' connect " + server},
+        env.path(err));
+}
+
+std::string call_text(McpSession& session, const std::string& tool) {
+    return session.wait_response(session.call_tool(tool, json::object())).tool_text();
+}
+
+std::string project_registry(const std::string& max_children) {
+    return server_toml("proj", {},
+                       {{"sharing", "\"project\""}, {"max_children", max_children}});
+}
+
+}  // namespace
+
+TEST_CASE("sessions of one project share a child; another project gets its own", "[project]") {
+    TestEnv env("project-share");
+    env.write_registry(project_registry("4"));
+    env.start_daemon();
+    const std::string one = make_project(env, "one");
+    const std::string two = make_project(env, "two");
+
+    // Nothing starts before a session names its project.
+    CHECK(env.marked_processes().empty());
+
+    std::vector<std::unique_ptr<PipedProcess>> agents;
+    for (const std::string& dir : {one, one, two, two}) {
+        agents.push_back(connect_in(env, dir, "proj", "connect" + std::to_string(agents.size())));
+        agents.back()->session().initialize("agent-" + std::to_string(agents.size()));
+    }
+    // Each child runs in its project, and answers the child's roots/list with it, at once and
+    // without asking the session (whose client declared no roots).
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+        const std::string& dir = i < 2 ? one : two;
+        INFO("agent " << i);
+        CHECK(call_text(agents[i]->session(), "cwd") == dir);
+        CHECK(call_text(agents[i]->session(), "roots") == "file://" + dir);
+    }
+    CHECK(env.marked_processes().size() == 2);
+
+    // status: one line per child, with its project, pid and sessions.
+    const json server = env.server("proj");
+    INFO(server.dump());
+    REQUIRE(server["children"].is_array());
+    REQUIRE(server["children"].size() == 2);
+    CHECK(server["sessions"] == 4);
+    std::vector<std::string> projects;
+    for (const json& child : server["children"]) {
+        projects.push_back(child["project"].get<std::string>());
+        CHECK(child["sessions"] == 2);
+        CHECK(child["state"] == "running");
+        CHECK(child["pid"].is_number_integer());
+    }
+    std::sort(projects.begin(), projects.end());
+    CHECK(projects == std::vector<std::string>{one, two});
+    const RunResult table = env.ctl({"status"});
+    CHECK(table.exit_code == 0);
+    CHECK(table.out.find(one) != std::string::npos);
+    CHECK(table.out.find(two) != std::string::npos);
+
+    // sessions: each session's project.
+    const RunResult sessions = env.ctl({"--json", "sessions"});
+    REQUIRE(sessions.exit_code == 0);
+    const json listed = json::parse(sessions.out);
+    std::size_t in_one = 0, in_two = 0;
+    for (const json& s : listed["sessions"]) {
+        in_one += s["project"] == one ? 1 : 0;
+        in_two += s["project"] == two ? 1 : 0;
+    }
+    CHECK(in_one == 2);
+    CHECK(in_two == 2);
+
+    // The last session of a project leaves (idle_timeout = 0): its child stops; the other
+    // project's child keeps serving.
+    agents.erase(agents.begin(), agents.begin() + 2);
+    wait_until("project one's child to stop", 20s, [&] { return env.marked_processes().size() == 1; });
+    CHECK(call_text(agents[0]->session(), "cwd") == two);
+    // Coming back starts a child for it again.
+    auto back = connect_in(env, one, "proj", "back");
+    back->session().initialize("back");
+    CHECK(call_text(back->session(), "cwd") == one);
+    CHECK(env.marked_processes().size() == 2);
+}
+
+TEST_CASE("max_children bounds the projects served at once, with a sentence naming it",
+          "[project]") {
+    TestEnv env("project-cap");
+    env.write_registry(project_registry("1"));
+    env.start_daemon();
+    const std::string one = make_project(env, "one");
+    const std::string two = make_project(env, "two");
+
+    auto first = connect_in(env, one, "proj", "first");
+    first->session().initialize("first");
+    CHECK(call_text(first->session(), "cwd") == one);
+    // The same project is no new child.
+    auto same = connect_in(env, one, "proj", "same");
+    same->session().initialize("same");
+    CHECK(call_text(same->session(), "cwd") == one);
+
+    // Another project is refused, and mcpctl says why.
+    const RunResult refused = run_process(
+        {"/bin/sh", "-c",
+         "cd '" + two + "' && exec '" + bin("mcpctl") + "' --socket '" + env.socket() +
+             "' connect proj </dev/null"},
+        20s);
+    INFO(refused.describe());
+    CHECK(refused.exit_code != 0);
+    CHECK(refused.err.find("max_children") != std::string::npos);
+    CHECK(refused.err.find("one per project") != std::string::npos);
+    CHECK(env.marked_processes().size() == 1);
+
+    // Once project one's sessions are gone, project two is served.
+    first.reset();
+    same.reset();
+    wait_until("project one's child to stop", 20s, [&] { return env.marked_processes().empty(); });
+    auto second = connect_in(env, two, "proj", "second");
+    second->session().initialize("second");
+    CHECK(call_text(second->session(), "cwd") == two);
+}
+
+TEST_CASE("a project's child with an idle_timeout outlives its last session by that long",
+          "[project]") {
+    TestEnv env("project-idle");
+    env.write_registry(server_toml("proj", {},
+                                   {{"sharing", "\"project\""}, {"idle_timeout", "\"5s\""}}));
+    env.start_daemon();
+    const std::string one = make_project(env, "one");
+    {
+        auto agent = connect_in(env, one, "proj", "agent");
+        agent->session().initialize("agent");
+        CHECK(call_text(agent->session(), "cwd") == one);
+    }
+    // Still there right after the session left, gone after the idle timeout.
+    CHECK(env.marked_processes().size() == 1);
+    wait_until("the idle child to stop", 20s, [&] { return env.marked_processes().empty(); });
+    // The same project again: a child again, in the same place.
+    auto again = connect_in(env, one, "proj", "again");
+    again->session().initialize("again");
+    CHECK(call_text(again->session(), "cwd") == one);
+}
+
+TEST_CASE("a session attached on the socket without a directory is keyed by the registry's cwd",
+          "[project]") {
+    TestEnv env("project-socket");
+    const std::string fixed = make_project(env, "fixed");
+    env.write_registry(server_toml("proj", {},
+                                   {{"sharing", "\"project\""}, {"cwd", toml_string(fixed)}}));
+    env.start_daemon();
+    McpSession a(env.socket(), "proj");
+    a.initialize("a");
+    McpSession b(env.socket(), "proj");
+    b.initialize("b");
+    CHECK(call_text(a, "cwd") == fixed);
+    CHECK(call_text(b, "cwd") == fixed);
+    CHECK(env.marked_processes().size() == 1);
+}
