@@ -457,7 +457,7 @@ ManagedServer& ControlCommands::instance_for(ManagedServer& server, SessionId id
     if (project && server.config().sharing == config::Sharing::project) {
         // max_children was checked at the attach; a reload in between may have lowered it,
         // and the session is let in rather than dropped after its attach was accepted.
-        return daemon_.pool().project_child_for(server, id, *project);
+        return daemon_.pool().project_child_on_attach(server, id, *project);
     }
     return daemon_.pool().instance_for_session(server, id);
 }

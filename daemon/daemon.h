@@ -83,6 +83,8 @@ public:
     void server_state_changed(ManagedServer& server, ServerState from, ServerState to) override;
     void server_drained(ManagedServer& server) override;
     bool pass_to_legacy(ManagedServer& server, SessionId session, std::string_view line) override;
+    void project_reported(ManagedServer& server, SessionId session,
+                          const nlohmann::json* roots_result, std::string_view why) override;
 
 private:
     struct Waiter {
@@ -100,6 +102,10 @@ private:
     // daemon_legacy.cpp: the server itself is stopped or restarted by an admin (or mcpd
     // exits): its legacy process follows, and comes back when a legacy client asks.
     void legacy_follows(ManagedServer& server, StopReason reason);
+    // sharing = "project" (daemon_projects.cpp): serve session `session` of `name` on the
+    // child of its project, `reported` by its client or else its working directory's.
+    void settle_project(SessionId session, const std::string& name,
+                        const std::optional<Project>& reported, const std::string& why);
     // The daemon-wide settings of a reloaded registry.
     void apply_daemon_settings(const config::DaemonConfig& next);
     void check_waiters();

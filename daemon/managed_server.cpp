@@ -265,6 +265,11 @@ bool ManagedServer::pass_to_legacy(SessionId session, std::string_view line) {
     return host_.pass_to_legacy(*this, session, line);
 }
 
+void ManagedServer::project_reported(SessionId session, const nlohmann::json* roots_result,
+                                     std::string_view why) {
+    host_.project_reported(*this, session, roots_result, why);
+}
+
 void ManagedServer::want_child() { supervisor_.on_child_wanted(); }
 
 void ManagedServer::deadlines_changed() {

@@ -51,6 +51,10 @@ public:
     // RouterEnvironment::pass_to_legacy): take `line` to a legacy process. False: none.
     virtual bool pass_to_legacy(ManagedServer& server, SessionId session,
                                 std::string_view line) = 0;
+    // sharing = "project": what a session of `server` says its project is (see
+    // RouterEnvironment::project_reported).
+    virtual void project_reported(ManagedServer& server, SessionId session,
+                                  const nlohmann::json* roots_result, std::string_view why) = 0;
 };
 
 class ManagedServer final : public SupervisorEnvironment, public RouterEnvironment {
@@ -99,6 +103,8 @@ public:
     void note(std::string_view message) override;
     void note_repeated(std::string_view kind, std::string_view detail) override;
     bool pass_to_legacy(SessionId session, std::string_view line) override;
+    void project_reported(SessionId session, const nlohmann::json* roots_result,
+                          std::string_view why) override;
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const { return supervisor_.failure(); }

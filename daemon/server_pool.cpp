@@ -254,22 +254,54 @@ const Project* ServerPool::project_of_session(SessionId id) const {
 }
 
 bool ServerPool::project_session_left(SessionId session) {
+    working_projects_.erase(session);
     auto route = project_routes_.extract(session);
     if (route.empty()) return false;
     ManagedServer* child = route.mapped();
     child->router().detach(session);
-    child->sessions_changed();
-    if (child->router().session_count() > 0 || child->config().idle_timeout.count() > 0)
-        return true;
+    project_child_left(*child);
+    return true;
+}
+
+void ServerPool::project_child_left(ManagedServer& child) {
+    child.sessions_changed();
+    if (child.router().session_count() > 0 || child.config().idle_timeout.count() > 0) return;
     for (auto it = projects_.begin(); it != projects_.end(); ++it) {
-        if (it->second.server.get() != child) continue;
-        log::info(child->name(), "the last session of project " + it->second.project.directory +
-                                     " left: stopping its child");
+        if (it->second.server.get() != &child) continue;
+        log::info(child.name(), "the last session of project " + it->second.project.directory +
+                                    " left: stopping its child");
         retire(std::move(it->second.server), StopReason::idle);
         projects_.erase(it);
-        return true;
+        return;
     }
-    return true;
+}
+
+ManagedServer& ServerPool::project_child_on_attach(ManagedServer& server, SessionId id,
+                                                   const Project& working) {
+    working_projects_[id] = working;
+    if (!projects_.contains(project_key(server.name(), working))) {
+        for (auto& [key, child] : projects_) {
+            ManagedServer& running = *child.server;
+            // A modern child's sessions have no handshake in which to report roots.
+            if (running.name() != server.name() ||
+                running.supervisor().state() != ServerState::running ||
+                running.router().modern_child())
+                continue;
+            project_routes_[id] = &running;
+            return running;
+        }
+    }
+    return project_child_for(server, id, working);
+}
+
+const Project* ServerPool::working_project_of(SessionId id) const {
+    const auto it = working_projects_.find(id);
+    return it == working_projects_.end() ? nullptr : &it->second;
+}
+
+ManagedServer* ServerPool::project_route(SessionId id) {
+    const auto it = project_routes_.find(id);
+    return it == project_routes_.end() ? nullptr : it->second;
 }
 
 void ServerPool::prune_project_children(const std::string& name) {
@@ -317,6 +349,7 @@ void ServerPool::clear() {
     legacy_routes_.clear();
     legacy_.clear();
     project_routes_.clear();
+    working_projects_.clear();
     projects_.clear();
     exclusive_.clear();
     shared_.clear();

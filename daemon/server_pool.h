@@ -82,6 +82,19 @@ public:
     // The child of `project` for session `id` of `server`, made (and started) when the
     // project has none; the session is routed to it.
     ManagedServer& project_child_for(ManagedServer& server, SessionId id, const Project& project);
+    // Where a new session of `server` starts, whose working directory is `working`: its
+    // project's child when there is one; else, while its client may still report roots of
+    // another project, any child of the server that runs (it answers the initialize; no
+    // process is started for a guess); else a child for `working`, made now.
+    ManagedServer& project_child_on_attach(ManagedServer& server, SessionId id,
+                                           const Project& working);
+    // The project of the directory session `id` attached from (what it is keyed by when its
+    // client reports no roots).
+    const Project* working_project_of(SessionId id) const;
+    // The child session `id` is routed to; null for a session of another mode.
+    ManagedServer* project_route(SessionId id);
+    // A session moved off `child`: it stops (or idles out) when that was its last.
+    void project_child_left(ManagedServer& child);
     // Children of `name` that run or hold sessions now (what max_children bounds).
     std::size_t project_child_count(const std::string& name) const;
     // Every child of `name`, with its project, for status.
@@ -121,6 +134,7 @@ private:
     };
     std::map<std::string, ProjectChild> projects_;  // by project_key
     std::map<SessionId, ManagedServer*> project_routes_;
+    std::map<SessionId, Project> working_projects_;  // by session, from its attach
     // Free the children of `name` that have stopped, hold no session and have drained.
     void prune_project_children(const std::string& name);
     // Children that hold no session now and run no process are not counted.

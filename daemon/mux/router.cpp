@@ -328,11 +328,15 @@ std::optional<TimePoint> Router::next_deadline() const {
     for (const auto& [id, p] : pending_) {
         if (p.deadline) consider(*p.deadline);
     }
+    for (const auto& [id, s] : sessions_) {
+        if (s.project_deadline) consider(*s.project_deadline);
+    }
     return next;
 }
 
 void Router::on_timer() {
     const TimePoint now = env_.now();
+    project_deadlines(now);
     while (!queue_.empty() && queue_.front().deadline <= now) {
         Queued q = std::move(queue_.front());
         queue_.pop_front();

@@ -27,6 +27,7 @@
 #include "common/json_arrays.h"
 #include "common/json_envelope.h"
 #include "config/registry.h"
+#include "daemon/mux/project.h"
 #include "daemon/mux/session_sink.h"
 
 namespace mcpd {
@@ -56,6 +57,13 @@ public:
     // `line` (the initialize, then every later line of that session the router still sees)
     // to such a process; false when there is none to be had. By default there is none.
     virtual bool pass_to_legacy(SessionId session, std::string_view line);
+    // sharing = "project": what session `session`'s client says its project is: the
+    // ListRootsResult it answered mcpd's roots/list with, or null with `why` (it declared no
+    // roots, did not answer within Router::kProjectWait, or answered an error). Its later
+    // lines are held until Router::release_held, release_session or fail_held. By default
+    // nothing is done.
+    virtual void project_reported(SessionId session, const nlohmann::json* roots_result,
+                                  std::string_view why);
 };
 
 // One session's SessionState as status shows it (Router::summaries).
@@ -72,6 +80,24 @@ class Router {
 public:
     // Ended tasks a session may still fetch (tasks/get, tasks/result); older ones are forgotten.
     static constexpr std::size_t kMaxEndedTasks = 1000;
+    // sharing = "project": how long a client has to answer mcpd's roots/list.
+    static constexpr Duration kProjectWait = std::chrono::seconds(3);
+
+    // sharing = "project": what a session brings along when it moves to the child of its
+    // project (router_project.cpp).
+    struct MovedSession {
+        SessionId id = 0;
+        TimePoint attached_at{};
+        std::string protocol;
+        std::string served_version;  // the version of the child that answered its initialize
+        nlohmann::json capabilities = nlohmann::json::object();
+        std::string client_name, client_version;
+        bool initialized = false;
+        bool ready = false;
+        std::optional<int> log_level;
+        std::set<std::string> subscriptions;
+        std::deque<std::string> held;  // its lines not handled yet, in arrival order
+    };
 
     // `sessions`: where lines for sessions go. `max_message_bytes`: the longest line a
     // session may send (the [daemon] setting).
@@ -114,8 +140,23 @@ public:
     // The child is gone (crash, restart, stop): fail what was in flight.
     void on_child_gone(const std::string& reason);
     bool child_ready() const { return child_ready_; }
+    // The child speaks the stateless era (2026-07-28): sessions have no handshake.
+    bool modern_child() const { return modern_; }
     // The server will not come up by itself (failed, or stopped): answer what is waiting now.
     void fail_waiting(const std::string& reason);
+
+    // sharing = "project" (router_project.cpp). A session's project is settled on this
+    // child: the lines it held meanwhile are handled now.
+    void release_held(SessionId session);
+    // It cannot be served: each request it held is answered with `message`.
+    void fail_held(SessionId session, std::string_view message);
+    // Take out a session whose project's child is another: what it brings, and it is gone
+    // from here (as detach). Nothing when it is not here.
+    std::optional<MovedSession> release_session(SessionId session);
+    // Take over a session another child's router released, and handle what it held.
+    void adopt_session(MovedSession moved);
+    // Whether `session` is waiting for its project to be settled.
+    bool awaiting_project(SessionId session) const;
 
     std::optional<TimePoint> next_deadline() const;
     void on_timer();
@@ -149,6 +190,12 @@ private:
         // depend on: raw id → that request's child id.
         std::map<std::string, std::uint64_t> waiting;
         bool legacy_elsewhere = false;  // a legacy client passed to a legacy process (pass_to_legacy)
+        // sharing = "project": its project is being settled; its lines wait in `held`.
+        bool project_asked = false;
+        bool awaiting_project = false;
+        std::string roots_request;  // raw id of mcpd's roots/list to it, until answered
+        std::optional<TimePoint> project_deadline;
+        std::deque<std::string> held;
     };
     enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal, listen };
     struct Waiter {  // a session's request answered with the answer to another's
@@ -194,6 +241,16 @@ private:
     void route_child_message(std::string_view line, const wire::Envelope& e);
     // Log a contained exception: the first, then every 100th, with the count.
     void contained(const std::exception& error, std::string_view what);
+
+    // sharing = "project" (router_project.cpp): after its initialized, ask the session for
+    // its roots (or report it has none); its answer; a line held meanwhile. True when
+    // `line` was taken (held, or the answer).
+    void settle_project(SessionState& s);
+    bool hold_for_project(SessionState& s, std::string_view line, const wire::Envelope& e);
+    void project_deadlines(TimePoint now);
+    // Another sharing mode: a session answered the child's roots/list; the first time two
+    // sessions' roots differ, say once that this server wants sharing = "project".
+    void compare_roots(const SessionState& s, std::string_view line);
 
     // Session side (router_session.cpp).
     void handle_session_message(SessionState& s, std::string_view line, const wire::Envelope& e);
@@ -335,6 +392,8 @@ private:
     std::uint64_t next_token_ = 1;
     std::uint64_t contained_failures_ = 0;
     std::uint64_t next_child_request_ = 1;
+    std::optional<Project> first_roots_;  // the first roots a session answered the child with
+    bool roots_differ_noted_ = false;
 };
 
 // RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.

@@ -183,6 +183,7 @@ bool Router::on_session_reply_lost(SessionId session, std::string_view raw_id,
 
 void Router::handle_session_message(SessionState& s, std::string_view line,
                                     const wire::Envelope& e) {
+    if (hold_for_project(s, line, e)) return;
     if (e.is_request()) {
         handle_session_request(s, line, e);
     } else if (e.is_notification()) {
@@ -414,7 +415,10 @@ void Router::handle_session_notification(SessionState& s, std::string_view line,
                                          const wire::Envelope& e) {
     const std::string& method = e.method;
     if (method == "notifications/initialized") {
-        if (s.initialized) s.ready = true;
+        if (s.initialized) {
+            s.ready = true;
+            if (config_.sharing == config::Sharing::project) settle_project(s);
+        }
         return;  // mcpd initialized the child itself (and a modern child has no handshake)
     }
     if (!modern_ && !s.initialized) {
@@ -484,6 +488,7 @@ void Router::handle_session_response(SessionState& s, std::string_view line,
         child_requests_.erase(it);
         return;
     }
+    if (it->second.method == "roots/list") compare_roots(s, line);
     const std::string child_id = std::move(it->second.child_id);
     child_requests_.erase(it);
     send_spliced_to_child(line, {{e.id, child_id}});

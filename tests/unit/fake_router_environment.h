@@ -110,6 +110,11 @@ public:
     }
 
     void want_child() override { ++want_child_calls; }
+    void project_reported(SessionId session, const json* roots_result,
+                          std::string_view why) override {
+        project_reports.push_back(
+            {session, roots_result != nullptr ? *roots_result : json(nullptr), std::string(why)});
+    }
     void deadlines_changed() override { ++deadline_changes; }
     void note(std::string_view message) override { notes.emplace_back(message); }
 
@@ -137,6 +142,12 @@ public:
     std::vector<std::string> notes;
     int want_child_calls = 0;
     int deadline_changes = 0;
+    struct ProjectReport {
+        SessionId session = 0;
+        json roots_result;  // null when none was reported
+        std::string why;
+    };
+    std::vector<ProjectReport> project_reports;
 
 private:
     TimePoint now_ = TimePoint{} + 1000h;

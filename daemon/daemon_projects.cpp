@@ -1,0 +1,70 @@
+// Daemon: settling a session's project, for sharing = "project".
+//
+// A session starts on its working directory's child, or, while its client may still report
+// roots of another project, on any running child of the server (which answers its
+// initialize: every child runs the same program). Once it has initialized, its router asks
+// the client for its roots and holds its lines; here the answer picks the project's child,
+// and the session either stays or moves there before any of its lines reached a child. The
+// children themselves are kept in the ServerPool (its project instances and routes).
+#include "common/log.h"
+#include "daemon/daemon.h"
+
+namespace mcpd {
+
+void Daemon::project_reported(ManagedServer& server, SessionId session,
+                              const nlohmann::json* roots_result, std::string_view why) {
+    std::optional<Project> reported;
+    std::string reason(why);
+    if (roots_result != nullptr) {
+        Result<Project> project = project_from_roots(*roots_result);
+        if (project) {
+            reported = std::move(project).value();
+        } else {
+            reason = project.error();
+        }
+    }
+    // On the next turn: this runs inside the child's router, which a move changes.
+    loop_.defer([this, session, name = server.name(), reported = std::move(reported),
+                 reason = std::move(reason)] { settle_project(session, name, reported, reason); });
+}
+
+void Daemon::settle_project(SessionId session, const std::string& name,
+                            const std::optional<Project>& reported, const std::string& why) {
+    ManagedServer* current = pool_.project_route(session);
+    ManagedServer* entry = pool_.find(name);
+    if (current == nullptr || entry == nullptr || !current->router().has_session(session)) return;
+    const std::string who = "session " + std::to_string(session);
+    Project target;
+    if (reported) {
+        target = *reported;
+    } else if (const Project* working = pool_.working_project_of(session)) {
+        target = *working;
+        log::info(name, who + " is keyed by its working directory " + target.directory + ": " + why);
+    } else {
+        current->router().release_held(session);
+        return;
+    }
+    const Project* here = pool_.project_of_session(session);
+    if (here != nullptr && here->key() == target.key()) {
+        current->router().release_held(session);
+        return;
+    }
+    if (!pool_.project_child_available(*entry, target)) {
+        const std::string message =
+            "server '" + name + "' already runs " + std::to_string(entry->config().max_children) +
+            " children, one per project (max_children, sharing = \"project\"), and the session's "
+            "project " + target.directory + " has none; raise max_children in the registry";
+        log::warning(name, who + " cannot be served: " + message);
+        current->router().fail_held(session, message);
+        sessions_.end(session, message, false);
+        return;
+    }
+    ManagedServer& next = pool_.project_child_for(*entry, session, target);
+    std::optional<Router::MovedSession> moved = current->router().release_session(session);
+    pool_.project_child_left(*current);
+    if (moved) next.router().adopt_session(std::move(*moved));
+    next.sessions_changed();
+    log::info(name, who + " is served by the child of project " + target.directory);
+}
+
+}  // namespace mcpd

@@ -1,0 +1,225 @@
+// sharing = "project", the router's part: after a session's initialized mcpd asks its client
+// for its roots and holds its lines; the answer (or its absence) is reported; the session's
+// lines are then handled here, moved to another child's router with nothing left behind, or
+// failed.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "fake_router_environment.h"
+
+using namespace mcpd;
+using namespace mcpd::testing;
+
+namespace {
+
+config::ServerConfig project_config() {
+    config::ServerConfig config = router_config();
+    config.sharing = config::Sharing::project;
+    return config;
+}
+
+const json kWithRoots = {{"roots", {{"listChanged", true}}}};
+
+// Attach, initialize (with `capabilities`) and send initialized; what the session was sent
+// is kept, the child's lines dropped.
+void initialize(RouterHarness& h, SessionId id, const json& capabilities) {
+    h.router.attach(id);
+    h.send(id, json{{"jsonrpc", "2.0"},
+                    {"id", 0},
+                    {"method", "initialize"},
+                    {"params",
+                     {{"protocolVersion", "2025-11-25"},
+                      {"capabilities", capabilities},
+                      {"clientInfo", {{"name", "agent"}, {"version", "1"}}}}}}
+                   .dump());
+    h.send(id, R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    h.env.child_lines.clear();
+}
+
+// The roots/list request mcpd sent session `id` (the last line it got).
+std::string roots_request_to(RouterHarness& h, SessionId id) {
+    const auto& lines = h.env.sent_to(id);
+    REQUIRE_FALSE(lines.empty());
+    const json request = parse(lines.back());
+    CHECK(request["method"] == "roots/list");
+    REQUIRE(request["id"].is_string());
+    CHECK(request["id"].get<std::string>().starts_with("mcpd-roots-"));
+    CHECK_FALSE(request.contains("params"));
+    return request["id"].dump();
+}
+
+const std::string kCall =
+    R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}})";
+
+}  // namespace
+
+TEST_CASE("a project session is asked its roots after initialized, and its lines wait",
+          "[router][project]") {
+    RouterHarness h(project_config());
+    h.child_ready();
+    initialize(h, 1, kWithRoots);
+    const std::string asked = roots_request_to(h, 1);
+    CHECK(h.router.awaiting_project(1));
+
+    // Its requests and notifications reach no child while its project is open.
+    h.send(1, kCall);
+    h.send(1, R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
+    CHECK(h.env.child_lines.empty());
+    CHECK(h.env.project_reports.empty());
+
+    // Its answer is reported as it came, and is not forwarded anywhere.
+    h.send(1, R"({"jsonrpc":"2.0","id":)" + asked +
+                  R"(,"result":{"roots":[{"uri":"file:///w/one","name":"one"}]}})");
+    REQUIRE(h.env.project_reports.size() == 1);
+    CHECK(h.env.project_reports[0].session == 1);
+    CHECK(h.env.project_reports[0].roots_result ==
+          json::parse(R"({"roots":[{"uri":"file:///w/one","name":"one"}]})"));
+    CHECK(h.env.child_lines.empty());
+
+    // Settled here: what it held is handled, in order.
+    h.router.release_held(1);
+    CHECK_FALSE(h.router.awaiting_project(1));
+    const std::string call = h.only_child_line();
+    CHECK(parse(call)["method"] == "tools/call");
+    h.answer(call, R"({"content":[]})");
+    CHECK(raw_id_of(h.env.sent_to(1).back()) == "7");
+    // From now on lines go straight through.
+    CHECK(parse(h.forward(1, kCall))["method"] == "tools/call");
+}
+
+TEST_CASE("a project session whose client has no roots, or does not answer, is reported so",
+          "[router][project]") {
+    RouterHarness h(project_config());
+    h.child_ready();
+    initialize(h, 1, json::object());
+    // Nothing is asked of a client that declared no roots.
+    for (const std::string& line : h.env.sent_to(1)) CHECK(parse(line).contains("result"));
+    REQUIRE(h.env.project_reports.size() == 1);
+    CHECK(h.env.project_reports[0].roots_result.is_null());
+    CHECK(h.env.project_reports[0].why == "its client declared no roots");
+
+    initialize(h, 2, kWithRoots);
+    const std::string asked = roots_request_to(h, 2);
+    h.send(2, kCall);
+    h.env.advance(Router::kProjectWait - 1ms);
+    h.router.on_timer();
+    CHECK(h.env.project_reports.size() == 1);
+    h.env.advance(1ms);
+    REQUIRE(h.router.next_deadline());
+    h.router.on_timer();
+    REQUIRE(h.env.project_reports.size() == 2);
+    CHECK(h.env.project_reports[1].session == 2);
+    CHECK(h.env.project_reports[1].roots_result.is_null());
+    CHECK(h.env.project_reports[1].why == "its client did not answer roots/list within 3s");
+    // A late answer is held with the rest, and never reported twice.
+    h.send(2, R"({"jsonrpc":"2.0","id":)" + asked + R"(,"result":{"roots":[]}})");
+    CHECK(h.env.project_reports.size() == 2);
+    CHECK(h.env.child_lines.empty());
+
+    initialize(h, 3, kWithRoots);
+    h.send(3, R"({"jsonrpc":"2.0","id":)" + roots_request_to(h, 3) +
+                  R"(,"error":{"code":-32601,"message":"no"}})");
+    REQUIRE(h.env.project_reports.size() == 3);
+    CHECK(h.env.project_reports[2].why == "its client answered roots/list with an error");
+}
+
+TEST_CASE("a project session moves to its project's child with nothing left behind",
+          "[router][project]") {
+    RouterHarness lobby(project_config());  // the child that answered its initialize
+    RouterHarness own(project_config());    // its project's child
+    lobby.child_ready();
+    own.child_ready();
+    initialize(lobby, 1, kWithRoots);
+    const std::string asked = roots_request_to(lobby, 1);
+    lobby.send(1, R"({"jsonrpc":"2.0","id":"a","method":"logging/setLevel","params":{"level":"error"}})");
+    lobby.send(1, kCall);
+    lobby.send(1, R"({"jsonrpc":"2.0","id":)" + asked + R"(,"result":{"roots":[]}})");
+
+    std::optional<Router::MovedSession> moved = lobby.router.release_session(1);
+    REQUIRE(moved);
+    CHECK_FALSE(lobby.router.has_session(1));
+    CHECK(lobby.env.child_lines.empty());  // not even a cancellation: nothing was there
+    CHECK(moved->client_name == "agent");
+    CHECK(moved->protocol == "2025-11-25");
+    CHECK(moved->held.size() == 2);
+
+    own.router.adopt_session(std::move(*moved));
+    CHECK(own.router.has_session(1));
+    CHECK_FALSE(own.router.awaiting_project(1));
+    // Its held lines reach its project's child, in order, with ids of that child's.
+    REQUIRE(own.env.child_lines.size() == 2);
+    CHECK(parse(own.env.child_lines[0])["method"] == "logging/setLevel");
+    CHECK(parse(own.env.child_lines[1])["method"] == "tools/call");
+    own.answer(own.env.child_lines[0]);
+    own.answer(own.env.child_lines[1], R"({"content":[]})");
+    const auto& to_session = own.env.sent_to(1);
+    REQUIRE(to_session.size() == 2);
+    CHECK(raw_id_of(to_session[0]) == "\"a\"");
+    CHECK(raw_id_of(to_session[1]) == "7");
+    // It is an initialized session there: its log level holds, and a new request goes through.
+    CHECK(own.router.protocol_of(1) == "2025-11-25");
+    CHECK(parse(own.forward(1, kCall))["method"] == "tools/call");
+    // Nothing more is asked of it.
+    for (const std::string& line : own.env.sent_to(1)) CHECK_FALSE(parse(line).contains("method"));
+}
+
+TEST_CASE("a project session that cannot be served has its held requests answered",
+          "[router][project]") {
+    RouterHarness h(project_config());
+    h.child_ready();
+    initialize(h, 1, json::object());
+    h.env.session_lines.clear();
+    h.send(1, kCall);
+    h.send(1, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})");
+    h.router.fail_held(1, "no child can be had");
+    const json error = parse(h.only_line_to(1));
+    CHECK(error["id"] == 7);
+    CHECK(error["error"]["message"] == "no child can be had");
+    CHECK(h.env.child_lines.empty());
+}
+
+TEST_CASE("a session of a shared server is never asked its roots", "[router][project]") {
+    RouterHarness h;
+    h.child_ready();
+    initialize(h, 1, kWithRoots);
+    for (const std::string& line : h.env.sent_to(1)) CHECK_FALSE(parse(line).contains("method"));
+    CHECK(h.env.project_reports.empty());
+    CHECK(parse(h.forward(1, kCall))["method"] == "tools/call");
+}
+
+TEST_CASE("a shared server whose sessions report different roots is told once to share by project",
+          "[router][project]") {
+    RouterHarness h;
+    h.child_ready();
+    initialize(h, 1, kWithRoots);
+    initialize(h, 2, kWithRoots);
+    // The child's roots/list goes to the only session with a request in flight: 1, then 2.
+    const auto roots_round = [&h](SessionId id, const std::string& uri, int n) {
+        const std::string call = h.forward(id, kCall);
+        h.env.session_lines.clear();
+        h.from_child(R"({"jsonrpc":"2.0","id":)" + std::to_string(100 + n) +
+                     R"(,"method":"roots/list"})");
+        const std::string asked = h.only_line_to(id);
+        h.send(id, R"({"jsonrpc":"2.0","id":)" + raw_id_of(asked) +
+                       R"(,"result":{"roots":[{"uri":")" + uri + R"("}]}})");
+        CHECK(raw_id_of(h.only_child_line()) == std::to_string(100 + n));
+        h.answer(call, R"({"content":[]})");
+    };
+    const auto told = [&h] {
+        int n = 0;
+        for (const std::string& note : h.env.notes)
+            n += note.find("set sharing = \"project\"") != std::string::npos ? 1 : 0;
+        return n;
+    };
+    roots_round(1, "file:///w/one", 1);
+    roots_round(2, "file:///w/one/", 2);  // the same project, spelt otherwise
+    CHECK(told() == 0);
+    roots_round(2, "file:///w/two", 3);
+    CHECK(told() == 1);
+    roots_round(1, "file:///w/three", 4);
+    CHECK(told() == 1);
+    bool named = false;
+    for (const std::string& note : h.env.notes)
+        named = named || (note.find("/w/one and /w/two") != std::string::npos);
+    CHECK(named);
+}
