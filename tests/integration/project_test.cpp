@@ -191,3 +191,42 @@ TEST_CASE("a session attached on the socket without a directory is keyed by the 
     CHECK(call_text(b, "cwd") == fixed);
     CHECK(env.marked_processes().size() == 1);
 }
+
+TEST_CASE("a client's roots are its project, wherever mcpctl connect runs", "[project]") {
+    TestEnv env("project-roots");
+    env.write_registry(project_registry("4"));
+    env.start_daemon();
+    const std::string one = make_project(env, "one");
+    const std::string two = make_project(env, "two");
+    const std::string elsewhere = make_project(env, "elsewhere");
+
+    // Every agent starts in the same directory; their roots name their projects.
+    std::vector<std::unique_ptr<PipedProcess>> agents;
+    for (const std::string& root : {one, two, one, two}) {
+        agents.push_back(connect_in(env, elsewhere, "proj", "agent" + std::to_string(agents.size())));
+        McpSession& session = agents.back()->session();
+        session.initialize("agent", {{"roots", {{"listChanged", true}}}});
+        const std::optional<McpMessage> asked = session.wait_for(
+            [](const McpMessage& m) { return m.is_request() && m.method() == "roots/list"; }, 10s);
+        REQUIRE(asked);
+        session.send_line(R"({"jsonrpc":"2.0","id":)" + asked->raw_id() +
+                          R"(,"result":{"roots":[{"uri":"file://)" + root + R"(/","name":"p"}]}})");
+    }
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+        const std::string& root = i % 2 == 0 ? one : two;
+        INFO("agent " << i);
+        CHECK(call_text(agents[i]->session(), "cwd") == root);
+        // The child's own roots/list is its project's, answered by mcpd.
+        CHECK(call_text(agents[i]->session(), "roots") == "file://" + root);
+    }
+    // Two projects, two children: the working directory's project got none.
+    CHECK(env.marked_processes().size() == 2);
+    const json server = env.server("proj");
+    INFO(server.dump());
+    REQUIRE(server["children"].size() == 2);
+    for (const json& child : server["children"]) {
+        CHECK(child["project"] != elsewhere);
+        CHECK(child["sessions"] == 2);
+    }
+    CHECK(env.daemon_log().find("is served by the child of project " + two) != std::string::npos);
+}

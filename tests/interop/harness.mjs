@@ -115,6 +115,13 @@ function serverDefinition(server, tmp, binDir) {
       const env = { MEMORY_FILE_PATH: path.join(tmp, 'memory.jsonl') };
       return { command: process.execPath, args: [script], env, script, version };
     }
+    case 'filesystem': {
+      // One child per project, allowed its project's directory: the roots mcpd answers it
+      // with, and {project} as its argument (which it also needs when a client has no roots).
+      const { script, version } = packageBin('@modelcontextprotocol/server-filesystem');
+      const settings = { sharing: '"project"', idle_timeout: '"3s"', max_children: '4' };
+      return { command: process.execPath, args: [script, '{project}'], env: {}, script, version, settings };
+    }
     default:
       fail(`no definition for server '${server}'`);
   }
@@ -133,6 +140,7 @@ function registryToml(definitions) {
     if (env.length > 0) {
       lines.push(`env = { ${env.map(([k, v]) => `${k} = ${tomlString(v)}`).join(', ')} }`);
     }
+    for (const [key, value] of Object.entries(def.settings ?? {})) lines.push(`${key} = ${value}`);
     lines.push('autostart = true');
     lines.push('restart = "never"');
     lines.push('start_timeout = "30s"');
@@ -314,14 +322,17 @@ class Context {
   // the server with --direct. `setup(client)` runs before the MCP handshake (request handlers).
   // In a userRuntimeDir scenario it is configured as the README says, {"command": "mcpctl",
   // "args": ["connect", SERVER]}, and the SDK gives mcpctl its default environment.
-  async connect(server, clientName, { capabilities = {}, setup } = {}) {
+  // `cwd`: the directory the agent runs mcpctl in (its project, for sharing = "project").
+  async connect(server, clientName, { capabilities = {}, setup, cwd } = {}) {
     const def = this.definitions[server];
     check(def, `scenario did not declare server '${server}'`);
+    const directArgs = def.args.map((arg) => arg.replaceAll('{project}', cwd ?? process.cwd()));
     const params = this.direct
-      ? { command: def.command, args: def.args, env: { ...getDefaultEnvironment(), ...def.env }, stderr: 'pipe' }
+      ? { command: def.command, args: directArgs, env: { ...getDefaultEnvironment(), ...def.env }, stderr: 'pipe' }
       : this.runtimeDir
         ? { command: 'mcpctl', args: ['connect', server], stderr: 'pipe' }
         : { command: this.mcpctl, args: ['--socket', this.socket, 'connect', server], stderr: 'pipe' };
+    if (cwd) params.cwd = cwd;
     const transport = new StdioClientTransport(params);
     const record = { name: clientName, stderr: '' };
     transport.stderr?.on('data', (chunk) => (record.stderr += chunk.toString()));
