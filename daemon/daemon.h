@@ -85,6 +85,7 @@ public:
     bool pass_to_legacy(ManagedServer& server, SessionId session, std::string_view line) override;
     void project_reported(ManagedServer& server, SessionId session,
                           const nlohmann::json* roots_result, std::string_view why) override;
+    void departed_session_gone(ManagedServer& server) override;
 
 private:
     struct Waiter {

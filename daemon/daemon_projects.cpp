@@ -49,6 +49,15 @@ void Daemon::settle_project(SessionId session, const std::string& name,
         current->router().release_held(session);
         return;
     }
+    // Its roots changed and it is alone on its child: when nothing but the roots differs, the
+    // child takes the new ones and is told (it asks roots/list again), without a restart.
+    if (here != nullptr && current->router().session_count() == 1 &&
+        pool_.rekey_project_child(*entry, *current, target)) {
+        log::info(name, who + " changed its roots: its child now serves project " +
+                            target.directory + " (notifications/roots/list_changed sent)");
+        current->router().release_held(session);
+        return;
+    }
     if (!pool_.project_child_available(*entry, target)) {
         const std::string message =
             "server '" + name + "' already runs " + std::to_string(entry->config().max_children) +
@@ -65,6 +74,12 @@ void Daemon::settle_project(SessionId session, const std::string& name,
     if (moved) next.router().adopt_session(std::move(*moved));
     next.sessions_changed();
     log::info(name, who + " is served by the child of project " + target.directory);
+}
+
+void Daemon::departed_session_gone(ManagedServer& server) {
+    // On the next turn: this runs inside the child's router.
+    const ManagedServer* child = &server;
+    loop_.defer([this, child] { pool_.project_child_left_if_present(child); });
 }
 
 }  // namespace mcpd

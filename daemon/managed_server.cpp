@@ -128,7 +128,9 @@ void ManagedServer::begin_handshake(EraMemory::Start start) {
     MCPD_CHECK(child_ != nullptr, "a handshake begins with the process just spawned");
     ids_ = std::make_unique<ChildIds>();
     handshake_ = std::make_unique<Handshake>(*ids_, handshake_callbacks(child_.get()));
-    const Handshake::CapabilitiesFor capabilities = client_capabilities;
+    const Handshake::CapabilitiesFor capabilities = config_.sharing == config::Sharing::project
+                                                        ? project_client_capabilities
+                                                        : client_capabilities;
     switch (start) {
         case EraMemory::Start::legacy:
             handshake_->begin(capabilities);
@@ -268,6 +270,17 @@ bool ManagedServer::pass_to_legacy(SessionId session, std::string_view line) {
 void ManagedServer::project_reported(SessionId session, const nlohmann::json* roots_result,
                                      std::string_view why) {
     host_.project_reported(*this, session, roots_result, why);
+}
+
+void ManagedServer::departed_session_gone(SessionId) {
+    host_.departed_session_gone(*this);
+}
+
+void ManagedServer::set_project_roots(const std::vector<std::string>& roots) {
+    config_.roots = roots;
+    router_.set_config(config_);
+    supervisor_.set_config(config_);
+    router_.roots_changed();
 }
 
 void ManagedServer::want_child() { supervisor_.on_child_wanted(); }

@@ -55,6 +55,8 @@ public:
     // RouterEnvironment::project_reported).
     virtual void project_reported(ManagedServer& server, SessionId session,
                                   const nlohmann::json* roots_result, std::string_view why) = 0;
+    // A session that moved off `server` had its last request there answered.
+    virtual void departed_session_gone(ManagedServer& server) = 0;
 };
 
 class ManagedServer final : public SupervisorEnvironment, public RouterEnvironment {
@@ -73,6 +75,9 @@ public:
 
     // Apply a changed registry entry (Supervisor::apply_config).
     void apply_config(const config::ServerConfig& config);
+    // sharing = "project": the child's project now has these roots, and nothing else of its
+    // configuration changed: answer its roots/list with them and tell it, without a restart.
+    void set_project_roots(const std::vector<std::string>& roots);
     // No process at all, not even one draining.
     bool drained() const { return child_ == nullptr && draining_.empty(); }
 
@@ -105,6 +110,7 @@ public:
     bool pass_to_legacy(SessionId session, std::string_view line) override;
     void project_reported(SessionId session, const nlohmann::json* roots_result,
                           std::string_view why) override;
+    void departed_session_gone(SessionId session) override;
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const { return supervisor_.failure(); }

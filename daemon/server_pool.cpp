@@ -258,6 +258,16 @@ bool ServerPool::project_session_left(SessionId session) {
     auto route = project_routes_.extract(session);
     if (route.empty()) return false;
     ManagedServer* child = route.mapped();
+    // A child it moved away from may still hold it, waiting for answers to its requests.
+    std::vector<ManagedServer*> before;
+    for (auto& [key, other] : projects_) {
+        if (other.server.get() != child && other.server->router().departed(session))
+            before.push_back(other.server.get());
+    }
+    for (ManagedServer* other : before) {
+        other->router().detach(session);
+        project_child_left(*other);
+    }
     child->router().detach(session);
     project_child_left(*child);
     return true;
@@ -274,6 +284,34 @@ void ServerPool::project_child_left(ManagedServer& child) {
         projects_.erase(it);
         return;
     }
+}
+
+void ServerPool::project_child_left_if_present(const ManagedServer* child) {
+    for (auto& [key, entry] : projects_) {
+        if (entry.server.get() == child) {
+            project_child_left(*entry.server);
+            return;
+        }
+    }
+}
+
+bool ServerPool::rekey_project_child(ManagedServer& entry, ManagedServer& child,
+                                     const Project& project) {
+    const std::string key = project_key(entry.name(), project);
+    if (projects_.contains(key)) return false;
+    config::ServerConfig next = config_for_project(entry.config(), project);
+    next.roots = child.config().roots;
+    if (!(next == child.config())) return false;
+    for (auto it = projects_.begin(); it != projects_.end(); ++it) {
+        if (it->second.server.get() != &child) continue;
+        ProjectChild moved = std::move(it->second);
+        projects_.erase(it);
+        moved.project = project;
+        projects_.emplace(key, std::move(moved));
+        child.set_project_roots(project.roots);
+        return true;
+    }
+    return false;
 }
 
 ManagedServer& ServerPool::project_child_on_attach(ManagedServer& server, SessionId id,

@@ -95,6 +95,12 @@ public:
     ManagedServer* project_route(SessionId id);
     // A session moved off `child`: it stops (or idles out) when that was its last.
     void project_child_left(ManagedServer& child);
+    // The same for a child known only by its address (it may have gone since).
+    void project_child_left_if_present(const ManagedServer* child);
+    // `child`, whose one session now reports `project`, becomes that project's child in place
+    // when only its roots differ (no restart); false when that cannot be (the configuration
+    // would differ otherwise, or the project has a child already).
+    bool rekey_project_child(ManagedServer& entry, ManagedServer& child, const Project& project);
     // Children of `name` that run or hold sessions now (what max_children bounds).
     std::size_t project_child_count(const std::string& name) const;
     // Every child of `name`, with its project, for status.

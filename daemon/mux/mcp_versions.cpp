@@ -38,4 +38,10 @@ json client_capabilities(std::string_view version) {
     return capabilities;
 }
 
+json project_client_capabilities(std::string_view version) {
+    json capabilities = client_capabilities(version);
+    if (capabilities.contains("roots")) capabilities["roots"]["listChanged"] = true;
+    return capabilities;
+}
+
 }  // namespace mcpd

@@ -20,5 +20,8 @@ inline constexpr std::string_view kModernProtocolVersion = "2026-07-28";
 // What mcpd declares as its client capabilities to a child speaking `version`: exactly the
 // members and sub-capabilities that revision defines for what mcpd routes to sessions.
 nlohmann::json client_capabilities(std::string_view version);
+// The same for a child of a sharing = "project" server: mcpd answers its roots/list with its
+// project's roots and tells it when they change (roots.listChanged is true).
+nlohmann::json project_client_capabilities(std::string_view version);
 
 }  // namespace mcpd

@@ -114,6 +114,7 @@ void Router::detach(SessionId session) {
 
     std::vector<std::string> uris(s.subscriptions.begin(), s.subscriptions.end());
     const bool had_level = s.log_level.has_value();
+    if (s.departed) --departed_;
     sessions_.erase(it);
     for (const std::string& uri : uris) {
         auto sub = subscribers_.find(uri);
@@ -246,6 +247,7 @@ void Router::on_child_gone(const std::string& reason) {
     }
     child_level_.reset();
     env_.deadlines_changed();
+    sweep_departed();  // their requests failed with the child
 }
 
 void Router::fail_waiting(const std::string& reason) {
@@ -292,6 +294,9 @@ std::optional<SessionId> Router::only_busy_session() const {
     for (const auto& [id, p] : pending_) {
         if (p.session == 0 || p.kind == PendingKind::listen) continue;
         if (only && *only != p.session) return std::nullopt;
+        // A session that moved to another child cannot be asked anything of this one.
+        if (const auto s = sessions_.find(p.session); s != sessions_.end() && s->second.departed)
+            return std::nullopt;
         only = p.session;
     }
     return only;
@@ -337,6 +342,11 @@ std::optional<TimePoint> Router::next_deadline() const {
 void Router::on_timer() {
     const TimePoint now = env_.now();
     project_deadlines(now);
+    // Whatever timed out below may have been the last request of a departed session.
+    struct Sweep {
+        Router& router;
+        ~Sweep() { router.sweep_departed(); }
+    } sweep{*this};
     while (!queue_.empty() && queue_.front().deadline <= now) {
         Queued q = std::move(queue_.front());
         queue_.pop_front();

@@ -64,6 +64,9 @@ public:
     // nothing is done.
     virtual void project_reported(SessionId session, const nlohmann::json* roots_result,
                                   std::string_view why);
+    // A session that moved to another child while requests of its were here has had them
+    // answered: it is gone from this child now. By default nothing is done.
+    virtual void departed_session_gone(SessionId session);
 };
 
 // One session's SessionState as status shows it (Router::summaries).
@@ -97,6 +100,7 @@ public:
         std::optional<int> log_level;
         std::set<std::string> subscriptions;
         std::deque<std::string> held;  // its lines not handled yet, in arrival order
+        bool settled_before = false;   // it had a project already: its roots changed
     };
 
     // `sessions`: where lines for sessions go. `max_message_bytes`: the longest line a
@@ -157,6 +161,10 @@ public:
     void adopt_session(MovedSession moved);
     // Whether `session` is waiting for its project to be settled.
     bool awaiting_project(SessionId session) const;
+    // The project's roots changed (they are in the configuration): tell the child.
+    void roots_changed();
+    // Whether `session` left for another child and only waits here for answers.
+    bool departed(SessionId session) const;
 
     std::optional<TimePoint> next_deadline() const;
     void on_timer();
@@ -196,6 +204,10 @@ private:
         std::string roots_request;  // raw id of mcpd's roots/list to it, until answered
         std::optional<TimePoint> project_deadline;
         std::deque<std::string> held;
+        bool project_settled = false;  // served here (or moved here) once its project was known
+        // It moved to another child with requests of its still here: it is neither ready nor
+        // initialized for this child any more, and goes once they are answered.
+        bool departed = false;
     };
     enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal, listen };
     struct Waiter {  // a session's request answered with the answer to another's
@@ -251,6 +263,8 @@ private:
     // Another sharing mode: a session answered the child's roots/list; the first time two
     // sessions' roots differ, say once that this server wants sharing = "project".
     void compare_roots(const SessionState& s, std::string_view line);
+    // Departed sessions whose requests have all been answered leave.
+    void sweep_departed();
 
     // Session side (router_session.cpp).
     void handle_session_message(SessionState& s, std::string_view line, const wire::Envelope& e);
@@ -394,6 +408,7 @@ private:
     std::uint64_t next_child_request_ = 1;
     std::optional<Project> first_roots_;  // the first roots a session answered the child with
     bool roots_differ_noted_ = false;
+    std::size_t departed_ = 0;  // sessions with `departed` set
 };
 
 // RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.

@@ -134,6 +134,7 @@ void Router::route_child_message(std::string_view line, const wire::Envelope& e)
     }
     if (e.is_response()) {
         handle_child_response(line, e);
+        sweep_departed();
     } else if (e.is_notification()) {
         handle_child_notification(line, e);
     } else if (e.is_request()) {
@@ -353,7 +354,7 @@ std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, st
     std::optional<SessionId> only;
     for (const auto& [id, s] : sessions_) {
         if (s.in_flight.empty()) continue;
-        if (only) return std::nullopt;
+        if (only || s.departed) return std::nullopt;  // a departed one cannot be asked
         only = id;
     }
     return only;

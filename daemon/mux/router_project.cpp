@@ -24,6 +24,7 @@ constexpr std::size_t kMaxHeldLines = 10000;
 }  // namespace
 
 void RouterEnvironment::project_reported(SessionId, const json*, std::string_view) {}
+void RouterEnvironment::departed_session_gone(SessionId) {}
 
 bool Router::awaiting_project(SessionId session) const {
     const auto it = sessions_.find(session);
@@ -91,6 +92,7 @@ void Router::release_held(SessionId session) {
     SessionState* s = find(session);
     if (s == nullptr || !s->awaiting_project) return;
     s->awaiting_project = false;
+    s->project_settled = true;
     s->roots_request.clear();
     s->project_deadline.reset();
     std::deque<std::string> held;
@@ -118,7 +120,7 @@ void Router::fail_held(SessionId session, std::string_view message) {
 
 std::optional<Router::MovedSession> Router::release_session(SessionId session) {
     SessionState* s = find(session);
-    if (s == nullptr) return std::nullopt;
+    if (s == nullptr || s->departed) return std::nullopt;
     MovedSession moved;
     moved.id = s->id;
     moved.attached_at = s->attached_at;
@@ -132,6 +134,7 @@ std::optional<Router::MovedSession> Router::release_session(SessionId session) {
     moved.log_level = s->log_level;
     moved.subscriptions = s->subscriptions;
     moved.held = std::move(s->held);
+    moved.settled_before = s->project_settled;
     // Lines still waiting for this child to be ready come after those held.
     for (auto q = queue_.begin(); q != queue_.end();) {
         if (q->session != session) {
@@ -141,8 +144,66 @@ std::optional<Router::MovedSession> Router::release_session(SessionId session) {
         moved.held.push_back(std::move(q->line));
         q = queue_.erase(q);
     }
-    detach(session);
+    if (s->in_flight.empty() && s->waiting.empty()) {
+        detach(session);
+        return moved;
+    }
+    // Requests of its are at this child: they finish here (their answers, progress and
+    // cancellations by the child still reach it), but nothing else of this child does.
+    while (!s->waiting.empty()) drop_waiter(*s, std::string(s->waiting.begin()->first));
+    for (auto cr = child_requests_.begin(); cr != child_requests_.end();) {
+        if (cr->second.session != session) {
+            ++cr;
+            continue;
+        }
+        env_.child_send(jsonrpc::error(cr->second.child_id, jsonrpc::kInternalError,
+                                       "the client session moved to its project's other server process"));
+        cr = child_requests_.erase(cr);
+    }
+    const std::set<std::string> uris = std::move(s->subscriptions);
+    s->subscriptions.clear();
+    const bool had_level = s->log_level.has_value();
+    s->log_level.reset();
+    s->ready = false;
+    s->initialized = false;
+    s->awaiting_project = false;
+    s->departed = true;
+    ++departed_;
+    for (const std::string& uri : uris) {
+        const auto sub = subscribers_.find(uri);
+        if (sub == subscribers_.end()) continue;
+        sub->second.erase(session);
+        if (!sub->second.empty()) continue;
+        subscribers_.erase(sub);
+        if (child_ready_) send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
+    }
+    if (had_level) update_child_level();
     return moved;
+}
+
+void Router::sweep_departed() {
+    if (departed_ == 0) return;
+    std::vector<SessionId> gone;
+    for (const auto& [id, s] : sessions_) {
+        if (s.departed && s.in_flight.empty()) gone.push_back(id);
+    }
+    for (SessionId id : gone) {
+        std::erase_if(progress_, [id](const auto& p) { return p.second.session == id; });
+        sessions_.erase(id);
+        --departed_;
+        env_.departed_session_gone(id);
+    }
+}
+
+bool Router::departed(SessionId session) const {
+    const auto it = sessions_.find(session);
+    return it != sessions_.end() && it->second.departed;
+}
+
+void Router::roots_changed() {
+    if (child_ready_ && !modern_) {
+        env_.child_send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}");
+    }
 }
 
 void Router::adopt_session(MovedSession moved) {
@@ -156,6 +217,7 @@ void Router::adopt_session(MovedSession moved) {
     s.initialized = moved.initialized;
     s.ready = moved.ready;
     s.project_asked = true;
+    s.project_settled = true;
     // What the session was told stands: a child that turns out to speak another version
     // closes it, as a restart would.
     if (s.initialized && served_version_.empty()) served_version_ = moved.served_version;
@@ -174,6 +236,15 @@ void Router::adopt_session(MovedSession moved) {
         }
     }
     const SessionId id = s.id;
+    // A session whose roots changed re-reads the lists: they are another process's now.
+    if (moved.settled_before && child_ready_ && s.ready) {
+        const json* caps = json_read::object_at(initialize_result_, "capabilities");
+        for (std::string_view list : {"tools", "prompts", "resources"}) {
+            const json* cap = caps != nullptr ? json_read::object_at(*caps, list) : nullptr;
+            if (cap != nullptr && json_read::bool_at(*cap, "listChanged") == true)
+                sessions_out_.send(id, jsonrpc::list_changed(list));
+        }
+    }
     for (std::string& line : moved.held) {
         if (find(id) == nullptr) return;
         on_session_line(id, line);

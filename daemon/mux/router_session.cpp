@@ -469,6 +469,13 @@ void Router::handle_session_notification(SessionState& s, std::string_view line,
         if (asked) env_.child_send(line);
         return;
     }
+    if (method == "notifications/roots/list_changed" && config_.sharing == config::Sharing::project &&
+        s.project_settled) {
+        // Its project may have changed: ask again; its later lines wait for the answer.
+        s.project_asked = false;
+        settle_project(s);
+        return;
+    }
     if (method == "notifications/roots/list_changed" || method == "notifications/tasks/status") {
         // mcpd declared roots without listChanged and no client tasks: the child expects
         // neither (and one session's roots are not every session's).

@@ -230,3 +230,88 @@ TEST_CASE("a client's roots are its project, wherever mcpctl connect runs", "[pr
     }
     CHECK(env.daemon_log().find("is served by the child of project " + two) != std::string::npos);
 }
+
+namespace {
+
+// Initialize with the roots capability and answer mcpd's roots/list with `root`.
+void initialize_with_root(McpSession& session, const std::string& name, const std::string& root) {
+    session.initialize(name, {{"roots", {{"listChanged", true}}}});
+    const std::optional<McpMessage> asked = session.wait_for(
+        [](const McpMessage& m) { return m.is_request() && m.method() == "roots/list"; }, 10s);
+    REQUIRE(asked);
+    session.send_line(R"({"jsonrpc":"2.0","id":)" + asked->raw_id() +
+                      R"(,"result":{"roots":[{"uri":"file://)" + root + R"("}]}})");
+}
+
+// The client's roots changed to `root`: it says so and answers mcpd's roots/list.
+void change_root(McpSession& session, const std::string& root) {
+    session.notify("notifications/roots/list_changed");
+    const std::optional<McpMessage> asked = session.wait_for(
+        [](const McpMessage& m) { return m.is_request() && m.method() == "roots/list"; }, 10s);
+    REQUIRE(asked);
+    session.send_line(R"({"jsonrpc":"2.0","id":)" + asked->raw_id() +
+                      R"(,"result":{"roots":[{"uri":"file://)" + root + R"("}]}})");
+}
+
+}  // namespace
+
+TEST_CASE("a session whose roots change moves to its new project's child; its call in flight "
+          "finishes on the old one",
+          "[project]") {
+    TestEnv env("project-move");
+    env.write_registry(project_registry("4"));
+    env.start_daemon();
+    const std::string one = make_project(env, "one");
+    const std::string two = make_project(env, "two");
+    McpSession mover(env.socket(), "proj");
+    initialize_with_root(mover, "mover", one);
+    McpSession stayer(env.socket(), "proj");
+    initialize_with_root(stayer, "stayer", one);
+    CHECK(call_text(mover, "cwd") == one);
+    CHECK(call_text(stayer, "cwd") == one);
+
+    // A slow call at project one's child, then the roots change.
+    const json slow = mover.call_tool("slow", {{"steps", 5}, {"interval_ms", 200}});
+    change_root(mover, two);
+    // The client is told to re-read its lists, and new calls go to project two's child.
+    const std::optional<McpMessage> relist = mover.wait_for(
+        [](const McpMessage& m) { return m.method() == "notifications/tools/list_changed"; }, 10s);
+    CHECK(relist);
+    CHECK(call_text(mover, "cwd") == two);
+    CHECK(call_text(mover, "roots") == "file://" + two);
+    // The call in flight was not cancelled: it finishes where it started.
+    const McpMessage finished = mover.wait_response(slow, 20s);
+    CHECK_FALSE(finished.is_error());
+    // The other session of project one stays on it.
+    CHECK(call_text(stayer, "cwd") == one);
+    CHECK(env.marked_processes().size() == 2);
+    const json server = env.server("proj");
+    INFO(server.dump());
+    REQUIRE(server["children"].size() == 2);
+    for (const json& child : server["children"]) CHECK(child["sessions"] == 1);
+}
+
+TEST_CASE("a session alone on its child whose roots change keeps the child, which is told",
+          "[project]") {
+    TestEnv env("project-rekey");
+    const std::string fixed = make_project(env, "fixed");
+    // A fixed cwd: nothing of the child depends on its project but its roots.
+    env.write_registry(server_toml("proj", {},
+                                   {{"sharing", "\"project\""}, {"cwd", toml_string(fixed)}}));
+    env.start_daemon();
+    const std::string one = make_project(env, "one");
+    const std::string two = make_project(env, "two");
+    McpSession alone(env.socket(), "proj");
+    initialize_with_root(alone, "alone", one);
+    CHECK(call_text(alone, "roots") == "file://" + one);
+    const std::vector<pid_t> before = env.marked_processes();
+    REQUIRE(before.size() == 1);
+
+    change_root(alone, two);
+    // The same process now answers with the new roots (mcpd told it roots/list_changed).
+    wait_until("the child to serve project two", 10s,
+               [&] { return env.server("proj")["children"][0]["project"] == two; });
+    CHECK(call_text(alone, "roots") == "file://" + two);
+    CHECK(env.marked_processes() == before);
+    CHECK(env.daemon_log().find("notifications/roots/list_changed sent") != std::string::npos);
+}

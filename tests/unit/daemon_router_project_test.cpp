@@ -63,7 +63,7 @@ TEST_CASE("a project session is asked its roots after initialized, and its lines
 
     // Its requests and notifications reach no child while its project is open.
     h.send(1, kCall);
-    h.send(1, R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
+    h.send(1, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}})");
     CHECK(h.env.child_lines.empty());
     CHECK(h.env.project_reports.empty());
 
@@ -222,4 +222,93 @@ TEST_CASE("a shared server whose sessions report different roots is told once to
     for (const std::string& note : h.env.notes)
         named = named || (note.find("/w/one and /w/two") != std::string::npos);
     CHECK(named);
+}
+
+TEST_CASE("a session whose roots change is asked again, and moves with a request in flight",
+          "[router][project]") {
+    RouterHarness old_child(project_config());
+    RouterHarness new_child(project_config());
+    old_child.child_ready();
+    new_child.child_ready();
+    initialize(old_child, 1, kWithRoots);
+    initialize(old_child, 2, kWithRoots);
+    for (SessionId id : {1, 2}) {
+        old_child.send(id, R"({"jsonrpc":"2.0","id":)" + roots_request_to(old_child, id) +
+                               R"(,"result":{"roots":[{"uri":"file:///w/one"}]}})");
+        old_child.router.release_held(id);
+    }
+    old_child.send(1, R"({"jsonrpc":"2.0","id":"s","method":"resources/subscribe","params":{"uri":"demo://r"}})");
+    old_child.answer(old_child.only_child_line());
+    const std::string in_flight = old_child.forward(1, kCall);
+    old_child.env.session_lines.clear();
+
+    // Its roots change: mcpd asks again, and its new lines wait for the answer.
+    old_child.send(1, R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
+    const std::string asked = roots_request_to(old_child, 1);
+    CHECK(old_child.env.child_lines.empty());  // the child is not told: the session may move
+    old_child.send(1, R"({"jsonrpc":"2.0","id":8,"method":"tools/list"})");
+    old_child.send(1, R"({"jsonrpc":"2.0","id":)" + asked +
+                          R"(,"result":{"roots":[{"uri":"file:///w/two"}]}})");
+    REQUIRE(old_child.env.project_reports.size() == 3);
+    CHECK(old_child.env.project_reports[2].roots_result["roots"][0]["uri"] == "file:///w/two");
+    CHECK(old_child.env.child_lines.empty());
+
+    // It moves: its request in flight stays with the old child, not cancelled.
+    std::optional<Router::MovedSession> moved = old_child.router.release_session(1);
+    REQUIRE(moved);
+    CHECK(moved->settled_before);
+    CHECK(moved->subscriptions == std::set<std::string>{"demo://r"});
+    CHECK(old_child.router.departed(1));
+    old_child.env.session_lines.clear();
+    // Its subscription is no longer the old child's business (nobody else held it).
+    const json unsubscribe = parse(old_child.only_child_line());
+    CHECK(unsubscribe["method"] == "resources/unsubscribe");
+
+    new_child.router.adopt_session(std::move(*moved));
+    // The new child: its subscription, then the held tools/list; the client re-reads lists.
+    REQUIRE(new_child.env.child_lines.size() == 2);
+    CHECK(parse(new_child.env.child_lines[0])["method"] == "resources/subscribe");
+    CHECK(parse(new_child.env.child_lines[1])["method"] == "tools/list");
+    std::vector<std::string> announced;
+    for (const std::string& line : new_child.env.sent_to(1)) announced.push_back(parse(line)["method"]);
+    CHECK(announced == std::vector<std::string>{"notifications/tools/list_changed",
+                                                "notifications/resources/list_changed"});
+
+    // The old child's broadcasts and logs no longer reach it; its answer does, byte for byte.
+    old_child.from_child(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+    old_child.from_child(R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"x"}})");
+    CHECK(old_child.env.sent_to(1).empty());
+    CHECK(old_child.env.sent_to(2).size() == 2);
+    old_child.answer(in_flight, R"({"content":[{"type":"text","text":"done"}]})");
+    REQUIRE(old_child.env.sent_to(1).size() == 1);
+    CHECK(raw_id_of(old_child.env.sent_to(1)[0]) == "7");
+    // Then it is gone from the old child, which is told.
+    CHECK_FALSE(old_child.router.has_session(1));
+    CHECK(old_child.env.departed_gone == std::vector<SessionId>{1});
+}
+
+TEST_CASE("a project child's roots/list is answered from its project, touching no session",
+          "[router][project]") {
+    config::ServerConfig config = project_config();
+    config.roots = {"file:///w/one", "file:///w/My%20Two"};
+    RouterHarness h(config);
+    h.child_ready();
+    initialize(h, 1, kWithRoots);
+    h.env.session_lines.clear();
+    h.from_child(R"({"jsonrpc":"2.0","id":41,"method":"roots/list"})");
+    const json answer = parse(h.only_child_line());
+    CHECK(answer["id"] == 41);
+    CHECK(answer["result"]["roots"] ==
+          json::parse(R"([{"uri":"file:///w/one"},{"uri":"file:///w/My%20Two"}])"));
+    CHECK(h.env.session_lines[1].empty());
+    // When the project's roots change, the child is told, and asks again.
+    h.router.set_config([&] {
+        config::ServerConfig next = config;
+        next.roots = {"file:///w/three"};
+        return next;
+    }());
+    h.router.roots_changed();
+    CHECK(parse(h.only_child_line())["method"] == "notifications/roots/list_changed");
+    h.from_child(R"({"jsonrpc":"2.0","id":42,"method":"roots/list"})");
+    CHECK(parse(h.only_child_line())["result"]["roots"][0]["uri"] == "file:///w/three");
 }

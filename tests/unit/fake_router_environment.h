@@ -110,6 +110,7 @@ public:
     }
 
     void want_child() override { ++want_child_calls; }
+    void departed_session_gone(SessionId session) override { departed_gone.push_back(session); }
     void project_reported(SessionId session, const json* roots_result,
                           std::string_view why) override {
         project_reports.push_back(
@@ -148,6 +149,7 @@ public:
         std::string why;
     };
     std::vector<ProjectReport> project_reports;
+    std::vector<SessionId> departed_gone;
 
 private:
     TimePoint now_ = TimePoint{} + 1000h;
