@@ -228,10 +228,15 @@ void ControlCommands::act(ControlConnection& c, const json& request, Command com
     std::vector<std::string> names;
     for (ManagedServer* s : targets.value()) {
         names.push_back(s->name());
-        if (command == Command::start) s->supervisor().request_start();
-        if (command == Command::stop) s->supervisor().request_stop();
-        if (command == Command::restart) s->supervisor().request_restart();
-        // A project's children follow their entry's stop and restart.
+        if (s->config().sharing == config::Sharing::project) {
+            // Its entry runs no process (that would run without a project): its children
+            // start with their projects' sessions, and follow stop and restart.
+            if (command == Command::stop) s->supervisor().request_stop();
+        } else {
+            if (command == Command::start) s->supervisor().request_start();
+            if (command == Command::stop) s->supervisor().request_stop();
+            if (command == Command::restart) s->supervisor().request_restart();
+        }
         for (ManagedServer* child : daemon_.pool().project_children_of(s->name())) {
             if (command == Command::stop) child->supervisor().request_stop();
             if (command == Command::restart && child->supervisor().wanted_up())

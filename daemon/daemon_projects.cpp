@@ -45,28 +45,38 @@ void Daemon::settle_project(SessionId session, const std::string& name,
         return;
     }
     const Project* here = pool_.project_of_session(session);
-    if (here != nullptr && here->key() == target.key()) {
-        current->router().release_held(session);
-        return;
-    }
-    // Its roots changed and it is alone on its child: when nothing but the roots differs, the
-    // child takes the new ones and is told (it asks roots/list again), without a restart.
-    if (here != nullptr && current->router().session_count() == 1 &&
-        pool_.rekey_project_child(*entry, *current, target)) {
-        log::info(name, who + " changed its roots: its child now serves project " +
-                            target.directory + " (notifications/roots/list_changed sent)");
-        current->router().release_held(session);
-        return;
-    }
-    if (!pool_.project_child_available(*entry, target)) {
-        const std::string message =
-            "server '" + name + "' already runs " + std::to_string(entry->config().max_children) +
-            " children, one per project (max_children, sharing = \"project\"), and the session's "
-            "project " + target.directory + " has none; raise max_children in the registry";
-        log::warning(name, who + " cannot be served: " + message);
-        current->router().fail_held(session, message);
-        sessions_.end(session, message, false);
-        return;
+    const bool alone = current->router().session_count() == 1;
+    const Settlement settlement = settle_session(
+        pool_.child_views(name), here != nullptr ? here->key() : std::string(), target.key(), alone,
+        here != nullptr && pool_.only_roots_differ(*entry, *current, target),
+        entry->config().max_children);
+    switch (settlement) {
+        case Settlement::stay:
+            current->router().release_held(session);
+            return;
+        case Settlement::rekey:
+            // Nothing but the roots differ: the child takes the new ones and is told (it asks
+            // roots/list again), without a restart.
+            pool_.rekey_project_child(*current, target);
+            log::info(name, who + " changed its roots: its child now serves project " +
+                                target.directory + " (notifications/roots/list_changed sent)");
+            current->router().release_held(session);
+            return;
+        case Settlement::refuse: {
+            const std::string message =
+                "server '" + name + "' already runs " +
+                std::to_string(entry->config().max_children) +
+                " children, one per project (max_children, sharing = \"project\"), and the "
+                "session's project " + target.directory + " has none; raise max_children in "
+                "the registry";
+            log::warning(name, who + " cannot be served: " + message);
+            current->router().fail_held(session, message);
+            sessions_.end(session, message, false);
+            return;
+        }
+        case Settlement::join:
+        case Settlement::start:
+            break;
     }
     ManagedServer& next = pool_.project_child_for(*entry, session, target);
     std::optional<Router::MovedSession> moved = current->router().release_session(session);

@@ -198,9 +198,7 @@ bool ServerPool::project_child_live(const ManagedServer& child) {
 }
 
 bool ServerPool::project_child_available(const ManagedServer& server, const Project& project) const {
-    if (projects_.contains(project_key(server.name(), project))) return true;
-    const unsigned limit = server.config().max_children;
-    return limit == 0 || project_child_count(server.name()) < limit;
+    return child_available(child_views(server.name()), project.key(), server.config().max_children);
 }
 
 ManagedServer& ServerPool::project_child_for(ManagedServer& server, SessionId id,
@@ -295,38 +293,49 @@ void ServerPool::project_child_left_if_present(const ManagedServer* child) {
     }
 }
 
-bool ServerPool::rekey_project_child(ManagedServer& entry, ManagedServer& child,
-                                     const Project& project) {
-    const std::string key = project_key(entry.name(), project);
-    if (projects_.contains(key)) return false;
+std::vector<ChildView> ServerPool::child_views(const std::string& name) const {
+    std::vector<ChildView> views;
+    for (const auto& [key, child] : projects_) {
+        const ManagedServer& server = *child.server;
+        if (server.name() != name) continue;
+        views.push_back({child.project.key(), project_child_live(server),
+                         server.supervisor().state() == ServerState::running,
+                         server.router().modern_child(), server.router().session_count()});
+    }
+    return views;
+}
+
+bool ServerPool::only_roots_differ(const ManagedServer& entry, const ManagedServer& child,
+                                   const Project& project) const {
     config::ServerConfig next = config_for_project(entry.config(), project);
     next.roots = child.config().roots;
-    if (!(next == child.config())) return false;
+    return next == child.config();
+}
+
+void ServerPool::rekey_project_child(ManagedServer& child, const Project& project) {
     for (auto it = projects_.begin(); it != projects_.end(); ++it) {
         if (it->second.server.get() != &child) continue;
-        ProjectChild moved = std::move(it->second);
+        ProjectChild rekeyed = std::move(it->second);
         projects_.erase(it);
-        moved.project = project;
-        projects_.emplace(key, std::move(moved));
+        rekeyed.project = project;
+        projects_.emplace(project_key(child.name(), project), std::move(rekeyed));
         child.set_project_roots(project.roots);
-        return true;
+        return;
     }
-    return false;
 }
 
 ManagedServer& ServerPool::project_child_on_attach(ManagedServer& server, SessionId id,
                                                    const Project& working) {
     working_projects_[id] = working;
-    if (!projects_.contains(project_key(server.name(), working))) {
+    const Placement placement = place_session(child_views(server.name()), working.key());
+    if (placement.kind == Placement::Kind::lobby) {
+        // child_views lists the server's children in projects_ order.
+        std::size_t index = 0;
         for (auto& [key, child] : projects_) {
-            ManagedServer& running = *child.server;
-            // A modern child's sessions have no handshake in which to report roots.
-            if (running.name() != server.name() ||
-                running.supervisor().state() != ServerState::running ||
-                running.router().modern_child())
-                continue;
-            project_routes_[id] = &running;
-            return running;
+            if (child.server->name() != server.name()) continue;
+            if (index++ != placement.index) continue;
+            project_routes_[id] = child.server.get();
+            return *child.server;
         }
     }
     return project_child_for(server, id, working);

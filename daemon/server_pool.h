@@ -25,6 +25,7 @@
 #include "config/registry.h"
 #include "daemon/managed_server.h"
 #include "daemon/mux/project.h"
+#include "daemon/mux/project_placement.h"
 
 namespace mcpd {
 
@@ -97,10 +98,14 @@ public:
     void project_child_left(ManagedServer& child);
     // The same for a child known only by its address (it may have gone since).
     void project_child_left_if_present(const ManagedServer* child);
-    // `child`, whose one session now reports `project`, becomes that project's child in place
-    // when only its roots differ (no restart); false when that cannot be (the configuration
-    // would differ otherwise, or the project has a child already).
-    bool rekey_project_child(ManagedServer& entry, ManagedServer& child, const Project& project);
+    // The children of `name` as the placement rules see them (project_placement.h).
+    std::vector<ChildView> child_views(const std::string& name) const;
+    // Whether `child` would run exactly as `project`'s child but for its roots.
+    bool only_roots_differ(const ManagedServer& entry, const ManagedServer& child,
+                           const Project& project) const;
+    // `child` becomes `project`'s child in place: it takes the project's roots and is told
+    // (Settlement::rekey).
+    void rekey_project_child(ManagedServer& child, const Project& project);
     // Children of `name` that run or hold sessions now (what max_children bounds).
     std::size_t project_child_count(const std::string& name) const;
     // Every child of `name`, with its project, for status.

@@ -315,3 +315,29 @@ TEST_CASE("a session alone on its child whose roots change keeps the child, whic
     CHECK(env.marked_processes() == before);
     CHECK(env.daemon_log().find("notifications/roots/list_changed sent") != std::string::npos);
 }
+
+TEST_CASE("start, stop and restart of a project server act on its children", "[project]") {
+    TestEnv env("project-admin");
+    env.write_registry(project_registry("4"));
+    env.start_daemon();
+    // Nothing to start without a project: no process runs, and --wait returns at once.
+    const RunResult started = env.ctl({"start", "--wait", "proj"}, 20s);
+    INFO(started.describe());
+    CHECK(started.exit_code == 0);
+    CHECK(env.marked_processes().empty());
+
+    McpSession agent(env.socket(), "proj");
+    agent.initialize("agent");
+    CHECK_FALSE(call_text(agent, "cwd").empty());
+    const std::vector<pid_t> before = env.marked_processes();
+    REQUIRE(before.size() == 1);
+    const RunResult restarted = env.ctl({"restart", "proj"});
+    CHECK(restarted.exit_code == 0);
+    wait_until("a new child process", 20s, [&] {
+        const std::vector<pid_t> now = env.marked_processes();
+        return now.size() == 1 && now != before;
+    });
+    const RunResult stopped = env.ctl({"stop", "--wait", "proj"}, 20s);
+    CHECK(stopped.exit_code == 0);
+    wait_until("the child to stop", 20s, [&] { return env.marked_processes().empty(); });
+}
