@@ -14,6 +14,7 @@
 #include <set>
 #include <string_view>
 
+#include "common/child_setup.h"
 #include "common/scope_guard.h"
 #include "daemon/io/descriptor_limit.h"
 #include "daemon/server/keeper.h"
@@ -60,14 +61,8 @@ bool place_fd(int fd, int target) {
 [[noreturn]] void run_child(const SpawnRequest& request, char* const* argv, char* const* envp,
                             int in_fd, int out_fd, int err_fd, int status_fd, pid_t parent) {
     ::setsid();
-    // Die with the daemon; and if it already died before we got here, don't linger.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) _exit(127);
-
-    for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Die with the daemon (at once if it already died), from default signal handling.
+    prepare_forked_child(parent);
     // mcpd's raised descriptor limit is mcpd's: servers get the one it was started with.
     restore_descriptor_limit();
 

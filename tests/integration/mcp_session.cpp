@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/child_setup.h"
 #include "harness.h"
 
 namespace integration {
@@ -461,12 +462,7 @@ PipedProcess::PipedProcess(const std::vector<std::string>& argv, const std::stri
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     if (pid_ == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) _exit(127);
-        for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        mcpd::prepare_forked_child(parent);
         if (::dup2(to_child[0], STDIN_FILENO) < 0 || ::dup2(from_child[1], STDOUT_FILENO) < 0 ||
             ::dup2(err_fd, STDERR_FILENO) < 0)
             _exit(126);

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/child_setup.h"
+
 extern char** environ;
 
 namespace integration {
@@ -55,12 +57,7 @@ pid_t spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err
     if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     if (pid > 0) return pid;
 
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) _exit(127);
-    for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    mcpd::prepare_forked_child(parent);
     if (::dup2(in_fd, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 ||
         ::dup2(err_fd, STDERR_FILENO) < 0)
         _exit(126);
