@@ -86,6 +86,7 @@ public:
     void project_reported(ManagedServer& server, SessionId session,
                           const nlohmann::json* roots_result, std::string_view why) override;
     void departed_session_gone(ManagedServer& server) override;
+    void cancel_elsewhere(ManagedServer& server, SessionId session, std::string_view line) override;
 
 private:
     struct Waiter {

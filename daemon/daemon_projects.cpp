@@ -92,4 +92,11 @@ void Daemon::departed_session_gone(ManagedServer& server) {
     loop_.defer([this, child] { pool_.project_child_left_if_present(child); });
 }
 
+void Daemon::cancel_elsewhere(ManagedServer& server, SessionId session, std::string_view line) {
+    for (ManagedServer* child : pool_.project_children_of(server.name())) {
+        if (child != &server && child->router().departed(session))
+            child->router().cancel_for_departed(session, line);
+    }
+}
+
 }  // namespace mcpd

@@ -276,6 +276,10 @@ void ManagedServer::departed_session_gone(SessionId) {
     host_.departed_session_gone(*this);
 }
 
+void ManagedServer::cancel_elsewhere(SessionId session, std::string_view line) {
+    host_.cancel_elsewhere(*this, session, line);
+}
+
 void ManagedServer::set_project_roots(const std::vector<std::string>& roots) {
     config_.roots = roots;
     router_.set_config(config_);

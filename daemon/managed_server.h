@@ -57,6 +57,9 @@ public:
                                   const nlohmann::json* roots_result, std::string_view why) = 0;
     // A session that moved off `server` had its last request there answered.
     virtual void departed_session_gone(ManagedServer& server) = 0;
+    // A session of `server` cancelled a request `server` does not have (see
+    // RouterEnvironment::cancel_elsewhere).
+    virtual void cancel_elsewhere(ManagedServer& server, SessionId session, std::string_view line) = 0;
 };
 
 class ManagedServer final : public SupervisorEnvironment, public RouterEnvironment {
@@ -111,6 +114,7 @@ public:
     void project_reported(SessionId session, const nlohmann::json* roots_result,
                           std::string_view why) override;
     void departed_session_gone(SessionId session) override;
+    void cancel_elsewhere(SessionId session, std::string_view line) override;
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const { return supervisor_.failure(); }

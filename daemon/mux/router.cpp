@@ -115,6 +115,7 @@ void Router::detach(SessionId session) {
     std::vector<std::string> uris(s.subscriptions.begin(), s.subscriptions.end());
     const bool had_level = s.log_level.has_value();
     if (s.departed) --departed_;
+    roots_deadlines_.erase(session);
     sessions_.erase(it);
     for (const std::string& uri : uris) {
         auto sub = subscribers_.find(uri);
@@ -333,9 +334,7 @@ std::optional<TimePoint> Router::next_deadline() const {
     for (const auto& [id, p] : pending_) {
         if (p.deadline) consider(*p.deadline);
     }
-    for (const auto& [id, s] : sessions_) {
-        if (s.project_deadline) consider(*s.project_deadline);
-    }
+    for (const auto& [id, deadline] : roots_deadlines_) consider(deadline);
     return next;
 }
 

@@ -67,6 +67,10 @@ public:
     // A session that moved to another child while requests of its were here has had them
     // answered: it is gone from this child now. By default nothing is done.
     virtual void departed_session_gone(SessionId session);
+    // sharing = "project": `session` cancelled a request this child does not have; it may be
+    // at a child the session moved away from (Router::cancel_for_departed). By default
+    // nothing is done.
+    virtual void cancel_elsewhere(SessionId session, std::string_view line);
 };
 
 // One session's SessionState as status shows it (Router::summaries).
@@ -165,6 +169,8 @@ public:
     void roots_changed();
     // Whether `session` left for another child and only waits here for answers.
     bool departed(SessionId session) const;
+    // A departed session cancels a request of its still here (notifications/cancelled `line`).
+    void cancel_for_departed(SessionId session, std::string_view line);
 
     std::optional<TimePoint> next_deadline() const;
     void on_timer();
@@ -202,7 +208,6 @@ private:
         bool project_asked = false;
         bool awaiting_project = false;
         std::string roots_request;  // raw id of mcpd's roots/list to it, until answered
-        std::optional<TimePoint> project_deadline;
         std::deque<std::string> held;
         bool project_settled = false;  // served here (or moved here) once its project was known
         // It moved to another child with requests of its still here: it is neither ready nor
@@ -272,6 +277,8 @@ private:
     void handle_session_notification(SessionState& s, std::string_view line,
                                      const wire::Envelope& e);
     void handle_session_response(SessionState& s, std::string_view line, const wire::Envelope& e);
+    // notifications/cancelled from session `s`.
+    void cancel_request(SessionState& s, std::string_view line, const wire::Envelope& e);
     void answer_initialize(SessionState& s, std::string_view line, const wire::Envelope& e);
     void set_level(SessionState& s, std::string_view line, const wire::Envelope& e);
     void subscribe(SessionState& s, std::string_view line, const wire::Envelope& e, bool on);
@@ -409,6 +416,9 @@ private:
     std::optional<Project> first_roots_;  // the first roots a session answered the child with
     bool roots_differ_noted_ = false;
     std::size_t departed_ = 0;  // sessions with `departed` set
+    // Sessions asked their roots and not answered yet: when they stop waiting. Kept apart from
+    // SessionState so that next_deadline does not visit every session.
+    std::map<SessionId, TimePoint> roots_deadlines_;
 };
 
 // RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.

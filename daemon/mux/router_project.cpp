@@ -25,6 +25,7 @@ constexpr std::size_t kMaxHeldLines = 10000;
 
 void RouterEnvironment::project_reported(SessionId, const json*, std::string_view) {}
 void RouterEnvironment::departed_session_gone(SessionId) {}
+void RouterEnvironment::cancel_elsewhere(SessionId, std::string_view) {}
 
 bool Router::awaiting_project(SessionId session) const {
     const auto it = sessions_.find(session);
@@ -40,7 +41,7 @@ void Router::settle_project(SessionState& s) {
         return;
     }
     s.roots_request = "\"mcpd-roots-" + std::to_string(next_child_request_++) + "\"";
-    s.project_deadline = env_.now() + kProjectWait;
+    roots_deadlines_[s.id] = env_.now() + kProjectWait;
     sessions_out_.send(s.id, "{\"jsonrpc\":\"2.0\",\"id\":" + s.roots_request +
                                  ",\"method\":\"roots/list\"}");
     env_.deadlines_changed();
@@ -50,7 +51,7 @@ bool Router::hold_for_project(SessionState& s, std::string_view line, const wire
     if (!s.awaiting_project) return false;
     if (e.is_response() && !s.roots_request.empty() && e.id.in(line) == s.roots_request) {
         s.roots_request.clear();
-        s.project_deadline.reset();
+        roots_deadlines_.erase(s.id);
         env_.deadlines_changed();
         const json answer = parse_forwarded(line);
         const json* result = json_read::object_at(answer, "result");
@@ -74,13 +75,13 @@ bool Router::hold_for_project(SessionState& s, std::string_view line, const wire
 
 void Router::project_deadlines(TimePoint now) {
     std::vector<SessionId> late;
-    for (auto& [id, s] : sessions_) {
-        if (s.project_deadline && *s.project_deadline <= now) late.push_back(id);
+    for (const auto& [id, deadline] : roots_deadlines_) {
+        if (deadline <= now) late.push_back(id);
     }
     for (SessionId id : late) {
+        roots_deadlines_.erase(id);
         SessionState* s = find(id);
         if (s == nullptr) continue;
-        s->project_deadline.reset();
         s->roots_request.clear();  // a late answer is a stray response
         env_.project_reported(id, nullptr,
                               "its client did not answer roots/list within " +
@@ -94,7 +95,7 @@ void Router::release_held(SessionId session) {
     s->awaiting_project = false;
     s->project_settled = true;
     s->roots_request.clear();
-    s->project_deadline.reset();
+    roots_deadlines_.erase(session);
     std::deque<std::string> held;
     held.swap(s->held);
     for (std::string& line : held) {
@@ -135,6 +136,7 @@ std::optional<Router::MovedSession> Router::release_session(SessionId session) {
     moved.subscriptions = s->subscriptions;
     moved.held = std::move(s->held);
     moved.settled_before = s->project_settled;
+    roots_deadlines_.erase(session);
     // Lines still waiting for this child to be ready come after those held.
     for (auto q = queue_.begin(); q != queue_.end();) {
         if (q->session != session) {
@@ -193,6 +195,18 @@ void Router::sweep_departed() {
         --departed_;
         env_.departed_session_gone(id);
     }
+}
+
+void Router::cancel_for_departed(SessionId session, std::string_view line) {
+    SessionState* s = find(session);
+    if (s == nullptr || !s->departed) return;
+    std::string copy(line);
+    wire::Envelope e;
+    if (scanner_.scan(copy, e) != wire::ScanStatus::ok || e.method != "notifications/cancelled") return;
+    // Only a request of its here: anything else would be asked of the other children again.
+    if (!s->in_flight.contains(std::string(e.request_id.in(copy)))) return;
+    cancel_request(*s, copy, e);
+    sweep_departed();
 }
 
 bool Router::departed(SessionId session) const {

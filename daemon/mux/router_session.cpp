@@ -183,7 +183,7 @@ bool Router::on_session_reply_lost(SessionId session, std::string_view raw_id,
 
 void Router::handle_session_message(SessionState& s, std::string_view line,
                                     const wire::Envelope& e) {
-    if (hold_for_project(s, line, e)) return;
+    if (s.awaiting_project && hold_for_project(s, line, e)) return;
     if (e.is_request()) {
         handle_session_request(s, line, e);
     } else if (e.is_notification()) {
@@ -432,31 +432,7 @@ void Router::handle_session_notification(SessionState& s, std::string_view line,
         return;
     }
     if (method == "notifications/cancelled") {
-        const std::string target(e.request_id.in(line));
-        if (s.waiting.contains(target)) {
-            drop_waiter(s, target);  // it never reached the child itself
-            return;
-        }
-        // Still waiting its turn (serialized): it never reaches the child at all.
-        const auto waiting = std::find_if(serial_queue_.begin(), serial_queue_.end(), [&](const Waiting& w) {
-            return w.session == s.id && w.raw_id == target;
-        });
-        if (!target.empty() && waiting != serial_queue_.end()) {
-            serial_queue_.erase(waiting);
-            return;
-        }
-        const auto it = s.in_flight.find(target);
-        if (e.request_id.empty() || it == s.in_flight.end()) return;  // unknown or finished
-        const std::uint64_t child_id = it->second;
-        if (hand_over(child_id)) {
-            // Another session waits for the same answer: the child keeps working on it.
-            env_.deadlines_changed();
-            return;
-        }
-        send_spliced_to_child(line, {{e.request_id, std::to_string(child_id)}});
-        // The child should not answer now; if it does, the tombstone drops the reply.
-        release(child_id, true);
-        env_.deadlines_changed();
+        cancel_request(s, line, e);
         return;
     }
     if (method == "notifications/progress") {
@@ -499,6 +475,39 @@ void Router::handle_session_response(SessionState& s, std::string_view line,
     const std::string child_id = std::move(it->second.child_id);
     child_requests_.erase(it);
     send_spliced_to_child(line, {{e.id, child_id}});
+}
+
+void Router::cancel_request(SessionState& s, std::string_view line, const wire::Envelope& e) {
+    const std::string target(e.request_id.in(line));
+    if (s.waiting.contains(target)) {
+        drop_waiter(s, target);  // it never reached the child itself
+        return;
+    }
+    // Still waiting its turn (serialized): it never reaches the child at all.
+    const auto waiting = std::find_if(serial_queue_.begin(), serial_queue_.end(), [&](const Waiting& w) {
+        return w.session == s.id && w.raw_id == target;
+    });
+    if (!target.empty() && waiting != serial_queue_.end()) {
+        serial_queue_.erase(waiting);
+        return;
+    }
+    const auto it = s.in_flight.find(target);
+    if (e.request_id.empty() || it == s.in_flight.end()) {
+        // Unknown or finished here; a session that moved may have it at its old child.
+        if (!e.request_id.empty() && config_.sharing == config::Sharing::project)
+            env_.cancel_elsewhere(s.id, line);
+        return;
+    }
+    const std::uint64_t child_id = it->second;
+    if (hand_over(child_id)) {
+        // Another session waits for the same answer: the child keeps working on it.
+        env_.deadlines_changed();
+        return;
+    }
+    send_spliced_to_child(line, {{e.request_id, std::to_string(child_id)}});
+    // The child should not answer now; if it does, the tombstone drops the reply.
+    release(child_id, true);
+    env_.deadlines_changed();
 }
 
 }  // namespace mcpd

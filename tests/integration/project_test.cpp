@@ -341,3 +341,32 @@ TEST_CASE("start, stop and restart of a project server act on its children", "[p
     CHECK(stopped.exit_code == 0);
     wait_until("the child to stop", 20s, [&] { return env.marked_processes().empty(); });
 }
+
+TEST_CASE("a session that moved cancels its call still at its old project's child", "[project]") {
+    TestEnv env("project-move-cancel");
+    env.write_registry(project_registry("4"));
+    env.start_daemon();
+    const std::string one = make_project(env, "one");
+    const std::string two = make_project(env, "two");
+    McpSession mover(env.socket(), "proj");
+    initialize_with_root(mover, "mover", one);
+    McpSession stayer(env.socket(), "proj");
+    initialize_with_root(stayer, "stayer", one);
+    CHECK(call_text(mover, "cwd") == one);
+
+    // 10 steps of 200 ms at project one's child, then the roots change and it is cancelled.
+    const json slow = mover.call_tool("slow", {{"steps", 10}, {"interval_ms", 200}});
+    change_root(mover, two);
+    CHECK(call_text(mover, "cwd") == two);
+    mover.notify("notifications/cancelled", {{"requestId", slow}, {"reason", "no longer needed"}});
+    // The old child stopped working on it: no answer comes, not even after the 2 s it takes.
+    mover.pump(3s);
+    for (const McpMessage& m : mover.responses()) CHECK(m.json["id"] != slow);
+    // And it is gone from the old child: project one's child serves only the other session.
+    wait_until("the old child to hold one session", 10s, [&] {
+        const json server = env.server("proj");
+        for (const json& child : server["children"])
+            if (child["project"] == one) return child["sessions"] == 1;
+        return false;
+    });
+}

@@ -312,3 +312,35 @@ TEST_CASE("a project child's roots/list is answered from its project, touching n
     h.from_child(R"({"jsonrpc":"2.0","id":42,"method":"roots/list"})");
     CHECK(parse(h.only_child_line())["result"]["roots"][0]["uri"] == "file:///w/three");
 }
+
+TEST_CASE("a moved session cancels its request in flight at the child it left",
+          "[router][project]") {
+    RouterHarness old_child(project_config());
+    RouterHarness new_child(project_config());
+    old_child.child_ready();
+    new_child.child_ready();
+    initialize(old_child, 1, json::object());
+    old_child.router.release_held(1);
+    const std::string in_flight = old_child.forward(1, kCall);
+    std::optional<Router::MovedSession> moved = old_child.router.release_session(1);
+    REQUIRE(moved);
+    new_child.router.adopt_session(std::move(*moved));
+
+    // The cancellation reaches the new child's router, which does not have the request...
+    const std::string cancel =
+        R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})";
+    new_child.send(1, cancel);
+    CHECK(new_child.env.child_lines.empty());
+    REQUIRE(new_child.env.cancelled_elsewhere.size() == 1);
+    CHECK(new_child.env.cancelled_elsewhere[0].first == 1);
+    // ...and the daemon hands it to the old one, which cancels it at its child.
+    old_child.router.cancel_for_departed(1, new_child.env.cancelled_elsewhere[0].second);
+    const json sent = parse(old_child.only_child_line());
+    CHECK(sent["method"] == "notifications/cancelled");
+    CHECK(sent["params"]["requestId"].dump() == raw_id_of(in_flight));
+    CHECK_FALSE(old_child.router.has_session(1));
+    CHECK(old_child.env.departed_gone == std::vector<SessionId>{1});
+    // A cancellation of something it never had there is not taken.
+    old_child.router.cancel_for_departed(1, cancel);
+    CHECK(old_child.env.child_lines.empty());
+}

@@ -111,6 +111,9 @@ public:
 
     void want_child() override { ++want_child_calls; }
     void departed_session_gone(SessionId session) override { departed_gone.push_back(session); }
+    void cancel_elsewhere(SessionId session, std::string_view line) override {
+        cancelled_elsewhere.emplace_back(session, line);
+    }
     void project_reported(SessionId session, const json* roots_result,
                           std::string_view why) override {
         project_reports.push_back(
@@ -150,6 +153,7 @@ public:
     };
     std::vector<ProjectReport> project_reports;
     std::vector<SessionId> departed_gone;
+    std::vector<std::pair<SessionId, std::string>> cancelled_elsewhere;
 
 private:
     TimePoint now_ = TimePoint{} + 1000h;
