@@ -253,22 +253,40 @@ void change_root(McpSession& session, const std::string& root) {
                       R"(,"result":{"roots":[{"uri":"file://)" + root + R"("}]}})");
 }
 
+// Two projects, and two sessions of the first on its child: `mover` (whose roots will
+// change) and `stayer`.
+struct TwoSessionsOfOne {
+    explicit TwoSessionsOfOne(const std::string& name)
+        : env(name),
+          one((start(env), make_project(env, "one"))),
+          two(make_project(env, "two")),
+          mover(env.socket(), "proj"),
+          stayer(env.socket(), "proj") {
+        initialize_with_root(mover, "mover", one);
+        initialize_with_root(stayer, "stayer", one);
+        CHECK(call_text(mover, "cwd") == one);
+        CHECK(call_text(stayer, "cwd") == one);
+    }
+    static void start(TestEnv& env) {
+        env.write_registry(project_registry("4"));
+        env.start_daemon();
+    }
+    TestEnv env;
+    const std::string one, two;
+    McpSession mover, stayer;
+};
+
 }  // namespace
 
 TEST_CASE("a session whose roots change moves to its new project's child; its call in flight "
           "finishes on the old one",
           "[project]") {
-    TestEnv env("project-move");
-    env.write_registry(project_registry("4"));
-    env.start_daemon();
-    const std::string one = make_project(env, "one");
-    const std::string two = make_project(env, "two");
-    McpSession mover(env.socket(), "proj");
-    initialize_with_root(mover, "mover", one);
-    McpSession stayer(env.socket(), "proj");
-    initialize_with_root(stayer, "stayer", one);
-    CHECK(call_text(mover, "cwd") == one);
-    CHECK(call_text(stayer, "cwd") == one);
+    TwoSessionsOfOne s("project-move");
+    TestEnv& env = s.env;
+    const std::string& one = s.one;
+    const std::string& two = s.two;
+    McpSession& mover = s.mover;
+    McpSession& stayer = s.stayer;
 
     // A slow call at project one's child, then the roots change.
     const json slow = mover.call_tool("slow", {{"steps", 5}, {"interval_ms", 200}});
@@ -343,16 +361,11 @@ TEST_CASE("start, stop and restart of a project server act on its children", "[p
 }
 
 TEST_CASE("a session that moved cancels its call still at its old project's child", "[project]") {
-    TestEnv env("project-move-cancel");
-    env.write_registry(project_registry("4"));
-    env.start_daemon();
-    const std::string one = make_project(env, "one");
-    const std::string two = make_project(env, "two");
-    McpSession mover(env.socket(), "proj");
-    initialize_with_root(mover, "mover", one);
-    McpSession stayer(env.socket(), "proj");
-    initialize_with_root(stayer, "stayer", one);
-    CHECK(call_text(mover, "cwd") == one);
+    TwoSessionsOfOne s("project-move-cancel");
+    TestEnv& env = s.env;
+    const std::string& one = s.one;
+    const std::string& two = s.two;
+    McpSession& mover = s.mover;
 
     // 10 steps of 200 ms at project one's child, then the roots change and it is cancelled.
     const json slow = mover.call_tool("slow", {{"steps", 10}, {"interval_ms", 200}});
