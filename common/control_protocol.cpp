@@ -182,7 +182,9 @@ Result<AttachRequest> parse_attach(const json& request) {
     if (const json* given = json_read::member(request, "cwd")) {
         const std::string* text = given->is_string() ? given->get_ptr<const std::string*>() : nullptr;
         if (text == nullptr || !text->starts_with('/') || text->find('\0') != std::string::npos) {
-            return permanent_failure("\"cwd\" must be an absolute directory path");
+            return permanent_failure(
+                "\"cwd\" must be the client's working directory as an absolute path; leave it out "
+                "when there is none");
         }
         cwd = *text;
     }

@@ -384,11 +384,8 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
         }
         if (!daemon_.pool().project_child_available(server, found_project.value())) {
             c.reply_error(control::code::limit,
-                          "server '" + server.name() + "' already runs " +
-                              std::to_string(server.config().max_children) +
-                              " children, one per project (max_children, sharing = "
-                              "\"project\"); try again when a project's sessions have ended, or "
-                              "raise max_children in the registry");
+                          max_children_refusal(server.name(), server.config().max_children,
+                                               found_project->directory));
             return;
         }
         project = std::move(found_project).value();

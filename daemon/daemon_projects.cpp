@@ -64,11 +64,7 @@ void Daemon::settle_project(SessionId session, const std::string& name,
             return;
         case Settlement::refuse: {
             const std::string message =
-                "server '" + name + "' already runs " +
-                std::to_string(entry->config().max_children) +
-                " children, one per project (max_children, sharing = \"project\"), and the "
-                "session's project " + target.directory + " has none; raise max_children in "
-                "the registry";
+                max_children_refusal(name, entry->config().max_children, target.directory);
             log::warning(name, who + " cannot be served: " + message);
             current->router().fail_held(session, message);
             sessions_.end(session, message, false);

@@ -46,4 +46,16 @@ Settlement settle_session(std::span<const ChildView> children, const std::string
     return max_children == 0 || live < max_children ? Settlement::start : Settlement::refuse;
 }
 
+std::string max_children_refusal(std::string_view server, unsigned max_children,
+                                 std::string_view project_directory) {
+    std::string sentence = "server '";
+    sentence += server;
+    sentence += "' already runs " + std::to_string(max_children) +
+                " children, one per project (max_children, sharing = \"project\"), and project ";
+    sentence += project_directory;
+    sentence += " has none; try again when a project's sessions have ended, or raise "
+                "max_children in the registry";
+    return sentence;
+}
+
 }  // namespace mcpd

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace mcpd {
 
@@ -54,5 +55,9 @@ enum class Settlement {
 Settlement settle_session(std::span<const ChildView> children, const std::string& current,
                          const std::string& target, bool alone, bool only_roots_differ,
                          unsigned max_children);
+
+// What a session is told when Settlement::refuse (or child_available false) keeps it out.
+std::string max_children_refusal(std::string_view server, unsigned max_children,
+                                 std::string_view project_directory);
 
 }  // namespace mcpd

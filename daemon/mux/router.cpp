@@ -91,15 +91,7 @@ void Router::detach(SessionId session) {
         release(child_id, true);
     }
     // The child's requests waiting on it: answer them so the child is not left waiting.
-    for (auto cr = child_requests_.begin(); cr != child_requests_.end();) {
-        if (cr->second.session == session) {
-            env_.child_send(jsonrpc::error(cr->second.child_id, jsonrpc::kInternalError,
-                                           "the client session this request went to has disconnected"));
-            cr = child_requests_.erase(cr);
-        } else {
-            ++cr;
-        }
-    }
+    fail_child_requests_of(session, "the client session this request went to has disconnected");
     // Progress routes of its requests were released with them; stragglers go too.
     std::erase_if(progress_, [session](const auto& p) { return p.second.session == session; });
     std::erase_if(queue_, [session](const Queued& q) { return q.session == session; });
@@ -112,22 +104,12 @@ void Router::detach(SessionId session) {
         t = task_owners_.erase(t);
     }
 
-    std::vector<std::string> uris(s.subscriptions.begin(), s.subscriptions.end());
+    const std::set<std::string> uris = std::move(s.subscriptions);
     const bool had_level = s.log_level.has_value();
     if (s.departed) --departed_;
     roots_deadlines_.erase(session);
     sessions_.erase(it);
-    for (const std::string& uri : uris) {
-        auto sub = subscribers_.find(uri);
-        if (sub == subscribers_.end()) continue;
-        sub->second.erase(session);
-        if (sub->second.empty()) {
-            subscribers_.erase(sub);
-            if (child_ready_) {
-                send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
-            }
-        }
-    }
+    drop_subscriptions(session, uris);
     if (had_level) update_child_level();
     env_.deadlines_changed();
 }
@@ -188,13 +170,41 @@ void Router::restore_child_state() {
     bool any_initialized = false;
     for (const auto& [id, s] : sessions_) any_initialized = any_initialized || s.ready;
     if (!any_initialized || served_version_.empty()) return;
-    // Only the lists the new child says it announces changes of: a client told of another
-    // would look for a list_changed the server never sends.
+    for (std::string_view list : announced_lists()) broadcast(jsonrpc::list_changed(list));
+}
+
+std::vector<std::string_view> Router::announced_lists() const {
+    // Only the lists the child says it announces changes of: a client told of another would
+    // look for a list_changed the server never sends.
+    std::vector<std::string_view> lists;
     const json* caps = json_read::object_at(initialize_result_, "capabilities");
     for (std::string_view list : {"tools", "prompts", "resources"}) {
         const json* cap = caps != nullptr ? json_read::object_at(*caps, list) : nullptr;
-        if (cap == nullptr || json_read::bool_at(*cap, "listChanged") != true) continue;
-        broadcast(jsonrpc::list_changed(list));
+        if (cap != nullptr && json_read::bool_at(*cap, "listChanged") == true) lists.push_back(list);
+    }
+    return lists;
+}
+
+void Router::fail_child_requests_of(SessionId session, std::string_view why) {
+    for (auto cr = child_requests_.begin(); cr != child_requests_.end();) {
+        if (cr->second.session != session) {
+            ++cr;
+            continue;
+        }
+        env_.child_send(jsonrpc::error(cr->second.child_id, jsonrpc::kInternalError, why));
+        cr = child_requests_.erase(cr);
+    }
+}
+
+void Router::drop_subscriptions(SessionId session, const std::set<std::string>& uris) {
+    for (const std::string& uri : uris) {
+        const auto sub = subscribers_.find(uri);
+        if (sub == subscribers_.end()) continue;
+        sub->second.erase(session);
+        if (!sub->second.empty()) continue;
+        subscribers_.erase(sub);
+        // Nobody holds it any more: the child need not keep sending its updates.
+        if (child_ready_) send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
     }
 }
 
@@ -248,7 +258,7 @@ void Router::on_child_gone(const std::string& reason) {
     }
     child_level_.reset();
     env_.deadlines_changed();
-    sweep_departed();  // their requests failed with the child
+    if (departed_ > 0) sweep_departed();  // their requests failed with the child
 }
 
 void Router::fail_waiting(const std::string& reason) {
@@ -341,11 +351,6 @@ std::optional<TimePoint> Router::next_deadline() const {
 void Router::on_timer() {
     const TimePoint now = env_.now();
     project_deadlines(now);
-    // Whatever timed out below may have been the last request of a departed session.
-    struct Sweep {
-        Router& router;
-        ~Sweep() { router.sweep_departed(); }
-    } sweep{*this};
     while (!queue_.empty() && queue_.front().deadline <= now) {
         Queued q = std::move(queue_.front());
         queue_.pop_front();
@@ -375,6 +380,8 @@ void Router::on_timer() {
         reply_error(p.session, p.original_id, jsonrpc::kInternalError, message, "request timeout");
         fail_waiters(p, message, "request timeout");
     }
+    // One of those may have been the last request of a session that moved to another child.
+    if (departed_ > 0) sweep_departed();
     env_.deadlines_changed();
 }
 

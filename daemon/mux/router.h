@@ -268,8 +268,15 @@ private:
     // Another sharing mode: a session answered the child's roots/list; the first time two
     // sessions' roots differ, say once that this server wants sharing = "project".
     void compare_roots(const SessionState& s, std::string_view line);
-    // Departed sessions whose requests have all been answered leave.
+    // Departed sessions whose requests have all been answered leave (callers check departed_
+    // first: this runs after child answers).
     void sweep_departed();
+    // The lists (tools, prompts, resources) the child declares listChanged for.
+    std::vector<std::string_view> announced_lists() const;
+    // The child's requests waiting on `session` get an error saying `why`.
+    void fail_child_requests_of(SessionId session, std::string_view why);
+    // `session` no longer holds `uris`; those nobody holds any more are unsubscribed.
+    void drop_subscriptions(SessionId session, const std::set<std::string>& uris);
 
     // Session side (router_session.cpp).
     void handle_session_message(SessionState& s, std::string_view line, const wire::Envelope& e);

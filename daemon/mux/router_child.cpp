@@ -134,7 +134,7 @@ void Router::route_child_message(std::string_view line, const wire::Envelope& e)
     }
     if (e.is_response()) {
         handle_child_response(line, e);
-        sweep_departed();
+        if (departed_ > 0) sweep_departed();  // the answer may have been a moved session's last
     } else if (e.is_notification()) {
         handle_child_notification(line, e);
     } else if (e.is_request()) {

@@ -153,15 +153,7 @@ std::optional<Router::MovedSession> Router::release_session(SessionId session) {
     // Requests of its are at this child: they finish here (their answers, progress and
     // cancellations by the child still reach it), but nothing else of this child does.
     while (!s->waiting.empty()) drop_waiter(*s, std::string(s->waiting.begin()->first));
-    for (auto cr = child_requests_.begin(); cr != child_requests_.end();) {
-        if (cr->second.session != session) {
-            ++cr;
-            continue;
-        }
-        env_.child_send(jsonrpc::error(cr->second.child_id, jsonrpc::kInternalError,
-                                       "the client session moved to its project's other server process"));
-        cr = child_requests_.erase(cr);
-    }
+    fail_child_requests_of(session, "the client session moved to its project's other server process");
     const std::set<std::string> uris = std::move(s->subscriptions);
     s->subscriptions.clear();
     const bool had_level = s->log_level.has_value();
@@ -171,20 +163,12 @@ std::optional<Router::MovedSession> Router::release_session(SessionId session) {
     s->awaiting_project = false;
     s->departed = true;
     ++departed_;
-    for (const std::string& uri : uris) {
-        const auto sub = subscribers_.find(uri);
-        if (sub == subscribers_.end()) continue;
-        sub->second.erase(session);
-        if (!sub->second.empty()) continue;
-        subscribers_.erase(sub);
-        if (child_ready_) send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
-    }
+    drop_subscriptions(session, uris);
     if (had_level) update_child_level();
     return moved;
 }
 
 void Router::sweep_departed() {
-    if (departed_ == 0) return;
     std::vector<SessionId> gone;
     for (const auto& [id, s] : sessions_) {
         if (s.departed && s.in_flight.empty()) gone.push_back(id);
@@ -206,7 +190,7 @@ void Router::cancel_for_departed(SessionId session, std::string_view line) {
     // Only a request of its here: anything else would be asked of the other children again.
     if (!s->in_flight.contains(std::string(e.request_id.in(copy)))) return;
     cancel_request(*s, copy, e);
-    sweep_departed();
+    if (departed_ > 0) sweep_departed();
 }
 
 bool Router::departed(SessionId session) const {
@@ -252,12 +236,7 @@ void Router::adopt_session(MovedSession moved) {
     const SessionId id = s.id;
     // A session whose roots changed re-reads the lists: they are another process's now.
     if (moved.settled_before && child_ready_ && s.ready) {
-        const json* caps = json_read::object_at(initialize_result_, "capabilities");
-        for (std::string_view list : {"tools", "prompts", "resources"}) {
-            const json* cap = caps != nullptr ? json_read::object_at(*caps, list) : nullptr;
-            if (cap != nullptr && json_read::bool_at(*cap, "listChanged") == true)
-                sessions_out_.send(id, jsonrpc::list_changed(list));
-        }
+        for (std::string_view list : announced_lists()) sessions_out_.send(id, jsonrpc::list_changed(list));
     }
     for (std::string& line : moved.held) {
         if (find(id) == nullptr) return;
