@@ -10,6 +10,7 @@
 
 #include "common/accounts.h"
 #include "config/enum_names.h"
+#include "config/registry_group.h"
 #include "config/registry_server.h"
 #include "config/text_file.h"
 #include "config/toml_reader.h"
@@ -20,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kTopLevelKeys[] = {"daemon", "servers"};
+constexpr std::string_view kTopLevelKeys[] = {"daemon", "servers", "groups"};
 constexpr std::string_view kDaemonKeys[] = {
     "socket",           "socket_group",      "socket_mode",
     "log_level",        "max_message_bytes", "max_session_queue_bytes",
@@ -149,12 +150,24 @@ void read_servers(const toml::node& node, const fs::path& base_dir, Registry& re
     }
 }
 
+void read_groups(const toml::node& node, Registry& registry, Diagnostics& diag) {
+    const auto* table = node.as_table();
+    if (!table) {
+        diag.error(node.source(),
+                   "expected a table for 'groups', got " + std::string(type_name(node)));
+        return;
+    }
+    for (const auto& [key, value] : entries_in_file_order(*table)) {
+        if (auto group = read_group(*key, *value, diag)) registry.groups.push_back(std::move(*group));
+    }
+}
+
 void report_unknown_top_level(const toml::key& key, const toml::node& value, Diagnostics& diag) {
     const std::string what = value.is_table() ? "table" : "key";
     const std::string hint = did_you_mean(key.str(), kTopLevelKeys);
     diag.error(key.source(),
                "unknown top-level " + what + " '" + std::string(key.str()) + "'" +
-                   (hint.empty() ? "; expected [daemon] or [servers.<name>] tables" : hint));
+                   (hint.empty() ? "; expected [daemon], [servers.<name>] or [groups.<name>] tables" : hint));
 }
 
 void read_registry(const toml::table& root, Registry& registry, Diagnostics& diag) {
@@ -164,10 +177,13 @@ void read_registry(const toml::table& root, Registry& registry, Diagnostics& dia
             read_daemon(*value, registry.daemon, diag);
         } else if (key->str() == "servers") {
             read_servers(*value, base_dir, registry, diag);
+        } else if (key->str() == "groups") {
+            read_groups(*value, registry, diag);
         } else {
             report_unknown_top_level(*key, *value, diag);
         }
     }
+    check_groups(registry, root.get("groups"), root.get("servers"), diag);
 }
 
 }  // namespace
@@ -185,6 +201,13 @@ std::string_view to_string(Era era) {
 const ServerConfig* Registry::find(std::string_view name) const {
     for (const ServerConfig& server : servers) {
         if (server.name == name) return &server;
+    }
+    return nullptr;
+}
+
+const GroupConfig* Registry::find_group(std::string_view name) const {
+    for (const GroupConfig& group : groups) {
+        if (group.name == name) return &group;
     }
     return nullptr;
 }

@@ -12,6 +12,7 @@
 
 #include "common/duration.h"
 #include "common/log.h"
+#include "config/item_filter.h"
 
 namespace mcpd::config {
 
@@ -65,6 +66,9 @@ struct ServerConfig {
     std::vector<std::string> roots;
     std::vector<std::string> allow_users;   // names or numeric uids, as written
     std::vector<std::string> allow_groups;  // names or numeric gids, as written
+    // What its sessions are shown: a session of a server with filters is served as a group
+    // of one (daemon/group_session.h).
+    ItemFilters filters;
 
     bool operator==(const ServerConfig&) const = default;
 };
@@ -91,12 +95,31 @@ struct DaemonConfig {
     bool operator==(const DaemonConfig&) const = default;
 };
 
+// One server of a group, with the filters of its [groups.G.SERVER] table.
+struct GroupMember {
+    std::string server;
+    ItemFilters filters;
+    bool operator==(const GroupMember&) const = default;
+};
+
+// [groups.NAME]: one MCP session over several servers (docs/GROUPS.md).
+struct GroupConfig {
+    std::string name;  // as a server name; never also a server's
+    std::vector<GroupMember> members;  // in the order of `servers`
+    ItemFilters filters;               // for every member
+    // Between a member's name and its tools' and prompts' names: "github__create_issue".
+    std::string separator = "__";
+    bool operator==(const GroupConfig&) const = default;
+};
+
 struct Registry {
     std::string path;  // the file it was loaded from
     DaemonConfig daemon;
     std::vector<ServerConfig> servers;  // in file order
+    std::vector<GroupConfig> groups;    // in file order
 
     const ServerConfig* find(std::string_view name) const;
+    const GroupConfig* find_group(std::string_view name) const;
 };
 
 struct ConfigError {

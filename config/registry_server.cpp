@@ -240,6 +240,20 @@ void read_principals(const toml::node& value, std::string_view key, ServerReader
     if (valid) r.server.*member = std::move(*names);
 }
 
+// tools, exclude_tools, ...: globs, none empty.
+void read_filter(const toml::node& value, std::string_view key, ServerReader& r) {
+    auto globs = read_string_array(value, key, r.diag);
+    if (!globs) return;
+    for (const std::string& glob : *globs) {
+        if (glob.empty()) {
+            r.diag.error(value.source(), "'" + std::string(key) + "' holds an empty pattern; "
+                                         "write a name or a glob such as \"get_*\"");
+            return;
+        }
+    }
+    filter_list(r.server.filters, key) = std::move(*globs);
+}
+
 constexpr Field kFields[] = {
     {"command", read_command},
     {"args", read_args},
@@ -265,6 +279,12 @@ constexpr Field kFields[] = {
     {"roots", read_roots},
     {"allow_users", read_principals<&ServerConfig::allow_users>},
     {"allow_groups", read_principals<&ServerConfig::allow_groups>},
+    {"tools", read_filter},
+    {"exclude_tools", read_filter},
+    {"prompts", read_filter},
+    {"exclude_prompts", read_filter},
+    {"resources", read_filter},
+    {"exclude_resources", read_filter},
 };
 
 constexpr auto kServerKeys = [] {

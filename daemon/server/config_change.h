@@ -7,7 +7,7 @@ namespace mcpd {
 
 enum class ConfigChange {
     none,    // the same entry
-    access,  // only allow_users / allow_groups: applied to the running process as it is
+    access,  // only allow_users / allow_groups / filters: applied to the running process as it is
     restart  // anything the process sees or the supervisor uses: a new process
 };
 

@@ -286,7 +286,7 @@ start_limit = { qq = 1 }
     CHECK(result.errors[0].line == 1);
     CHECK(result.errors[0].column == 1);
     CHECK(result.errors[0].message ==
-          "unknown top-level key 'color'; expected [daemon] or [servers.<name>] tables");
+          "unknown top-level key 'color'; expected [daemon], [servers.<name>] or [groups.<name>] tables");
     CHECK(result.errors[1].line == 3);
     CHECK(result.errors[1].message ==
           "unknown key 'pidfile' in [daemon]; expected 'socket', 'socket_group', "

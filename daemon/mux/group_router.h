@@ -1,0 +1,205 @@
+// A group session: one MCP client session over several pooled servers (docs/GROUPS.md).
+//
+// Pure logic, like the Router: the client's lines come in, and the group answers through a
+// GroupEnvironment, writing to the client or to one member session. Each member is an
+// ordinary session of its server's Router (its sharing mode, ids, progress and cancellation
+// are the Router's business); the group only maps the client's view onto the members:
+// prefixed tool and prompt names, filters, one merged cursor space for the lists, the union
+// of the members' capabilities, and which member each request, answer and server→client
+// request belongs to. The client speaks the initialize handshake; a member whose server runs
+// the stateless era alone is left out with its reason (a dual-era server serves it on a
+// process of its own, as for any legacy client).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/json_envelope.h"
+#include "config/item_filter.h"
+
+namespace mcpd {
+
+class GroupEnvironment {
+public:
+    virtual ~GroupEnvironment() = default;
+    virtual void to_client(std::string_view line) = 0;
+    virtual void to_member(std::size_t member, std::string_view line) = 0;
+    virtual void note(std::string_view message) = 0;
+};
+
+struct GroupMemberSpec {
+    std::string server;  // its prefix
+    config::ItemFilters group_filters;   // the group's: both must admit a name
+    config::ItemFilters member_filters;  // its own table's (or the server's, for a group of one)
+};
+
+struct GroupSpec {
+    std::string name;
+    std::string separator = "__";
+    // False for a server with filters served alone: names, serverInfo and instructions stay
+    // the server's own.
+    bool prefix = true;
+    std::vector<GroupMemberSpec> members;
+};
+
+class GroupRouter {
+public:
+    // Cursors a session may hold at once; older ones are rejected as unknown.
+    static constexpr std::size_t kMaxCursors = 256;
+
+    GroupRouter(GroupSpec spec, GroupEnvironment& env, std::uint64_t cursor_nonce);
+
+    void on_client_line(std::string_view line);
+    void on_member_line(std::size_t member, std::string_view line);
+    // The member's server went away (restart, crash, stop) / is serving again: its items
+    // leave the group's lists, with list_changed, and come back.
+    void member_down(std::size_t member, std::string_view reason);
+    void member_up(std::size_t member);
+    // The member session was closed (its server removed, or it was cut off): for good.
+    void member_closed(std::size_t member, std::string_view reason);
+
+    // Client requests not answered yet.
+    std::size_t unanswered() const { return waiting_.size(); }
+    const GroupSpec& spec() const { return spec_; }
+    // Members left out of the session, with why (status and sessions show them).
+    std::map<std::string, std::string> left_out() const;
+    const std::string& client_name() const { return client_name_; }
+    const std::string& protocol() const { return protocol_; }
+
+private:
+    enum class MemberState { starting, active, down, left_out };
+    struct Member {
+        MemberState state = MemberState::starting;
+        std::string why;  // left_out: the reason
+        nlohmann::json capabilities = nlohmann::json::object();
+        nlohmann::json result;  // its InitializeResult
+        std::vector<std::string> templates;  // uriTemplates it listed
+    };
+    enum class Kind { forward, initialize, set_level, list, read_probe };
+    // What the answer to a request mcpd sent a member is for.
+    struct Sent {
+        Sent() = default;
+        Sent(Kind k, std::size_t m, std::string raw, std::string l = {}, std::string f = {},
+             std::string text = {})
+            : kind(k), member(m), raw_id(std::move(raw)), list(std::move(l)), fanout(std::move(f)),
+              line(std::move(text)) {}
+        Kind kind = Kind::forward;
+        std::size_t member = 0;
+        std::string raw_id;    // the client's id, byte for byte
+        std::string list;      // list: the method
+        std::string fanout;    // initialize, set_level: the key in fanouts_
+        std::string line;      // read_probe: the request, to try the next member with
+    };
+    struct Fanout {  // a client request answered once every member asked has answered
+        std::string raw_id;
+        std::size_t remaining = 0;
+        std::map<std::size_t, nlohmann::json> results;  // by member: result, or error object
+    };
+    struct ListKind {
+        std::string_view method, capability, items, key;
+        bool prefixed;  // tools and prompts: names get the member's prefix
+    };
+    struct Cursor {
+        std::string method;
+        std::uint64_t epoch = 0;
+        std::size_t member = 0;
+        std::optional<std::string> member_cursor;
+    };
+    struct ServerRequest {  // a member's request to the client
+        std::size_t member = 0;
+        std::string raw_id;  // the member session's id for it
+        std::string progress_token;  // raw, when it asked for progress
+    };
+
+    void handle_client_line(std::string_view line);
+    void handle_member_line(std::size_t member, std::string_view line);
+    void drain();
+    void client_request(const nlohmann::json& message, std::string_view raw_id,
+                        std::string_view line);
+    void client_notification(const nlohmann::json& message, const wire::Envelope& e,
+                             std::string_view line);
+    void client_response(const wire::Envelope& e, std::string_view line);
+    void member_response(std::size_t member, const wire::Envelope& e, std::string_view line);
+    void member_request(std::size_t member, const wire::Envelope& e, std::string_view line);
+    void member_notification(std::size_t member, const wire::Envelope& e, std::string_view line);
+
+    // Handshake (group_router_handshake.cpp).
+    void start_initialize(const nlohmann::json& message, std::string_view raw_id);
+    void finish_initialize(Fanout& fanout);
+    nlohmann::json merged_capabilities() const;
+    void start_set_level(const nlohmann::json& message, std::string_view raw_id);
+    void finish_fanout(const std::string& key);
+
+    // Lists and names (group_router_lists.cpp).
+    static const ListKind* list_kind(std::string_view method);
+    void start_list(const ListKind& kind, const nlohmann::json& message, std::string_view raw_id);
+    void finish_list(const Sent& sent, const nlohmann::json& reply);
+    std::optional<std::size_t> next_member_with(std::string_view capability, std::size_t from) const;
+    // The next member from `from` on that has resources and whose filters admit `uri`.
+    std::optional<std::size_t> next_reader(std::string_view uri, std::size_t from) const;
+    std::string new_cursor(Cursor cursor);
+    bool admits(std::size_t member, std::string_view capability, std::string_view name) const;
+    void call_by_name(const nlohmann::json& message, std::string_view raw_id, std::string_view what);
+    void by_uri(const nlohmann::json& message, std::string_view raw_id);
+    void complete(const nlohmann::json& message, std::string_view raw_id);
+    std::optional<std::size_t> owner_of(std::string_view uri) const;
+    void list_changed(std::string_view list);
+    void members_changed(std::size_t member);
+
+    // Sending.
+    std::uint64_t send_member(std::size_t member, nlohmann::json message, Sent sent);
+    void reply(std::string_view raw_id, const nlohmann::json& result);
+    void reply_error(std::string_view raw_id, int code, std::string_view message,
+                     const nlohmann::json* data = nullptr);
+    bool active(std::size_t member) const { return members_[member].state == MemberState::active; }
+    std::vector<std::string> server_names() const;
+
+    GroupSpec spec_;
+    GroupEnvironment& env_;
+    std::string nonce_;
+    std::vector<Member> members_;
+    wire::EnvelopeScanner scanner_;
+    wire::Envelope envelope_;
+    std::string scratch_;
+
+    bool busy_ = false;
+    struct Inbound {
+        bool from_client = false;
+        std::size_t member = 0;
+        std::string line;
+    };
+    std::deque<Inbound> inbox_;
+
+    bool initializing_ = false;
+    bool initialized_ = false;
+    nlohmann::json initialize_params_;
+    std::string protocol_;
+    std::string client_name_;
+    std::deque<std::string> before_initialize_;  // client lines that came during the handshake
+
+    std::uint64_t next_id_ = 1;
+    std::unordered_map<std::uint64_t, Sent> sent_;  // by the id a member was sent
+    std::map<std::string, std::uint64_t> waiting_;  // client raw id → member-side id
+    std::map<std::string, Fanout> fanouts_;
+    std::uint64_t next_fanout_ = 1;
+    std::uint64_t next_server_request_ = 1;
+    std::unordered_map<std::uint64_t, ServerRequest> server_requests_;  // by the client's id
+
+    std::map<std::string, std::uint64_t> epochs_;  // list method → changes seen
+    std::map<std::string, Cursor> cursors_;
+    std::deque<std::string> cursor_order_;
+    std::uint64_t next_cursor_ = 1;
+    std::map<std::string, std::size_t> uri_owners_;  // resources listed, by URI
+    std::set<std::string> reported_names_;           // names left out, said once
+};
+
+}  // namespace mcpd

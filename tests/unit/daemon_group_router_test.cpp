@@ -1,0 +1,386 @@
+// The group router as pure logic, with fake members: what each member is sent and what the
+// client sees.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "daemon/mux/group_names.h"
+#include "daemon/mux/group_router.h"
+
+using namespace mcpd;
+using nlohmann::json;
+
+namespace {
+
+struct FakeEnv : GroupEnvironment {
+    std::vector<std::string> client;
+    std::vector<std::deque<json>> members{std::deque<json>(), std::deque<json>(), std::deque<json>()};
+    std::vector<std::string> notes;
+    void to_client(std::string_view line) override { client.emplace_back(line); }
+    void to_member(std::size_t member, std::string_view line) override {
+        members.at(member).push_back(json::parse(line));
+    }
+    void note(std::string_view message) override { notes.emplace_back(message); }
+
+    json take(std::size_t member) {
+        REQUIRE_FALSE(members.at(member).empty());
+        json message = members[member].front();
+        members[member].pop_front();
+        return message;
+    }
+    json last_client() {
+        REQUIRE_FALSE(client.empty());
+        return json::parse(client.back());
+    }
+};
+
+GroupSpec two_members() {
+    GroupSpec spec;
+    spec.name = "dev";
+    spec.members = {{"alpha", {}, {}}, {"beta", {}, {}}};
+    spec.members[1].member_filters.tools.exclude = {"secret_*"};
+    return spec;
+}
+
+std::string answer(const json& request, const json& result) {
+    return json{{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}}.dump();
+}
+
+// Initialize the group with `caps` per member; the client's id is "init".
+void initialize(GroupRouter& router, FakeEnv& env, const std::vector<json>& caps,
+                const std::vector<std::string>& versions = {}) {
+    router.on_client_line(
+        R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}})");
+    for (std::size_t i = 0; i < caps.size(); ++i) {
+        const json request = env.take(i);
+        REQUIRE(request["method"] == "initialize");
+        CHECK(request["params"]["clientInfo"]["name"] == "agent");
+        json result = {{"protocolVersion", versions.empty() ? "2025-06-18" : versions[i]},
+                       {"capabilities", caps[i]},
+                       {"serverInfo", {{"name", "s" + std::to_string(i)}, {"version", "1"}}},
+                       {"instructions", "use member " + std::to_string(i)}};
+        router.on_member_line(i, answer(request, result));
+    }
+    router.on_client_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    for (std::size_t i = 0; i < caps.size(); ++i) {
+        if (!env.members[i].empty()) CHECK(env.take(i)["method"] == "notifications/initialized");
+    }
+}
+
+const json kToolsOnly = {{"tools", {{"listChanged", true}}}};
+
+}  // namespace
+
+TEST_CASE("group names: prefixing, the model-name rule and un-prefixing", "[group]") {
+    CHECK(group::prefixed("github", "__", "create_issue") == "github__create_issue");
+    CHECK_FALSE(group::prefixed("github", "__", "has space"));
+    CHECK_FALSE(group::prefixed("a.b", "__", "x"));  // '.' is a server name character only
+    CHECK_FALSE(group::prefixed("s", "__", std::string(126, 'x')));
+    CHECK(group::prefixed("s", "__", std::string(125, 'x')));
+    const std::vector<std::string> servers = {"git", "git__hub", "memory"};
+    auto found = group::unprefixed(servers, "__", "git__hub__list");
+    REQUIRE(found);
+    CHECK(found->member == 1);
+    CHECK(found->name == "list");
+    found = group::unprefixed(servers, "__", "git__status");
+    REQUIRE(found);
+    CHECK(found->member == 0);
+    CHECK(found->name == "status");
+    CHECK_FALSE(group::unprefixed(servers, "__", "memory__"));
+    CHECK_FALSE(group::unprefixed(servers, "__", "other__x"));
+    CHECK(group::template_matches("file:///{path}", "file:///a/b"));
+    CHECK(group::template_matches("repo://{owner}/{name}/issues", "repo://o/n/issues"));
+    CHECK_FALSE(group::template_matches("repo://{owner}/issues", "repo://o/pulls"));
+    CHECK_FALSE(group::template_matches("a*b://{x}", "aXb://y"));
+}
+
+TEST_CASE("a group's initialize: the union of capabilities, its name, joined instructions",
+          "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    initialize(router, env,
+               {json{{"tools", {{"listChanged", true}}}, {"logging", json::object()}},
+                json{{"tools", json::object()}, {"resources", {{"subscribe", true}}}}});
+    const json reply = json::parse(env.client.front());
+    CHECK(reply["id"] == "init");
+    const json& result = reply["result"];
+    CHECK(result["protocolVersion"] == "2025-06-18");
+    CHECK(result["serverInfo"]["name"] == "dev");
+    CHECK(result["capabilities"]["tools"] == json{{"listChanged", true}});
+    CHECK(result["capabilities"]["resources"] == json{{"subscribe", true}});
+    CHECK(result["capabilities"]["logging"] == json::object());
+    CHECK_FALSE(result["capabilities"].contains("prompts"));
+    CHECK_FALSE(result["capabilities"].contains("completions"));
+    CHECK(result["instructions"] == "## alpha\nuse member 0\n\n## beta\nuse member 1");
+    CHECK(router.left_out().empty());
+}
+
+TEST_CASE("a member on another protocol version is left out with its reason", "[group]") {
+    FakeEnv env;
+    GroupSpec spec = two_members();
+    spec.members.push_back({"gamma", {}, {}});
+    GroupRouter router(spec, env, 1);
+    initialize(router, env, {kToolsOnly, kToolsOnly, kToolsOnly},
+               {"2025-06-18", "2024-11-05", "2025-06-18"});
+    CHECK(env.last_client()["result"]["protocolVersion"] == "2025-06-18");
+    const auto left = router.left_out();
+    REQUIRE(left.size() == 1);
+    CHECK(left.at("beta") == "it speaks protocol 2024-11-05, not the group's 2025-06-18");
+    CHECK(env.members[1].empty());  // not sent notifications/initialized
+}
+
+TEST_CASE("merged pagination: every page of every member once, filters, group cursors",
+          "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    initialize(router, env, {kToolsOnly, kToolsOnly});
+    env.client.clear();
+    std::vector<std::string> seen;
+    std::optional<std::string> cursor;
+    // alpha: two pages (3 tools, then 1); beta: one page of 3, one of them filtered out.
+    const std::vector<std::vector<std::string>> pages = {{"a1", "a2", "a3"}, {"a4"},
+                                                        {"b1", "secret_key", "b2"}};
+    for (std::size_t page = 0; page < pages.size(); ++page) {
+        json request = {{"jsonrpc", "2.0"}, {"id", 10 + page}, {"method", "tools/list"}};
+        if (cursor) request["params"] = {{"cursor", *cursor}};
+        router.on_client_line(request.dump());
+        const std::size_t member = page < 2 ? 0 : 1;
+        const json sent = env.take(member);
+        CHECK(sent["method"] == "tools/list");
+        if (page == 1) {
+            CHECK(sent["params"]["cursor"] == "alpha-page-2");
+        } else {
+            CHECK_FALSE(sent.contains("params"));
+        }
+        json tools = json::array();
+        for (const std::string& name : pages[page]) tools.push_back({{"name", name}, {"title", "T " + name}});
+        json result = {{"tools", tools}};
+        if (page == 0) result["nextCursor"] = "alpha-page-2";
+        router.on_member_line(member, answer(sent, result));
+        const json reply = env.last_client();
+        CHECK(reply["id"] == 10 + page);
+        for (const json& tool : reply["result"]["tools"]) {
+            seen.push_back(tool["name"]);
+            CHECK(tool["title"] == "T " + tool["name"].get<std::string>().substr(tool["name"].get<std::string>().find("__") + 2));
+        }
+        if (page + 1 < pages.size()) {
+            REQUIRE(reply["result"].contains("nextCursor"));
+            cursor = reply["result"]["nextCursor"];
+        } else {
+            CHECK_FALSE(reply["result"].contains("nextCursor"));
+        }
+    }
+    CHECK(seen == std::vector<std::string>{"alpha__a1", "alpha__a2", "alpha__a3", "alpha__a4",
+                                           "beta__b1", "beta__b2"});
+
+    SECTION("a cursor of another session is refused") {
+        FakeEnv other_env;
+        GroupRouter other(two_members(), other_env, 2);
+        initialize(other, other_env, {kToolsOnly, kToolsOnly});
+        other.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"},
+                                  {"params", {{"cursor", *cursor}}}}.dump());
+        const json reply = other_env.last_client();
+        CHECK(reply["error"]["code"] == -32602);
+        CHECK(other_env.members[0].empty());
+    }
+    SECTION("a cursor of an old list is refused after list_changed") {
+        router.on_member_line(0, R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+        CHECK(env.last_client()["method"] == "notifications/tools/list_changed");
+        router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 99}, {"method", "tools/list"},
+                                   {"params", {{"cursor", *cursor}}}}.dump());
+        CHECK(env.last_client()["error"]["code"] == -32602);
+        CHECK(env.last_client()["error"]["message"].get<std::string>().find("changed") != std::string::npos);
+    }
+}
+
+TEST_CASE("tools/call goes to its member un-prefixed; the answer keeps the client's id",
+          "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    initialize(router, env, {kToolsOnly, kToolsOnly});
+    router.on_client_line(
+        R"({"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":{"name":"beta__echo","arguments":{"x":1},"_meta":{"progressToken":"p1"}}})");
+    CHECK(env.members[0].empty());
+    const json sent = env.take(1);
+    CHECK(sent["params"]["name"] == "echo");
+    CHECK(sent["params"]["arguments"] == json{{"x", 1}});
+    CHECK(sent["params"]["_meta"]["progressToken"] == "p1");
+    CHECK(router.unanswered() == 1);
+    // Progress (its token is the client's own: the member's router restored it) and the result.
+    router.on_member_line(1, R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1}})");
+    CHECK(env.last_client()["params"]["progressToken"] == "p1");
+    router.on_member_line(1, "{\"jsonrpc\":\"2.0\",\"id\":" + sent["id"].dump() +
+                                 ",\"result\":{\"content\":[]}}");
+    CHECK(env.client.back() == R"({"jsonrpc":"2.0","id":"call-1","result":{"content":[]}})");
+    CHECK(router.unanswered() == 0);
+
+    SECTION("a filtered-out tool is refused as unknown, and nothing is sent") {
+        router.on_client_line(
+            R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"beta__secret_key"}})");
+        CHECK(env.members[1].empty());
+        CHECK(env.last_client()["error"]["code"] == -32602);
+        CHECK(env.last_client()["error"]["message"] == "Unknown tool: beta__secret_key");
+    }
+    SECTION("a name with no member's prefix is unknown") {
+        router.on_client_line(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo"}})");
+        CHECK(env.last_client()["error"]["message"] == "Unknown tool: echo");
+    }
+    SECTION("a cancellation reaches the member with its id") {
+        router.on_client_line(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"alpha__slow"}})");
+        const json slow = env.take(0);
+        router.on_client_line(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"bored"}})");
+        const json cancel = env.take(0);
+        CHECK(cancel["method"] == "notifications/cancelled");
+        CHECK(cancel["params"]["requestId"] == slow["id"]);
+        CHECK(cancel["params"]["reason"] == "bored");
+        CHECK(router.unanswered() == 0);
+    }
+}
+
+TEST_CASE("resources go to the member that listed them or whose template matches", "[group]") {
+    FakeEnv env;
+    GroupSpec spec = two_members();
+    for (GroupMemberSpec& member : spec.members) member.group_filters.resources.exclude = {"mem://private/*"};
+    GroupRouter router(spec, env, 1);
+    const json resources = {{"resources", {{"subscribe", true}}}};
+    initialize(router, env, {resources, resources});
+    router.on_client_line(R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})");
+    json sent = env.take(0);
+    router.on_member_line(0, answer(sent, {{"resources", {{{"uri", "mem://a"}, {"name", "a"}},
+                                                          {{"uri", "mem://private/k"}, {"name", "k"}}}}}));
+    CHECK(env.last_client()["result"]["resources"].size() == 1);
+    const std::string next = env.last_client()["result"]["nextCursor"];
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "resources/list"}, {"params", {{"cursor", next}}}}.dump());
+    sent = env.take(1);
+    router.on_member_line(1, answer(sent, {{"resources", {{{"uri", "doc://b"}, {"name", "b"}}}}}));
+    router.on_client_line(R"({"jsonrpc":"2.0","id":3,"method":"resources/templates/list"})");
+    sent = env.take(0);
+    router.on_member_line(0, answer(sent, {{"resourceTemplates", json::array()}}));
+    const std::string next_templates = env.last_client()["result"]["nextCursor"];
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 4}, {"method", "resources/templates/list"}, {"params", {{"cursor", next_templates}}}}.dump());
+    sent = env.take(1);
+    router.on_member_line(1, answer(sent, {{"resourceTemplates", {{{"uriTemplate", "doc://{name}"}, {"name", "docs"}}}}}));
+
+    router.on_client_line(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"doc://b"}})");
+    CHECK(env.take(1)["params"]["uri"] == "doc://b");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":6,"method":"resources/subscribe","params":{"uri":"mem://a"}})");
+    CHECK(env.take(0)["method"] == "resources/subscribe");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"doc://other"}})");
+    CHECK(env.take(1)["params"]["uri"] == "doc://other");  // by its template
+    router.on_client_line(R"({"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"mem://private/k"}})");
+    CHECK(env.last_client()["error"]["code"] == -32002);
+    router.on_client_line(R"({"jsonrpc":"2.0","id":9,"method":"resources/subscribe","params":{"uri":"nowhere://x"}})");
+    CHECK(env.last_client()["error"]["code"] == -32002);
+
+    SECTION("an unlisted URI is read from the members in turn") {
+        router.on_client_line(R"({"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"x://y"}})");
+        json first = env.take(0);
+        router.on_member_line(0, json{{"jsonrpc", "2.0"}, {"id", first["id"]}, {"error", {{"code", -32002}, {"message", "Resource not found"}}}}.dump());
+        json second = env.take(1);
+        CHECK(second["params"]["uri"] == "x://y");
+        router.on_member_line(1, answer(second, {{"contents", json::array()}}));
+        CHECK(env.last_client()["id"] == 10);
+        CHECK(env.last_client()["result"]["contents"] == json::array());
+    }
+}
+
+TEST_CASE("a member restarting in the middle of a list: its items leave, then come back",
+          "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    initialize(router, env, {kToolsOnly, kToolsOnly});
+    router.on_client_line(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+    json sent = env.take(0);
+    router.on_member_line(0, answer(sent, {{"tools", {{{"name", "a1"}}}}}));
+    const std::string next = env.last_client()["result"]["nextCursor"];
+    // beta goes away before the client asks for its page.
+    router.member_down(1, "it exited");
+    CHECK(env.last_client()["method"] == "notifications/tools/list_changed");
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}, {"params", {{"cursor", next}}}}.dump());
+    CHECK(env.last_client()["error"]["code"] == -32602);
+    router.on_client_line(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+    sent = env.take(0);
+    router.on_member_line(0, answer(sent, {{"tools", {{{"name", "a1"}}}}}));
+    CHECK_FALSE(env.last_client()["result"].contains("nextCursor"));  // beta is away
+    router.member_up(1);
+    CHECK(env.last_client()["method"] == "notifications/tools/list_changed");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})");
+    sent = env.take(0);
+    router.on_member_line(0, answer(sent, {{"tools", {{{"name", "a1"}}}}}));
+    CHECK(env.last_client()["result"].contains("nextCursor"));
+}
+
+TEST_CASE("a member's request to the client comes back to that member with its id", "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    initialize(router, env, {kToolsOnly, kToolsOnly});
+    router.on_member_line(1, R"({"jsonrpc":"2.0","id":"m-7","method":"sampling/createMessage","params":{"messages":[]}})");
+    const json request = env.last_client();
+    CHECK(request["method"] == "sampling/createMessage");
+    CHECK(request["id"] != "m-7");
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", {{"role", "assistant"}}}}.dump());
+    CHECK(env.members[0].empty());
+    const json back = env.take(1);
+    CHECK(back["id"] == "m-7");
+    CHECK(back["result"]["role"] == "assistant");
+    // A second answer to the same request is dropped.
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", json::object()}}.dump());
+    CHECK(env.members[1].empty());
+}
+
+TEST_CASE("logging/setLevel reaches every member that logs, one answer", "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    initialize(router, env, {json{{"logging", json::object()}}, json{{"logging", json::object()}}});
+    env.client.clear();
+    router.on_client_line(R"({"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"debug"}})");
+    const json a = env.take(0);
+    const json b = env.take(1);
+    CHECK(a["params"]["level"] == "debug");
+    router.on_member_line(0, answer(a, json::object()));
+    CHECK(env.client.empty());
+    router.on_member_line(1, answer(b, json::object()));
+    CHECK(env.client.back() == R"({"jsonrpc":"2.0","id":"lvl","result":{}})");
+}
+
+TEST_CASE("a server with filters served alone keeps its names and its own answer", "[group]") {
+    FakeEnv env;
+    GroupSpec spec;
+    spec.name = "solo";
+    spec.prefix = false;
+    spec.members = {{"solo", {}, {}}};
+    spec.members[0].member_filters.tools.allow = {"get_*"};
+    GroupRouter router(spec, env, 1);
+    initialize(router, env, {kToolsOnly});
+    CHECK(json::parse(env.client.front())["result"]["serverInfo"]["name"] == "s0");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+    const json sent = env.take(0);
+    router.on_member_line(0, answer(sent, {{"tools", {{{"name", "get_a"}}, {{"name", "put_a"}}}}}));
+    CHECK(env.last_client()["result"]["tools"] == json{{{"name", "get_a"}}});
+    router.on_client_line(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"put_a"}})");
+    CHECK(env.last_client()["error"]["message"] == "Unknown tool: put_a");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_a"}})");
+    CHECK(env.take(0)["params"]["name"] == "get_a");
+}
+
+TEST_CASE("a member whose session closes fails only its own requests", "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    initialize(router, env, {kToolsOnly, kToolsOnly});
+    router.on_client_line(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha__x"}})");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"beta__y"}})");
+    router.member_closed(0, "the server was removed");
+    CHECK(env.client.size() >= 2);
+    bool failed_one = false;
+    for (const std::string& line : env.client) {
+        const json message = json::parse(line);
+        if (message.contains("id") && message["id"] == 1) failed_one = message.contains("error");
+        CHECK_FALSE((message.contains("id") && message["id"] == 2));
+    }
+    CHECK(failed_one);
+    CHECK(router.unanswered() == 1);
+    CHECK(router.left_out().at("alpha") == "the server was removed");
+}
