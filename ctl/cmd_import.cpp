@@ -1,17 +1,12 @@
 // mcpctl import FILE [--write] [--registry PATH]: an agent's MCP server configuration as
 // mcpd registry TOML, optionally appended to the registry and reloaded.
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
-#include "common/control_protocol.h"
 #include "ctl/command.h"
-#include "ctl/daemon_client.h"
 #include "ctl/import_mcp_json.h"
 #include "ctl/output.h"
+#include "ctl/registry_append.h"
 
 namespace mcpctl {
 
@@ -34,47 +29,21 @@ int fail(const Context& ctx, const std::string& message) {
     return kExitError;
 }
 
-// The file's text; the failure completes "FILE ...".
-mcpd::Result<std::string> read_file(const std::string& path) {
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) return mcpd::permanent_failure("is a directory, not a file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return mcpd::permanent_failure(std::string("cannot be read: ") + std::strerror(errno));
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) return mcpd::permanent_failure("cannot be read");
-    return buffer.str();
-}
-
 // Append `toml` to the registry at `path`, creating it when missing. Fails when a server of the
 // same name is already there (nothing is written then) or writing fails.
-mcpd::Result<mcpd::Done> append_to_registry(const std::string& path, const ImportResult& result,
-                                            const std::string& toml) {
-    std::error_code ec;
-    std::string existing;
-    if (fs::exists(path, ec)) {
-        mcpd::Result<std::string> read = read_file(path);
-        if (!read) return mcpd::permanent_failure(path + ": " + read.error());
-        existing = std::move(read).value();
-    }
+mcpd::Result<mcpd::Done> append_servers(const std::string& path, const ImportResult& result,
+                                        const std::string& toml) {
+    const mcpd::Result<std::string> existing = read_registry(path);
+    if (!existing) return mcpd::permanent_failure(existing.error());
     std::vector<std::string> duplicates;
     for (const auto& server : result.servers)
-        if (registry_has_server(existing, server.name)) duplicates.push_back(server.name);
+        if (registry_has_server(existing.value(), server.name)) duplicates.push_back(server.name);
     if (!duplicates.empty())
         return mcpd::permanent_failure(
             path + " already has " +
             (duplicates.size() == 1 ? "a server named " : "servers named ") +
             join(duplicates, ", ") + "; nothing was written");
-    const fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty() && !fs::create_directories(parent, ec) && ec)
-        return mcpd::permanent_failure("cannot create " + parent.string() + ": " + ec.message());
-    std::string text;
-    if (!existing.empty()) text = existing.ends_with('\n') ? "\n" : "\n\n";
-    text += toml;
-    std::ofstream out(path, std::ios::binary | std::ios::app);
-    if (!out || !(out << text) || !out.flush())
-        return mcpd::permanent_failure("cannot write " + path + ": " + std::strerror(errno));
-    return mcpd::Done{};
+    return append_to_registry(path, existing.value(), toml);
 }
 
 int exec(const Context& ctx) {
@@ -82,7 +51,7 @@ int exec(const Context& ctx) {
     if (ctx.line().has("write") && ctx.endpoint.remote())
         return fail(ctx, "--write edits a registry on this machine, but mcpd is on " +
                              ctx.endpoint.describe() + ": run the import there");
-    const mcpd::Result<std::string> text = read_file(file);
+    const mcpd::Result<std::string> text = read_text_file(file);
     if (!text) return fail(ctx, file + ": " + text.error());
     const mcpd::Result<ImportResult> converted = convert_mcp_json(text.value());
     if (!converted) return fail(ctx, file + ": " + converted.error());
@@ -119,7 +88,7 @@ int exec(const Context& ctx) {
         return finish(exit_code);
     }
     const std::string registry = ctx.line().value("registry", default_registry_path());
-    if (const mcpd::Result<mcpd::Done> appended = append_to_registry(registry, result, toml);
+    if (const mcpd::Result<mcpd::Done> appended = append_servers(registry, result, toml);
         !appended) {
         if (json_mode)
             report["error"] = {{"code", "import"}, {"message", appended.error()}};
@@ -132,42 +101,8 @@ int exec(const Context& ctx) {
     const std::string wrote = "wrote " + std::to_string(result.servers.size()) +
                               (result.servers.size() == 1 ? " server" : " servers") + " to " +
                               registry;
-    DaemonClient client(ctx.endpoint);
-    mcpd::control::Reply reply;
-    if (!client.connect() || !client.call(mcpd::control::to_json(mcpd::control::ReloadRequest{}),
-                                          reply, kReplyTimeout)) {
-        if (client.error().code == "not_running") {
-            report["reload"] = nullptr;
-            if (!json_mode)
-                ctx.output.error(wrote + "; mcpd is not running (nothing listens on " +
-                                 ctx.endpoint.describe() + "), it will read them when it starts");
-            return finish(exit_code);
-        }
-        if (json_mode)
-            report["error"] = {{"code", client.error().code}, {"message", client.error().message}};
-        else
-            ctx.output.error(wrote + "; " + client.error().message);
-        return finish(client.error().exit_code);
-    }
-    if (!reply.ok) {
-        if (json_mode) {
-            report["error"] = reply.error;
-        } else {
-            ctx.output.error(wrote + ", but mcpd did not reload it:");
-            ctx.output.daemon_error(reply.error);
-        }
-        return finish(kExitError);
-    }
-    const json& reload = reply.result;
-    report["reload"] = reload;
-    if (!json_mode) {
-        const mcpd::Result<const Command*> reload_command = find_command("reload");
-        ctx.output.print_text(wrote + "; mcpd reloaded it:\n" +
-                              (reload_command && reload_command.value()->render
-                                   ? reload_command.value()->render(reload)
-                                   : reload.dump() + '\n'));
-    }
-    return finish(exit_code);
+    const int reloaded = reload_after_write(ctx, wrote, report);
+    return finish(reloaded == kExitOk ? exit_code : reloaded);
 }
 
 }  // namespace

@@ -262,18 +262,25 @@ std::vector<TextEdit> remove_members(std::string_view text, std::span<const Json
         std::size_t next = first;  // the run [first, next) goes
         while (next < count && remove.at(next)) ++next;
         const JsonMember& last = members[next - 1];
+        const bool own_line = starts_line(text, members[first].key_span.begin);
         TextEdit edit;
-        if (next < count || first == 0) {
-            // A kept member follows (or none is kept): the run goes with its own commas.
-            const bool own_line = starts_line(text, members[first].key_span.begin);
+        if (next < count || first == 0 || last.comma != JsonMember::kNoComma) {
+            // Something follows, or the file allows trailing commas, or nothing is kept: the
+            // run goes with its own commas, the kept member before it keeps its comma.
             edit.begin = own_line ? line_start(text, members[first].key_span.begin)
                                   : members[first].key_span.begin;
             edit.end = last.comma == JsonMember::kNoComma
                            ? last.value.end
                            : past_line_rest(text, last.comma + 1, own_line);
+        } else if (own_line) {
+            // The run ends the object: the kept member before it gives up its comma (not what
+            // follows the comma on its line, such as a comment), the run its lines.
+            edits.push_back({members[first - 1].comma, members[first - 1].comma + 1, ""});
+            edit.begin = line_start(text, members[first].key_span.begin);
+            if (edit.begin > 0 && text[edit.begin - 1] == '\n') --edit.begin;
+            if (edit.begin > 0 && text[edit.begin - 1] == '\r') --edit.begin;
+            edit.end = last.value.end;
         } else {
-            // The run ends the object: the kept member before it gives up its comma, and a
-            // trailing comma after the run stays (the file allows them).
             edit.begin = members[first - 1].value.end;
             edit.end = last.value.end;
         }

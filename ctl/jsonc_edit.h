@@ -25,10 +25,10 @@ struct JsonSpan {
 
 // One member of an object, as written.
 struct JsonMember {
-    std::string key;         // decoded (escapes resolved)
-    JsonSpan key_span;       // the quoted key, quotes included
-    JsonSpan value;          // the value, from its first to its last byte
-    std::size_t comma = 0;   // the comma after the value, or kNoComma
+    std::string key;        // decoded (escapes resolved)
+    JsonSpan key_span;      // the quoted key, quotes included
+    JsonSpan value;         // the value, from its first to its last byte
+    std::size_t comma = 0;  // the comma after the value, or kNoComma
     static constexpr std::size_t kNoComma = static_cast<std::size_t>(-1);
 };
 

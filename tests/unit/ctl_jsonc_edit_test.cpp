@@ -77,8 +77,8 @@ TEST_CASE("locate_value finds values past comments, strings and trailing commas"
 }
 
 TEST_CASE("locate_value decodes escaped keys, surrogate pairs included", "[jsonc]") {
-    CHECK(value_at(R"({"\u00e9t\u00e9": 1, "\ud83d\ude00": 2, "q\"k": 3})", {"\xc3\xa9t\xc3\xa9"}) ==
-          "1");
+    CHECK(value_at(R"({"\u00e9t\u00e9": 1, "\ud83d\ude00": 2, "q\"k": 3})",
+                   {"\xc3\xa9t\xc3\xa9"}) == "1");
     CHECK(value_at(R"({"\ud83d\ude00": 2})", {"\xf0\x9f\x98\x80"}) == "2");
     CHECK(value_at(R"({"q\"k": 3})", {"q\"k"}) == "3");
 }
@@ -90,7 +90,8 @@ TEST_CASE("locate_value names the line of a syntax error and a missing key", "[j
     const auto comment = mcpctl::locate_value("{\n /* open", std::vector<std::string>{"a"});
     REQUIRE_FALSE(comment.ok());
     CHECK(comment.error() == "line 2: a /* comment is not closed");
-    const auto missing = mcpctl::locate_value(R"({"a": {"b": 1}})", std::vector<std::string>{"a", "c"});
+    const auto missing =
+        mcpctl::locate_value(R"({"a": {"b": 1}})", std::vector<std::string>{"a", "c"});
     REQUIRE_FALSE(missing.ok());
     CHECK(missing.error() == "no \"a.c\" in it");
     const auto mismatched = mcpctl::locate_value("{\"a\": [1}", {});
@@ -142,6 +143,11 @@ TEST_CASE("removing members keeps the object valid, with and without own lines",
     // A trailing comma stays where the file had one.
     const std::string trailing = "{\n  \"a\": 1,\n  \"b\": 2,\n}";
     CHECK(remove_keys(trailing, {}, {"b"}) == "{\n  \"a\": 1,\n}");
+    // Comments on the lines of kept members stay.
+    const std::string commented = "{\n  \"a\": 1, // one\n  // the second\n  \"b\": 2\n}";
+    CHECK(remove_keys(commented, {}, {"b"}) == "{\n  \"a\": 1 // one\n  // the second\n}");
+    const std::string commented_trailing = "{\n  \"a\": 1, // one\n  \"b\": 2,\n}";
+    CHECK(remove_keys(commented_trailing, {}, {"b"}) == "{\n  \"a\": 1, // one\n}");
     for (const char* key : {"a", "b", "c"}) CHECK_NOTHROW(parse(remove_keys(text, {}, {key})));
 }
 

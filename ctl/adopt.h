@@ -1,0 +1,74 @@
+// mcpctl adopt: which files an agent keeps its MCP servers in, and how one such file is
+// rewritten so that its stdio servers run through mcpd (`mcpctl connect NAME`).
+//
+// Pure functions only: reading and writing the files, the registry and the daemon are in
+// cmd_adopt.cpp and adopt_files.cpp. The rewrite edits the text in place (jsonc_edit), so that
+// comments, key order and every other key stay as the agent or the user wrote them.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "ctl/import_mcp_json.h"
+
+namespace mcpctl {
+
+// The agents `mcpctl adopt AGENT` knows, in the order it lists them.
+std::span<const std::string_view> known_agents();
+
+// The configuration files of `agent` with $HOME `home`, run in `cwd`: the user's first, then
+// the project's, each once. Fails for an unknown agent, naming the known ones.
+mcpd::Result<std::vector<std::string>> agent_files(std::string_view agent, std::string_view home,
+                                                   std::string_view cwd);
+
+// Where adopt keeps the file as it was before its first rewrite.
+std::string backup_path(std::string_view file);
+
+// An entry of the file that stays as it is, and why.
+struct LeftEntry {
+    std::string where;   // "linear", or "linear (project /home/me/app)"
+    std::string reason;  // "remote server (url https://...)"
+};
+
+struct AdoptOptions {
+    std::string group;  // empty: each server gets its own entry; else one entry for all
+    // Servers adopted from the files before this one: an entry of the same name but another
+    // definition is left as it is rather than silently run as the other one.
+    std::vector<ImportedServer> adopted_before;
+};
+
+struct AdoptPlan {
+    bool has_servers = false;             // the file holds a map of MCP servers at all
+    std::vector<ImportedServer> servers;  // what the registry must have, one per name
+    std::vector<std::string> rewritten;   // "git: runs 'mcpctl connect git'"
+    std::vector<LeftEntry> left;          // remote servers and entries mcpd cannot run
+    std::vector<std::string> connected;   // entries that already run `mcpctl connect`
+    std::vector<std::string> notes;       // renamed servers
+    std::string text;                     // the new text; the old one when nothing changes
+    bool changed = false;
+};
+
+// Plan the rewrite of one agent file: its stdio servers are imported as `mcpctl import` does
+// (convert_mcp_json) and their entries run `mcpctl connect NAME` (command and args replaced,
+// env and cwd removed, every other key kept), or with a group they make way for one entry
+// running `mcpctl connect GROUP`. Server maps: mcpServers, servers (VS Code), mcp.servers (VS
+// Code settings) and projects.DIR.mcpServers (Claude Code). Fails when the text is not JSON
+// (naming the line) or the group's name cannot be used.
+mcpd::Result<AdoptPlan> plan_adopt(std::string_view text, const AdoptOptions& options);
+
+// The registry table of a group.
+std::string render_group_toml(std::string_view group, std::span<const std::string> servers);
+
+// The servers the registry's [groups.NAME] lists; nullopt when it has no such group. Fails
+// when the registry is not TOML.
+mcpd::Result<std::optional<std::vector<std::string>>> registry_group_servers(
+    std::string_view registry_text, std::string_view group);
+
+// The same servers with every env value replaced by "…", for printing: values are often keys.
+ImportResult without_env_values(ImportResult result);
+
+}  // namespace mcpctl
