@@ -358,14 +358,21 @@ int apply(const Context& ctx, const Adoption& adoption) {
             ctx.output.error(appended.error() + "; no agent file was changed");
             return finish(kExitError);
         }
+        // The agents move over only once mcpd took the registry (or will, when it starts): a
+        // refused reload leaves them on their own servers rather than on names mcpd lacks.
+        const std::string wrote = "added " + std::to_string(added) +
+                                  (added == 1 ? " server" : " servers") + " to " +
+                                  adoption.registry;
+        if (const int reloaded = reload_after_write(ctx, wrote, report); reloaded != kExitOk) {
+            ctx.output.error(
+                "no agent file was changed: fix the registry, then run adopt "
+                "again (it reuses the servers added now)");
+            return finish(reloaded);
+        }
     }
     if (!write_files(ctx, adoption.work)) code = kExitError;
     report["written"] = true;
-    if (adoption.toml.empty()) return finish(code);
-    const std::string wrote = "added " + std::to_string(added) +
-                              (added == 1 ? " server" : " servers") + " to " + adoption.registry;
-    const int reloaded = reload_after_write(ctx, wrote, report);
-    return finish(reloaded == kExitOk ? code : reloaded);
+    return finish(code);
 }
 
 int exec(const Context& ctx) {
