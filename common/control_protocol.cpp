@@ -2,6 +2,8 @@
 
 #include "common/json_read.h"
 
+#include <algorithm>
+
 namespace mcpd::control {
 
 using nlohmann::json;
@@ -127,7 +129,11 @@ json to_json(const LogsRequest& r) {
 
 json to_json(const AttachRequest& r) {
     json out = request(Command::attach);
-    out["server"] = r.server;
+    if (r.servers.empty()) {
+        out["server"] = r.server;
+    } else {
+        out["servers"] = r.servers;
+    }
     if (r.pass_fds) out["pass_fds"] = true;
     if (!r.cwd.empty()) out["cwd"] = r.cwd;
     return out;
@@ -173,8 +179,39 @@ Result<LogsRequest> parse_logs(const json& request) {
     return LogsRequest{std::move(server).value(), lines.value(), follow.value()};
 }
 
+// "servers": the names of an ad-hoc group, each a server name, none twice.
+Result<std::vector<std::string>> group_members(const json& list) {
+    constexpr std::size_t kMaxMembers = 64;
+    const auto invalid = [] {
+        return permanent_failure("\"servers\" must be an array of 2 to 64 different server names");
+    };
+    if (!list.is_array() || list.size() < 2 || list.size() > kMaxMembers) return invalid();
+    std::vector<std::string> names;
+    for (const json& name : list) {
+        if (!name.is_string() || name.get_ref<const std::string&>().empty()) return invalid();
+        const std::string& text = name.get_ref<const std::string&>();
+        if (text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+                std::string::npos ||
+            std::find(names.begin(), names.end(), text) != names.end())
+            return invalid();
+        names.push_back(text);
+    }
+    return names;
+}
+
 Result<AttachRequest> parse_attach(const json& request) {
+    std::vector<std::string> members;
+    if (const json* list = json_read::member(request, "servers")) {
+        Result<std::vector<std::string>> parsed = group_members(*list);
+        if (!parsed) return parsed.failure();
+        members = std::move(parsed).value();
+    }
     Result<std::string> server = server_name(request, "name the server to attach to");
+    if (!members.empty()) {
+        std::string joined;
+        for (const std::string& name : members) joined += (joined.empty() ? "" : "+") + name;
+        server = std::move(joined);
+    }
     if (!server) return server.failure();
     const Result<bool> pass_fds = flag(request, "pass_fds", false);
     if (!pass_fds) return pass_fds.failure();
@@ -188,7 +225,8 @@ Result<AttachRequest> parse_attach(const json& request) {
         }
         cwd = *text;
     }
-    return AttachRequest{std::move(server).value(), pass_fds.value(), std::move(cwd)};
+    return AttachRequest{std::move(server).value(), std::move(members), pass_fds.value(),
+                         std::move(cwd)};
 }
 
 SessionsRequest parse_sessions(const json& request) {

@@ -104,7 +104,9 @@ struct LogsRequest {
     bool follow = false;
 };
 struct AttachRequest {
-    std::string server;
+    std::string server;  // one server or group; for several, their names joined by '+'
+    // `mcpctl connect a b c`: one session over these servers (an ad-hoc group). Empty for one.
+    std::vector<std::string> servers;
     bool pass_fds = false;
     // The directory `mcpctl connect` runs in (absolute): a sharing = "project" server's
     // sessions without roots share a child by it. Empty: not given.

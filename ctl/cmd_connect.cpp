@@ -1,4 +1,4 @@
-// mcpctl connect [--copy] NAME: the command an agent runs as its MCP server.
+// mcpctl connect [--copy] NAME...: the command an agent runs as its MCP server.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -19,7 +19,7 @@ constexpr OptionSpec kOptions[] = {
 };
 
 mcpd::Result<nlohmann::json> build(const CommandLine& line) {
-    return attach_request(line.args.at(0), /*pass_fds=*/false);
+    return attach_request(line.args, /*pass_fds=*/false);
 }
 
 // SIGINT, SIGTERM and SIGHUP end mcpctl at once (the kernel then closes the control connection,
@@ -60,7 +60,7 @@ int exec(const Context& ctx) {
     prepare_signals();
     // A remote daemon (--host) cannot take descriptors: bridge_session copies then.
     const bool pass = !ctx.line().has("copy") && can_pass(STDIN_FILENO) && can_pass(STDOUT_FILENO);
-    return bridge_session(ctx.endpoint, ctx.line().args.at(0),
+    return bridge_session(ctx.endpoint, ctx.line().args,
                           pass ? Transport::pass_fds : Transport::copy,
                           AgentEnds{STDIN_FILENO, STDOUT_FILENO}, ctx.output.err(),
                           find_wait_helper());
@@ -70,7 +70,7 @@ int exec(const Context& ctx) {
 
 extern const Command cmd_connect{
     .name = "connect",
-    .usage = "connect [--copy] NAME",
+    .usage = "connect [--copy] NAME...",
     .summary = "be a server's MCP stdio endpoint for an agent",
     .help =
         "Give the agent that runs this command its own MCP session on server NAME, started\n"
@@ -91,6 +91,10 @@ extern const Command cmd_connect{
         "messages: errors go to stderr, and --json does not apply. 'mcpctl sessions' lists\n"
         "the sessions.\n"
         "\n"
+        "NAME may be a group of the registry ([groups.NAME]): one session over all of its\n"
+        "servers, their tools and prompts named SERVER__NAME. Several names make such a\n"
+        "group on the spot: 'mcpctl connect github memory'.\n"
+        "\n"
         "Exit status: 0 when the agent ended the session by closing mcpctl's stdin (when\n"
         "copying: whenever mcpd closed the session); 1 when mcpd refused (unknown, failed or\n"
         "denied server, session limit) or ended the session itself (the reason is printed);\n"
@@ -98,7 +102,7 @@ extern const Command cmd_connect{
         "session at once.\n",
     .options = kOptions,
     .min_args = 1,
-    .max_args = 1,
+    .max_args = 64,
     .build = build,
     .render = nullptr,
     .exec = exec,

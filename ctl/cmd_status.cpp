@@ -1,6 +1,7 @@
 // mcpctl status [NAME...]: one table row per server. Every text cell goes through field_text,
 // which escapes control characters (a failed server's error may quote what it printed).
 #include "common/control_protocol.h"
+#include "common/terminal_text.h"
 #include "ctl/command.h"
 #include "ctl/output.h"
 
@@ -74,6 +75,24 @@ std::string render(const nlohmann::json& result) {
     std::string text =
         format_table({"NAME", "STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "SESSIONS"}, rows);
     if (!errors.empty()) text += '\n' + join(errors, "\n") + '\n';
+    // Groups: one line each, and a line per member left out of one of its sessions.
+    if (const auto groups = result.find("groups"); groups != result.end() && groups->is_array()) {
+        for (const auto& group : *groups) {
+            std::vector<std::string> members;
+            if (group.contains("servers") && group["servers"].is_array())
+                for (const auto& server : group["servers"])
+                    members.push_back(server.is_string() ? mcpd::escape_controls(server.get<std::string>()) : "?");
+            text += "\ngroup " + field_text(group, "name") + " (" + join(members, ", ") + "): " +
+                    field_text(group, "sessions") + " sessions";
+            if (const auto left = group.find("left_out"); left != group.end() && left->is_array()) {
+                for (const auto& out : *left) {
+                    text += "\n  " + field_text(out, "server") + " is left out of session " +
+                            field_text(out, "session") + ": " + field_text(out, "reason");
+                }
+            }
+        }
+        if (!groups->empty()) text += '\n';
+    }
     return text;
 }
 
@@ -96,6 +115,8 @@ extern const Command cmd_status{
         "  SESSIONS   MCP sessions attached to the server\n"
         "A server with sharing = \"project\" has a row per child below its own, named\n"
         "by the child's project directory.\n"
+        "Below the table, a line per group (with its sessions) and per member left out\n"
+        "of a group session, with why (a failed server, another protocol version).\n"
         "A failed server's error is printed below the table. The exit status is 0\n"
         "whenever mcpd answered, failed servers or not; --json prints mcpd's reply.\n",
     .options = {},

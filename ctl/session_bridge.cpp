@@ -119,8 +119,17 @@ int carry_copied(DaemonClient& client, AgentEnds ends, Output& output) {
 
 }  // namespace
 
-nlohmann::json attach_request(const std::string& server, bool pass_fds, const std::string& cwd) {
-    return control::to_json(control::AttachRequest{server, pass_fds, cwd});
+nlohmann::json attach_request(const std::vector<std::string>& servers, bool pass_fds,
+                              const std::string& cwd) {
+    control::AttachRequest request;
+    if (servers.size() == 1) {
+        request.server = servers.front();
+    } else {
+        request.servers = servers;
+    }
+    request.pass_fds = pass_fds;
+    request.cwd = cwd;
+    return control::to_json(request);
 }
 
 std::string working_directory() {
@@ -146,7 +155,8 @@ std::string find_wait_helper() {
     return {};
 }
 
-int bridge_session(const Endpoint& endpoint, const std::string& server, Transport transport,
+int bridge_session(const Endpoint& endpoint, const std::vector<std::string>& servers,
+                   Transport transport,
                    AgentEnds ends, std::ostream& err, const std::string& wait_helper) {
     // Errors only, and only on stderr: the agent owns stdout, even in --json mode.
     Output output(err, err, /*json=*/false);
@@ -157,7 +167,7 @@ int bridge_session(const Endpoint& endpoint, const std::string& server, Transpor
     int exit_code = kExitOk;
     // A directory here means nothing to a daemon on another machine.
     const std::string cwd = endpoint.remote() ? std::string() : working_directory();
-    if (!attach(client, attach_request(server, pass, cwd), output, result, exit_code))
+    if (!attach(client, attach_request(servers, pass, cwd), output, result, exit_code))
         return exit_code;
 
     if (pass && control::asks_for_fds(result))

@@ -21,9 +21,11 @@ struct AgentEnds {
     int output;  // the server's go there; nothing else is ever written to it
 };
 
-// {"protocol": 1, "command": "attach", "server": NAME} with "pass_fds": true when asked, and
-// "cwd" when `cwd` is given (the directory of a sharing = "project" server's project).
-nlohmann::json attach_request(const std::string& server, bool pass_fds, const std::string& cwd = {});
+// {"protocol": 1, "command": "attach", "server": NAME} ("servers": [NAMES] for several: one
+// session over all of them) with "pass_fds": true when asked, and "cwd" when `cwd` is given
+// (the directory of a sharing = "project" server's project).
+nlohmann::json attach_request(const std::vector<std::string>& servers, bool pass_fds,
+                              const std::string& cwd = {});
 
 // mcpctl's working directory, for a local daemon; empty when it cannot be read (removed).
 std::string working_directory();
@@ -32,7 +34,7 @@ std::string working_directory();
 // session (status 0), 1 for anything else.
 int ended_exit_code(const nlohmann::json& message);
 
-// Attach to `server` at `endpoint` (always copying when it is remote) and carry the session until it ends;
+// Attach to `servers` (one server or group, or several as one session) at `endpoint` (always copying when it is remote) and carry the session until it ends;
 // returns mcpctl's exit status (see `mcpctl connect --help`). Errors are "mcpctl: ..." lines on
 // `err`. With pass_fds, once mcpd has the descriptors, `ends.input` and `ends.output` are
 // pointed at /dev/null: this process keeps no reference to the agent's pipes. Falls back to
@@ -41,7 +43,8 @@ int ended_exit_code(const nlohmann::json& message);
 // `wait_helper`, when not empty, is the path of mcpctl-wait: once the descriptors are passed,
 // this process execs it to do the waiting with a fraction of the memory (waiting here when the
 // exec fails). Empty in tests, which must not be replaced by another program.
-int bridge_session(const Endpoint& endpoint, const std::string& server, Transport transport,
+int bridge_session(const Endpoint& endpoint, const std::vector<std::string>& servers,
+                   Transport transport,
                    AgentEnds ends, std::ostream& err, const std::string& wait_helper = {});
 
 // Where mcpctl-wait is, next to this program or in ../libexec/mcpd/; empty when absent.

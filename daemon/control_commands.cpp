@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>  // getpid
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/check.h"
@@ -210,7 +211,27 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
         }
         list.push_back(std::move(entry));
     }
-    c.reply_ok(control::status_result(daemon_json(c), std::move(list)));
+    json reply = control::status_result(daemon_json(c), std::move(list));
+    if (parsed->servers.empty()) {
+        // Groups: the registry's and the ad-hoc ones with sessions, with the members left out.
+        json groups = daemon_.sessions().groups_json(c.peer());
+        for (const config::GroupConfig& group : daemon_.registry().groups) {
+            const bool listed = std::any_of(groups.begin(), groups.end(), [&](const json& g) {
+                return g["name"] == group.name;
+            });
+            bool usable = true;
+            json members = json::array();
+            for (const config::GroupMember& member : group.members) {
+                const ManagedServer* server = daemon_.pool().find(member.server);
+                usable = usable && server != nullptr && allowed(c, *server);
+                members.push_back(member.server);
+            }
+            if (!listed && usable)
+                groups.push_back({{"name", group.name}, {"servers", members}, {"sessions", 0}});
+        }
+        if (!groups.empty()) reply["groups"] = std::move(groups);
+    }
+    c.reply_ok(std::move(reply));
 }
 
 void ControlCommands::act(ControlConnection& c, const json& request, Command command) {
@@ -344,6 +365,14 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
         c.reply_error(control::code::bad_request, parsed.error());
         return;
     }
+    if (!parsed->servers.empty()) {
+        attach_group(c, parsed.value(), adhoc_group(parsed->servers));
+        return;
+    }
+    if (const config::GroupConfig* group = daemon_.registry().find_group(parsed->server)) {
+        attach_group(c, parsed.value(), registry_group(*group));
+        return;
+    }
     const Result<std::vector<ManagedServer*>> found = resolve(c, {parsed->server});
     if (!found) {
         c.reply_error(control::code::not_found, found.error());
@@ -356,40 +385,13 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
                       "server '" + server.name() + "' is failed: " + server.failure());
         return;
     }
-    const bool exclusive = server.config().sharing == config::Sharing::exclusive;
-    const unsigned limit = server.config().max_sessions;
-    const std::size_t attached =
-        exclusive ? daemon_.pool().exclusive_count(server.name()) : server.router().session_count();
-    if (limit > 0 && attached >= limit) {
-        c.reply_error(control::code::limit, "server '" + server.name() + "' already has " +
-                                                std::to_string(limit) +
-                                                " sessions (max_sessions); try again later");
-        return;
-    }
-    const unsigned children = server.config().max_children;
-    if (exclusive && children > 0 && attached >= children) {
-        c.reply_error(control::code::limit,
-                      "server '" + server.name() + "' already runs " + std::to_string(children) +
-                          " private processes, one per session (max_children, sharing = "
-                          "\"exclusive\"); try again when a session has ended, or raise "
-                          "max_children in the registry");
+    if (!server.config().filters.empty()) {
+        // What its sessions are shown is filtered: served as a group of one.
+        attach_group(c, parsed.value(), solo_group(server.config()));
         return;
     }
     std::optional<Project> project;
-    if (server.config().sharing == config::Sharing::project) {
-        Result<Project> found_project = session_project(server, parsed->cwd);
-        if (!found_project) {
-            c.reply_error(control::code::bad_request, found_project.error());
-            return;
-        }
-        if (!daemon_.pool().project_child_available(server, found_project.value())) {
-            c.reply_error(control::code::limit,
-                          max_children_refusal(server.name(), server.config().max_children,
-                                               found_project->directory));
-            return;
-        }
-        project = std::move(found_project).value();
-    }
+    if (!admit(c, server, parsed->cwd, project)) return;
     const SessionId id = daemon_.sessions().next_id();
     const std::string server_name = server.name();
     const PeerCredentials peer = c.peer();
@@ -409,16 +411,62 @@ void ControlCommands::attach(ControlConnection& c, const json& request) {
         [this, id] { daemon_.sessions().end(id, "mcpctl connect went away", true); });
 }
 
+bool ControlCommands::admit(ControlConnection& c, ManagedServer& server, const std::string& cwd,
+                            std::optional<Project>& project) {
+    const bool exclusive = server.config().sharing == config::Sharing::exclusive;
+    const unsigned limit = server.config().max_sessions;
+    const std::size_t attached =
+        exclusive ? daemon_.pool().exclusive_count(server.name()) : server.router().session_count();
+    if (limit > 0 && attached >= limit) {
+        c.reply_error(control::code::limit, "server '" + server.name() + "' already has " +
+                                                std::to_string(limit) +
+                                                " sessions (max_sessions); try again later");
+        return false;
+    }
+    const unsigned children = server.config().max_children;
+    if (exclusive && children > 0 && attached >= children) {
+        c.reply_error(control::code::limit,
+                      "server '" + server.name() + "' already runs " + std::to_string(children) +
+                          " private processes, one per session (max_children, sharing = "
+                          "\"exclusive\"); try again when a session has ended, or raise "
+                          "max_children in the registry");
+        return false;
+    }
+    if (server.config().sharing == config::Sharing::project) {
+        Result<Project> found_project = session_project(server, cwd);
+        if (!found_project) {
+            c.reply_error(control::code::bad_request, found_project.error());
+            return false;
+        }
+        if (!daemon_.pool().project_child_available(server, found_project.value())) {
+            c.reply_error(control::code::limit,
+                          max_children_refusal(server.name(), server.config().max_children,
+                                               found_project->directory));
+            return false;
+        }
+        project = std::move(found_project).value();
+    }
+    return true;
+}
+
 void ControlCommands::attach_fds(ControlConnection& link, const std::string& server_name,
                                  std::uint64_t session, const PeerCredentials& peer,
                                  const std::optional<Project>& project, std::vector<UniqueFd> fds) {
-    MCPD_CHECK(fds.size() == control::kPassedFds, "receive_fds returned another count");
     ManagedServer* shared = daemon_.pool().find(server_name);
     if (shared == nullptr) {
         link.send(control::ended_message({"the server was removed", false}));
         link.close_after_flush();
         return;
     }
+    BufferEvent input, output;
+    if (!passed_ends(link, fds, input, output)) return;
+    daemon_.sessions().open(instance_for(*shared, session, project), session, peer,
+                            std::move(input), std::move(output), &link);
+}
+
+bool ControlCommands::passed_ends(ControlConnection& link, std::vector<UniqueFd>& fds,
+                                  BufferEvent& input, BufferEvent& output) {
+    MCPD_CHECK(fds.size() == control::kPassedFds, "receive_fds returned another count");
     for (UniqueFd& fd : fds) {
         // Only pipes and sockets can be waited on; a file or a terminal cannot.
         struct stat st {};
@@ -427,17 +475,16 @@ void ControlCommands::attach_fds(ControlConnection& link, const std::string& ser
                 {"mcpd can only use pipes or sockets for a session; use 'mcpctl connect --copy'",
                  false}));
             link.close_after_flush();
-            return;
+            return false;
         }
         evutil_make_socket_nonblocking(fd.get());
     }
     event_base* base = daemon_.loop().base();
-    BufferEvent input = BufferEvent::over(base, std::move(fds[0]));
-    BufferEvent output = BufferEvent::over(base, std::move(fds[1]));
+    input = BufferEvent::over(base, std::move(fds[0]));
+    output = BufferEvent::over(base, std::move(fds[1]));
     MCPD_CHECK(input != nullptr && output != nullptr,
                "libevent could not allocate a session's buffers");
-    daemon_.sessions().open(instance_for(*shared, session, project), session, peer,
-                            std::move(input), std::move(output), &link);
+    return true;
 }
 
 void ControlCommands::sessions(ControlConnection& c, const json& request) {

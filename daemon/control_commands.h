@@ -10,7 +10,10 @@
 
 #include "common/control_protocol.h"
 #include "common/result.h"
+#include "config/registry.h"
 #include "daemon/control/control_connection.h"
+#include "daemon/group_session.h"
+#include "daemon/io/buffer_event.h"
 #include "daemon/mux/project.h"
 #include "daemon/mux/session_sink.h"
 
@@ -40,6 +43,25 @@ private:
     void attach_fds(ControlConnection& link, const std::string& server_name, std::uint64_t session,
                     const PeerCredentials& peer, const std::optional<Project>& project,
                     std::vector<UniqueFd> fds);
+    // What the descriptors `mcpctl connect` passed become: false (and the link told why) when
+    // they are not pipes or sockets.
+    bool passed_ends(ControlConnection& link, std::vector<UniqueFd>& fds, BufferEvent& input,
+                     BufferEvent& output);
+    // Whether `server` takes one more session (max_sessions, max_children); its project for a
+    // sharing = "project" server. False when an error has been replied.
+    bool admit(ControlConnection& c, ManagedServer& server, const std::string& cwd,
+               std::optional<Project>& project);
+    // Group sessions (control_commands_group.cpp): a [groups.NAME], `connect a b c`, or a
+    // server with filters served alone.
+    void attach_group(ControlConnection& c, const control::AttachRequest& request, GroupSpec spec);
+    static GroupSpec registry_group(const config::GroupConfig& group);
+    static GroupSpec adhoc_group(const std::vector<std::string>& servers);
+    static GroupSpec solo_group(const config::ServerConfig& server);
+    // Open the group session once its client's ends are known.
+    void open_group(SessionId id, GroupSpec spec, std::vector<GroupSession::Member> members,
+                    std::vector<std::optional<Project>> projects, std::vector<std::string> failed,
+                    const PeerCredentials& peer, BufferEvent input, BufferEvent output,
+                    ControlConnection* link);
     // The instance session `id` of `server` talks to: its project's child (sharing =
     // "project"), a private one (sharing = "exclusive"), or the shared one.
     ManagedServer& instance_for(ManagedServer& server, SessionId id,

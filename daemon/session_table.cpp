@@ -32,7 +32,7 @@ void SessionTable::open(ManagedServer& server, SessionId id, const PeerCredentia
     // A session on the socket takes its connection's place (freed on the next turn); one
     // with passed descriptors lives on its link, which keeps its own.
     ConnectionLimits::Slot slot = link == nullptr ? limits_.take(peer) : ConnectionLimits::Slot();
-    sessions_[id] = Entry{std::move(session), link, std::move(slot)};
+    sessions_[id] = Entry{std::move(session), link, std::move(slot), nullptr};
     if (link != nullptr) {
         link->on_close([this, id] {
             const auto it = sessions_.find(id);
@@ -45,6 +45,50 @@ void SessionTable::open(ManagedServer& server, SessionId id, const PeerCredentia
     server.router().attach(id);
     server.sessions_changed();
     raw->start();
+}
+
+void SessionTable::open_group(std::unique_ptr<GroupSession> group,
+                              std::vector<ManagedServer*> instances, const PeerCredentials& peer,
+                              BufferEvent input, BufferEvent output, ControlConnection* link) {
+    const SessionId id = group->client();
+    const std::string name = group->router().spec().name;
+    auto session =
+        std::make_unique<Session>(id, name, peer, std::move(input), std::move(output),
+                                  loop_.writes(), settings_.max_message_bytes,
+                                  settings_.max_session_queue_bytes, budget_, callbacks(name));
+    Session* raw = session.get();
+    ConnectionLimits::Slot slot = link == nullptr ? limits_.take(peer) : ConnectionLimits::Slot();
+    GroupSession* members = group.get();
+    sessions_[id] = Entry{std::move(session), link, std::move(slot), std::move(group)};
+    if (link != nullptr) {
+        link->on_close([this, id] {
+            const auto it = sessions_.find(id);
+            if (it != sessions_.end()) it->second.link = nullptr;
+        });
+    }
+    std::string names;
+    for (const GroupSession::Member& member : members->members())
+        names += (names.empty() ? "" : ", ") + member.server;
+    log::info(name, "group session " + std::to_string(id) + " attached (pid " +
+                        std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) +
+                        ") over " + names);
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+        const SessionId member = members->members()[i].id;
+        members_[member] = MemberOf{id, i};
+        if (instances[i] == nullptr) continue;
+        instances[i]->router().attach(member);
+        instances[i]->sessions_changed();
+    }
+    raw->start();
+}
+
+GroupSession* SessionTable::group_of_member(SessionId id, std::size_t& index) {
+    const auto member = members_.find(id);
+    if (member == members_.end()) return nullptr;
+    const auto entry = sessions_.find(member->second.client);
+    if (entry == sessions_.end() || !entry->second.group) return nullptr;
+    index = member->second.index;
+    return entry->second.group.get();
 }
 
 Session::Callbacks SessionTable::callbacks(const std::string& name) {
@@ -68,6 +112,11 @@ Session::Callbacks SessionTable::callbacks(const std::string& name) {
 }
 
 void SessionTable::on_line(Session& session, const std::string& name, wire::PaddedText line) {
+    if (const auto entry = sessions_.find(session.id());
+        entry != sessions_.end() && entry->second.group) {
+        entry->second.group->router().on_client_line(line.text);
+        return;
+    }
     ManagedServer* target = pool_.server_of(session.id(), name);
     if (target == nullptr) return;
     Router& router = target->router();
@@ -104,7 +153,19 @@ void SessionTable::remove(SessionId id, const std::string& reason, bool by_clien
         link->send(control::ended_message({reason, by_client}));
         link->close_after_flush();
     }
+    std::unique_ptr<GroupSession> group = std::move(it->second.group);
     sessions_.erase(it);
+    if (group) {
+        for (const GroupSession::Member& member : group->members()) {
+            members_.erase(member.id);
+            leave_server(member.id, member.server);
+        }
+        return;
+    }
+    leave_server(id, server_name);
+}
+
+void SessionTable::leave_server(SessionId id, const std::string& server_name) {
     pool_.legacy_session_left(id);
     batches_.forget(id);
     // A private process goes with its session, through the stop ladder; a project's child
@@ -118,6 +179,14 @@ void SessionTable::remove(SessionId id, const std::string& reason, bool by_clien
 
 void SessionTable::close_sessions_of(const std::string& server, const std::string& reason) {
     for (auto& [id, entry] : sessions_) {
+        if (entry.group) {
+            // The group goes on without that member.
+            const auto& members = entry.group->members();
+            for (std::size_t i = 0; i < members.size(); ++i) {
+                if (members[i].server == server) entry.group->router().member_closed(i, reason);
+            }
+            continue;
+        }
         if (entry.session->server() == server) entry.session->close(reason, false);
     }
 }
@@ -126,6 +195,17 @@ void SessionTable::revoke_access() {
     for (auto& [id, entry] : sessions_) {
         Session& session = *entry.session;
         if (session.closed() || authority_.trusted(session.peer())) continue;
+        if (entry.group) {
+            for (const GroupSession::Member& member : entry.group->members()) {
+                const ManagedServer* server = pool_.find(member.server);
+                if (server == nullptr || authority_.may_use(session.peer(), server->config())) continue;
+                session.close("a reload removed uid " + std::to_string(session.peer().uid) +
+                                  " from the allow_users/allow_groups of '" + member.server + "'",
+                              false);
+                break;
+            }
+            continue;
+        }
         const ManagedServer* server = pool_.find(session.server());
         if (server == nullptr || authority_.may_use(session.peer(), server->config())) continue;
         std::string why = "a reload removed uid ";
@@ -146,6 +226,17 @@ void SessionTable::send(SessionId session, std::string_view line) {
 }
 
 void SessionTable::send_spliced(SessionId session, std::span<const std::string_view> pieces) {
+    std::size_t index = 0;
+    if (GroupSession* group = group_of_member(session, index)) {
+        std::string line;
+        for (std::string_view piece : pieces) line.append(piece);
+        group->router().on_member_line(index, line);
+        return;
+    }
+    deliver(session, pieces);
+}
+
+void SessionTable::deliver(SessionId session, std::span<const std::string_view> pieces) {
     const auto it = sessions_.find(session);
     if (it == sessions_.end()) return;
     Session& target = *it->second.session;
@@ -158,7 +249,22 @@ void SessionTable::send_spliced(SessionId session, std::span<const std::string_v
 }
 
 void SessionTable::close(SessionId session, const std::string& reason) {
+    std::size_t index = 0;
+    if (GroupSession* group = group_of_member(session, index)) {
+        group->router().member_closed(index, reason);
+        return;
+    }
     end(session, reason, false);
+}
+
+void SessionTable::server_away(SessionId session, std::string_view reason) {
+    std::size_t index = 0;
+    if (GroupSession* group = group_of_member(session, index)) group->router().member_down(index, reason);
+}
+
+void SessionTable::server_back(SessionId session) {
+    std::size_t index = 0;
+    if (GroupSession* group = group_of_member(session, index)) group->router().member_up(index);
 }
 
 void SessionTable::finish_if_answered(SessionId id) {
@@ -166,6 +272,10 @@ void SessionTable::finish_if_answered(SessionId id) {
     if (it == sessions_.end()) return;
     Session& session = *it->second.session;
     if (!session.input_ended() || session.closed()) return;
+    if (it->second.group) {
+        if (it->second.group->router().unanswered() == 0) session.finish("the client closed its input");
+        return;
+    }
     const ManagedServer* server = pool_.server_of(id, session.server());
     if (server != nullptr && server->router().has_session(id) &&
         server->router().unanswered(id) > 0)
@@ -175,7 +285,13 @@ void SessionTable::finish_if_answered(SessionId id) {
 
 void SessionTable::pause(ManagedServer& server, bool paused) {
     for (auto& [id, entry] : sessions_) {
-        if (pool_.server_of(id, entry.session->server()) != &server) continue;
+        bool behind = pool_.server_of(id, entry.session->server()) == &server;
+        if (entry.group) {
+            // A group waits for the slowest of its members' servers.
+            for (const GroupSession::Member& member : entry.group->members())
+                behind = behind || pool_.server_of(member.id, member.server) == &server;
+        }
+        if (!behind) continue;
         if (paused) {
             entry.session->pause_input();
         } else {
@@ -184,11 +300,62 @@ void SessionTable::pause(ManagedServer& server, bool paused) {
     }
 }
 
+json SessionTable::group_json(SessionId id, const Entry& entry, const PeerCredentials& asking,
+                              const std::string& server_filter) {
+    const Session& session = *entry.session;
+    const GroupSession& group = *entry.group;
+    bool named = server_filter.empty() || session.server() == server_filter;
+    json members = json::array();
+    for (const GroupSession::Member& member : group.members()) {
+        const ManagedServer* server = pool_.find(member.server);
+        if (server != nullptr && !authority_.may_use(asking, server->config())) return nullptr;
+        named = named || member.server == server_filter;
+        members.push_back(member.server);
+    }
+    if (!named) return nullptr;
+    json out = {{"id", id},
+                {"server", session.server()},
+                {"group", members},
+                {"pid", session.peer().pid},
+                {"uid", session.peer().uid},
+                {"transport", session.passed_fds() ? "fds" : "socket"},
+                {"client", {{"name", group.router().client_name()}, {"version", ""}}},
+                {"protocol", group.router().protocol()},
+                {"in_flight", group.router().unanswered()}};
+    if (const auto left = group.router().left_out(); !left.empty()) out["left_out"] = left;
+    return out;
+}
+
+json SessionTable::groups_json(const PeerCredentials& asking) {
+    std::map<std::string, json> groups;
+    for (auto& [id, entry] : sessions_) {
+        if (!entry.group || group_json(id, entry, asking, {}).is_null()) continue;
+        const GroupRouter& router = entry.group->router();
+        json& group = groups[router.spec().name];
+        if (group.is_null()) {
+            json servers = json::array();
+            for (const GroupSession::Member& member : entry.group->members()) servers.push_back(member.server);
+            group = {{"name", router.spec().name}, {"servers", servers}, {"sessions", 0}};
+        }
+        group["sessions"] = group["sessions"].get<int>() + 1;
+        for (const auto& [server, why] : router.left_out())
+            group["left_out"].push_back({{"session", id}, {"server", server}, {"reason", why}});
+    }
+    json list = json::array();
+    for (auto& [name, group] : groups) list.push_back(std::move(group));
+    return list;
+}
+
 json SessionTable::to_json(const std::string& server_filter, const PeerCredentials& asking) {
     json list = json::array();
     const auto now = Clock::now();
     for (auto& [id, entry] : sessions_) {
         const Session& session = *entry.session;
+        if (entry.group) {
+            if (json group = group_json(id, entry, asking, server_filter); !group.is_null())
+                list.push_back(std::move(group));
+            continue;
+        }
         if (!server_filter.empty() && session.server() != server_filter) continue;
         ManagedServer* server = pool_.server_of(id, session.server());
         if (server == nullptr || !authority_.may_use(asking, server->config())) continue;

@@ -17,6 +17,7 @@
 #include "daemon/control/control_connection.h"
 #include "daemon/control/output_budget.h"
 #include "daemon/control/peer_auth.h"
+#include "daemon/group_session.h"
 #include "daemon/io/event_loop.h"
 #include "daemon/managed_server.h"
 #include "daemon/mux/session.h"
@@ -42,6 +43,15 @@ public:
     // `output` is empty for a session on the socket (it writes through `input`).
     void open(ManagedServer& server, SessionId id, const PeerCredentials& peer, BufferEvent input,
               BufferEvent output, ControlConnection* link);
+    // A group session: the client's transport as for open(), and a member session on each of
+    // `instances` (in the group's member order), whose ids `group` holds.
+    void open_group(std::unique_ptr<GroupSession> group, std::vector<ManagedServer*> instances,
+                    const PeerCredentials& peer, BufferEvent input, BufferEvent output,
+                    ControlConnection* link);
+    // Write a line to session `session`'s client (a group session's router writes so).
+    void to_client(SessionId session, std::string_view line) {
+        deliver(session, std::span<const std::string_view>(&line, 1));
+    }
     // End a session (its client went away, or mcpd cuts it off).
     void end(SessionId id, const std::string& reason, bool by_client);
     // End every session of the server named `server`.
@@ -50,6 +60,9 @@ public:
     void revoke_access();
     // The control connections that are some session's link.
     std::set<const ControlConnection*> links() const;
+    // The groups with sessions that `asking` may see (it may use every member): name, servers,
+    // sessions, and the members left out of a session with why.
+    nlohmann::json groups_json(const PeerCredentials& asking);
     // The sessions `asking` may see, of one server or (empty filter) all.
     nlohmann::json to_json(const std::string& server_filter, const PeerCredentials& asking);
     void clear() { sessions_.clear(); }
@@ -58,6 +71,8 @@ public:
     void send(SessionId session, std::string_view line) override;
     void send_spliced(SessionId session, std::span<const std::string_view> pieces) override;
     void close(SessionId session, const std::string& reason) override;
+    void server_away(SessionId session, std::string_view reason) override;
+    void server_back(SessionId session) override;
 
     // Stop or resume reading every session of `server` (its stdin is backed up / drained).
     void pause(ManagedServer& server, bool paused);
@@ -67,7 +82,23 @@ private:
         std::unique_ptr<Session> session;
         ControlConnection* link = nullptr;
         ConnectionLimits::Slot slot;  // a socket session's; a linked one counts on its link's
+        std::unique_ptr<GroupSession> group;  // a group session's router and members
     };
+    // A member session of a group session: no transport of its own.
+    struct MemberOf {
+        SessionId client = 0;
+        std::size_t index = 0;
+    };
+    // The group a member session `id` belongs to, and its index there; nullptr for any other.
+    GroupSession* group_of_member(SessionId id, std::size_t& index);
+    // Write to a session's client, gathering a batch's answers (send_spliced's second half).
+    void deliver(SessionId session, std::span<const std::string_view> pieces);
+    // A group session as `sessions` lists it; null when `asking` may not see it (it may not
+    // use a member), or it has nothing to do with `server_filter`.
+    nlohmann::json group_json(SessionId id, const Entry& entry, const PeerCredentials& asking,
+                              const std::string& server_filter);
+    // A session leaves the server `server_name` (detach, or its private process ends).
+    void leave_server(SessionId id, const std::string& server_name);
 
     Session::Callbacks callbacks(const std::string& server_name);
     void on_line(Session& session, const std::string& server_name, wire::PaddedText line);
@@ -84,6 +115,7 @@ private:
     ConnectionLimits& limits_;
     OutputBudget& budget_;
     std::map<SessionId, Entry> sessions_;
+    std::map<SessionId, MemberOf> members_;  // the member sessions of group sessions
     // 2025-03-26 batches: split on the way in, their answers gathered on the way out.
     SessionBatches batches_;
     SessionId next_id_ = 1;

@@ -25,6 +25,12 @@ GroupRouter::GroupRouter(GroupSpec spec, GroupEnvironment& env, std::uint64_t cu
       members_(spec_.members.size()),
       scanner_(config::DaemonConfig{}.max_message_bytes) {}
 
+void GroupRouter::exclude(std::size_t member, std::string why) {
+    if (member >= members_.size() || initialized_ || initializing_) return;
+    members_[member].state = MemberState::left_out;
+    members_[member].why = std::move(why);
+}
+
 std::map<std::string, std::string> GroupRouter::left_out() const {
     std::map<std::string, std::string> out;
     for (std::size_t i = 0; i < members_.size(); ++i) {

@@ -39,7 +39,8 @@ public:
 struct GroupMemberSpec {
     std::string server;  // its prefix
     config::ItemFilters group_filters;   // the group's: both must admit a name
-    config::ItemFilters member_filters;  // its own table's (or the server's, for a group of one)
+    config::ItemFilters member_filters;  // its [groups.G.SERVER] table's
+    config::ItemFilters server_filters;  // the server's own
 };
 
 struct GroupSpec {
@@ -57,6 +58,10 @@ public:
     static constexpr std::size_t kMaxCursors = 256;
 
     GroupRouter(GroupSpec spec, GroupEnvironment& env, std::uint64_t cursor_nonce);
+
+    // Before the client's initialize: `member` is not part of this session (its server is
+    // failed), for `why`.
+    void exclude(std::size_t member, std::string why);
 
     void on_client_line(std::string_view line);
     void on_member_line(std::size_t member, std::string_view line);

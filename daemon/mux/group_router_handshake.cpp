@@ -18,8 +18,13 @@ void GroupRouter::start_initialize(const json& message, std::string_view raw_id)
     Fanout& fanout = fanouts_[key];
     fanout.raw_id = std::string(raw_id);
     waiting_[fanout.raw_id] = 0;
-    fanout.remaining = members_.size();
+    for (const Member& member : members_) fanout.remaining += member.state == MemberState::left_out ? 0 : 1;
+    if (fanout.remaining == 0) {
+        finish_fanout(key);
+        return;
+    }
     for (std::size_t i = 0; i < members_.size(); ++i) {
+        if (members_[i].state == MemberState::left_out) continue;
         json request = {{"jsonrpc", "2.0"}, {"method", "initialize"}, {"params", initialize_params_}};
         send_member(i, std::move(request), Sent{Kind::initialize, i, fanout.raw_id, {}, key});
     }
@@ -67,6 +72,7 @@ void GroupRouter::finish_initialize(Fanout& fanout) {
     }
     for (const auto& [member, result] : fanout.results) {
         Member& m = members_[member];
+        if (m.state == MemberState::left_out) continue;
         if (const json* error = json_read::object_at(result, "error")) {
             m.state = MemberState::left_out;
             m.why = "its initialize failed: " + json_read::string_or(*error, "message", "an error");

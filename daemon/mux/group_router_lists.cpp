@@ -61,7 +61,8 @@ bool GroupRouter::admits(std::size_t member, std::string_view capability,
                : capability == "prompts" ? filters.prompts
                                          : filters.resources;
     };
-    return pick(spec.group_filters).admits(name) && pick(spec.member_filters).admits(name);
+    return pick(spec.group_filters).admits(name) && pick(spec.member_filters).admits(name) &&
+           pick(spec.server_filters).admits(name);
 }
 
 std::string GroupRouter::new_cursor(Cursor cursor) {

@@ -153,6 +153,7 @@ void Router::on_child_ready(const json& initialize_result, const std::string& ve
     child_ready_ = true;
     restore_child_state();
     flush_queue();
+    for (const auto& [id, s] : sessions_) sessions_out_.server_back(id);
 }
 
 void Router::restore_child_state() {
@@ -259,6 +260,7 @@ void Router::on_child_gone(const std::string& reason) {
     child_level_.reset();
     env_.deadlines_changed();
     if (departed_ > 0) sweep_departed();  // their requests failed with the child
+    for (const auto& [id, s] : sessions_) sessions_out_.server_away(id, reason);
 }
 
 void Router::fail_waiting(const std::string& reason) {

@@ -8,4 +8,8 @@ void SessionSink::send_spliced(SessionId session, std::span<const std::string_vi
     send(session, line);
 }
 
+void SessionSink::server_away(SessionId, std::string_view) {}
+
+void SessionSink::server_back(SessionId) {}
+
 }  // namespace mcpd

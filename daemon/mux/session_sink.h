@@ -21,6 +21,11 @@ public:
     // large result).
     virtual void send_spliced(SessionId session, std::span<const std::string_view> pieces);
     virtual void close(SessionId session, const std::string& reason) = 0;
+    // The server behind `session` went away (a restart, a crash, a stop) / serves again. By
+    // default nothing is done (the client sees its requests fail and list_changed); a group
+    // takes the member's items out of its lists meanwhile (daemon/group_session.h).
+    virtual void server_away(SessionId session, std::string_view reason);
+    virtual void server_back(SessionId session);
 };
 
 }  // namespace mcpd

@@ -130,7 +130,7 @@ function serverDefinition(server, tmp, binDir) {
 // TOML basic strings accept JSON's escapes for the strings written here.
 const tomlString = (s) => JSON.stringify(s);
 
-function registryToml(definitions) {
+function registryToml(definitions, extraToml = '') {
   const lines = ['[daemon]', 'log_level = "debug"', ''];
   for (const [name, def] of Object.entries(definitions)) {
     lines.push(`[servers.${name}]`);
@@ -148,6 +148,7 @@ function registryToml(definitions) {
     lines.push('stop_grace = "500ms"');
     lines.push('');
   }
+  if (extraToml) lines.push(extraToml);
   return lines.join('\n');
 }
 
@@ -271,7 +272,7 @@ class Context {
       check(fs.existsSync(bin), `${bin} does not exist: build mcpd first or pass --bin-dir`);
     }
     const registry = path.join(this.tmp, 'registry.toml');
-    fs.writeFileSync(registry, registryToml(this.definitions));
+    fs.writeFileSync(registry, registryToml(this.definitions, this.options.extraToml));
     this.daemonLog = path.join(this.tmp, 'mcpd.log');
     const out = fs.openSync(this.daemonLog, 'w');
     // In a userRuntimeDir scenario mcpd picks its socket itself, from XDG_RUNTIME_DIR, as under
@@ -323,15 +324,19 @@ class Context {
   // In a userRuntimeDir scenario it is configured as the README says, {"command": "mcpctl",
   // "args": ["connect", SERVER]}, and the SDK gives mcpctl its default environment.
   // `cwd`: the directory the agent runs mcpctl in (its project, for sharing = "project").
+  // `server` may also be a group of the scenario's registry, or an array of server names
+  // (`mcpctl connect a b`: one session over all of them); those need mcpd, not --direct.
   async connect(server, clientName, { capabilities = {}, setup, cwd } = {}) {
-    const def = this.definitions[server];
+    const names = Array.isArray(server) ? server : [server];
+    const def = names.length === 1 ? this.definitions[server] ?? (this.options.groups?.includes(server) ? { args: [] } : null) : { args: [] };
     check(def, `scenario did not declare server '${server}'`);
+    check(!this.direct || def.command, `${names.join(' ')} is a group: --direct does not apply`);
     const directArgs = def.args.map((arg) => arg.replaceAll('{project}', cwd ?? process.cwd()));
     const params = this.direct
       ? { command: def.command, args: directArgs, env: { ...getDefaultEnvironment(), ...def.env }, stderr: 'pipe' }
       : this.runtimeDir
-        ? { command: 'mcpctl', args: ['connect', server], stderr: 'pipe' }
-        : { command: this.mcpctl, args: ['--socket', this.socket, 'connect', server], stderr: 'pipe' };
+        ? { command: 'mcpctl', args: ['connect', ...names], stderr: 'pipe' }
+        : { command: this.mcpctl, args: ['--socket', this.socket, 'connect', ...names], stderr: 'pipe' };
     if (cwd) params.cwd = cwd;
     const transport = new StdioClientTransport(params);
     const record = { name: clientName, stderr: '' };
@@ -517,8 +522,9 @@ class Context {
 }
 
 // Runs one scenario: `body(ctx)` with mcpd up, within `timeoutSeconds`. Never returns.
-export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60, userRuntimeDir = false }, body) {
-  const options = parseArgs(process.argv.slice(2));
+// `extraToml`: registry text added after the servers (groups); `groups`: the names it declares.
+export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60, userRuntimeDir = false, extraToml = '', groups = [] }, body) {
+  const options = { ...parseArgs(process.argv.slice(2)), extraToml, groups };
   let ctx = null;
   let finished = false;
 

@@ -106,20 +106,30 @@ TEST_CASE("requests are built as docs/CONTROL.md spells them and read back", "[c
         CHECK_FALSE(defaults->follow);
     }
     SECTION("attach") {
-        CHECK_FALSE(to_json(AttachRequest{"demo", false, {}}).contains("pass_fds"));
-        CHECK_FALSE(to_json(AttachRequest{"demo", false, {}}).contains("cwd"));
-        const auto parsed = parse_attach(wire(to_json(AttachRequest{"demo", true, {}})));
+        CHECK_FALSE(to_json(AttachRequest{"demo", {}, false, {}}).contains("pass_fds"));
+        CHECK_FALSE(to_json(AttachRequest{"demo", {}, false, {}}).contains("cwd"));
+        const auto parsed = parse_attach(wire(to_json(AttachRequest{"demo", {}, true, {}})));
         REQUIRE(parsed.ok());
         CHECK(parsed->server == "demo");
         CHECK(parsed->pass_fds);
         CHECK(parsed->cwd.empty());
         // The directory of mcpctl connect, for sharing = "project".
-        const auto in_project = parse_attach(wire(to_json(AttachRequest{"demo", true, "/w/one"})));
+        const auto in_project = parse_attach(wire(to_json(AttachRequest{"demo", {}, true, "/w/one"})));
         REQUIRE(in_project.ok());
         CHECK(in_project->cwd == "/w/one");
         CHECK_FALSE(parse_attach(json{{"server", "demo"}, {"cwd", "relative/dir"}}).ok());
         CHECK_FALSE(parse_attach(json{{"server", "demo"}, {"cwd", 7}}).ok());
         CHECK_FALSE(parse_attach(json{{"server", "demo"}, {"cwd", ""}}).ok());
+        // Several servers as one session (mcpctl connect a b).
+        const auto group = parse_attach(wire(to_json(AttachRequest{{}, {"a", "b.c"}, true, {}})));
+        REQUIRE(group.ok());
+        CHECK(group->servers == std::vector<std::string>{"a", "b.c"});
+        CHECK(group->server == "a+b.c");
+        for (const json& bad : {json{"a"}, json{"a", "a"}, json{"a", 1}, json{"a", "b c"},
+                                json{"a", ""}, json("a")}) {
+            INFO(bad.dump());
+            CHECK_FALSE(parse_attach(json{{"servers", bad}}).ok());
+        }
     }
     SECTION("sessions") {
         CHECK_FALSE(to_json(SessionsRequest{}).contains("server"));

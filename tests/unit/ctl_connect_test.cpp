@@ -180,7 +180,7 @@ struct Bridged {
 
 Bridged bridge(const std::string& socket, Transport transport, const Agent& agent) {
     std::ostringstream err;
-    const int code = mcpctl::bridge_session(mcpctl::Endpoint{socket, std::nullopt, {}}, "demo", transport, agent.ends(), err);
+    const int code = mcpctl::bridge_session(mcpctl::Endpoint{socket, std::nullopt, {}}, {"demo"}, transport, agent.ends(), err);
     return {code, err.str()};
 }
 
@@ -444,11 +444,15 @@ TEST_CASE("connect: arguments, --copy and --help", "[ctl][connect]") {
                                      {"server", "demo"}});
     CHECK_FALSE(mcpctl::parse_invocation({"connect"}, invocation, error));
     CHECK(error.message == "'connect' needs a server NAME");
-    CHECK_FALSE(mcpctl::parse_invocation({"connect", "a", "b"}, invocation, error));
+    // Several names: one session over all of them (an ad-hoc group).
+    REQUIRE(mcpctl::parse_invocation({"connect", "a", "b"}, invocation, error));
+    CHECK(invocation.request == json{{"protocol", mcpd::control::kProtocolVersion},
+                                     {"command", "attach"},
+                                     {"servers", {"a", "b"}}});
 
     const Ran help = run({"connect", "--help"});
     CHECK(help.exit_code == 0);
-    CHECK(help.out.starts_with("usage: mcpctl connect [--copy] NAME\n"));
+    CHECK(help.out.starts_with("usage: mcpctl connect [--copy] NAME...\n"));
     CHECK(help.out.find(R"({"command": "mcpctl", "args": ["connect", "NAME"]})") !=
           std::string::npos);
 }
@@ -458,6 +462,6 @@ TEST_CASE("connect: the ended line's status becomes the exit status", "[ctl][con
     CHECK(mcpctl::ended_exit_code(json::parse(R"({"ended": {"reason": "x", "status": 1}})")) == 1);
     CHECK(mcpctl::ended_exit_code(json::parse(R"({"ended": {"reason": "x", "status": 7}})")) == 1);
     CHECK(mcpctl::ended_exit_code(json::parse(R"({"ended": {"reason": "x"}})")) == 1);
-    CHECK(mcpctl::attach_request("demo", true)["pass_fds"] == true);
-    CHECK_FALSE(mcpctl::attach_request("demo", false).contains("pass_fds"));
+    CHECK(mcpctl::attach_request({"demo"}, true)["pass_fds"] == true);
+    CHECK_FALSE(mcpctl::attach_request({"demo"}, false).contains("pass_fds"));
 }

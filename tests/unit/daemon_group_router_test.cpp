@@ -40,7 +40,7 @@ struct FakeEnv : GroupEnvironment {
 GroupSpec two_members() {
     GroupSpec spec;
     spec.name = "dev";
-    spec.members = {{"alpha", {}, {}}, {"beta", {}, {}}};
+    spec.members = {{"alpha", {}, {}, {}}, {"beta", {}, {}, {}}};
     spec.members[1].member_filters.tools.exclude = {"secret_*"};
     return spec;
 }
@@ -121,7 +121,7 @@ TEST_CASE("a group's initialize: the union of capabilities, its name, joined ins
 TEST_CASE("a member on another protocol version is left out with its reason", "[group]") {
     FakeEnv env;
     GroupSpec spec = two_members();
-    spec.members.push_back({"gamma", {}, {}});
+    spec.members.push_back({"gamma", {}, {}, {}});
     GroupRouter router(spec, env, 1);
     initialize(router, env, {kToolsOnly, kToolsOnly, kToolsOnly},
                {"2025-06-18", "2024-11-05", "2025-06-18"});
@@ -351,7 +351,7 @@ TEST_CASE("a server with filters served alone keeps its names and its own answer
     GroupSpec spec;
     spec.name = "solo";
     spec.prefix = false;
-    spec.members = {{"solo", {}, {}}};
+    spec.members = {{"solo", {}, {}, {}}};
     spec.members[0].member_filters.tools.allow = {"get_*"};
     GroupRouter router(spec, env, 1);
     initialize(router, env, {kToolsOnly});

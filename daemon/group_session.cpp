@@ -1,0 +1,40 @@
+#include "daemon/group_session.h"
+
+#include <random>
+
+#include "common/log.h"
+#include "daemon/server_pool.h"
+
+namespace mcpd {
+
+GroupSession::GroupSession(SessionId client, GroupSpec spec, std::vector<Member> members,
+                           ServerPool& pool, std::function<void(std::string_view)> to_client)
+    : client_(client),
+      members_(std::move(members)),
+      pool_(pool),
+      send_client_(std::move(to_client)),
+      router_(std::move(spec), *this, cursor_nonce()) {}
+
+void GroupSession::to_client(std::string_view line) {
+    send_client_(line);
+}
+
+void GroupSession::to_member(std::size_t member, std::string_view line) {
+    const Member& target = members_.at(member);
+    ManagedServer* server = pool_.server_of(target.id, target.server);
+    if (server == nullptr || !server->router().has_session(target.id)) return;
+    // A line of its own: the router may pad it for the scanner.
+    std::string copy(line);
+    server->router().on_session_line(target.id, copy);
+}
+
+void GroupSession::note(std::string_view message) {
+    log::info(router_.spec().name, std::string(message));
+}
+
+std::uint64_t cursor_nonce() {
+    static std::mt19937_64 generator{std::random_device{}()};
+    return generator() >> 1;
+}
+
+}  // namespace mcpd

@@ -1,0 +1,56 @@
+// A group session in the daemon: the GroupRouter of one client session, wired to the client's
+// transport (through the SessionTable) and to a member session on each server's router.
+//
+// A member session is an ordinary session of its server's Router (with the server's sharing
+// mode: shared, serialized, exclusive or project), with an id of its own but no transport:
+// what the router writes to it comes to this group (SessionTable routes it here), and what
+// the group sends it is handed to the router as that session's line.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/mux/group_router.h"
+#include "daemon/mux/session_sink.h"
+
+namespace mcpd {
+
+class ServerPool;
+
+class GroupSession final : public GroupEnvironment {
+public:
+    struct Member {
+        SessionId id = 0;
+        std::string server;
+    };
+
+    // `to_client` writes a line to the client's session.
+    GroupSession(SessionId client, GroupSpec spec, std::vector<Member> members, ServerPool& pool,
+                 std::function<void(std::string_view)> to_client);
+
+    SessionId client() const { return client_; }
+    GroupRouter& router() { return router_; }
+    const GroupRouter& router() const { return router_; }
+    const std::vector<Member>& members() const { return members_; }
+
+    // GroupEnvironment
+    void to_client(std::string_view line) override;
+    void to_member(std::size_t member, std::string_view line) override;
+    void note(std::string_view message) override;
+
+private:
+    SessionId client_;
+    std::vector<Member> members_;
+    ServerPool& pool_;
+    std::function<void(std::string_view)> send_client_;
+    GroupRouter router_;  // last: it may write through the members as soon as it exists
+};
+
+// A random number for a session's cursors, so that one session's cursor means nothing to
+// another's.
+std::uint64_t cursor_nonce();
+
+}  // namespace mcpd

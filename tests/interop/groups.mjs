@@ -1,0 +1,214 @@
+// Groups: SDK clients through `mcpctl connect dev`, a registry group of server-everything,
+// server-memory and server-filesystem (one child per project), and through
+// `mcpctl connect everything memory`. Tools of every member are callable under their prefixed
+// names, filtered ones are absent and refused, resources are read and subscribed through the
+// member that has them, progress and cancellation stay exact with two concurrent clients, and
+// a member's restart reaches the clients as list_changed.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { scenario, log, check, fail, waitFor, resultText } from './harness.mjs';
+
+const GROUP = `
+[groups.dev]
+servers = ["everything", "memory", "filesystem"]
+exclude_tools = ["get-env", "delete_*"]
+
+[groups.dev.filesystem]
+tools = ["read_text_file", "list_directory"]
+`;
+
+const LONG = 'everything__trigger-long-running-operation';
+
+// Every tool name, following nextCursor to the end.
+async function toolNames(client) {
+  const names = [];
+  let cursor;
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listTools(cursor ? { cursor } : {});
+    names.push(...result.tools.map((t) => t.name));
+    if (!result.nextCursor) return names;
+    cursor = result.nextCursor;
+  }
+  fail('tools/list did not end');
+}
+
+async function allResources(client) {
+  const uris = [];
+  let cursor;
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listResources(cursor ? { cursor } : {});
+    uris.push(...result.resources.map((r) => r.uri));
+    if (!result.nextCursor) return uris;
+    cursor = result.nextCursor;
+  }
+  fail('resources/list did not end');
+}
+
+// Per client, the final progress notifications the SDK reported as "unknown token" because
+// they arrived after the result; any other client-side error fails the scenario.
+function lateFinalProgress(ctx, expected) {
+  const late = {};
+  const unexpected = ctx.takeClientErrors((e) => {
+    const match = /unknown token: (\{.*\})/s.exec(e.error);
+    const run = expected.find((r) => r.client === e.client);
+    if (!match || !run) return false;
+    const { params } = JSON.parse(match[1]);
+    if (params?.total !== run.steps || params?.progress !== run.steps) return false;
+    late[run.client] = (late[run.client] ?? 0) + 1;
+    return true;
+  });
+  if (unexpected.length > 0) fail(`client-side protocol errors:\n${unexpected.map((e) => `  ${e.client}: ${e.error}`).join('\n')}`);
+  return late;
+}
+
+async function refusedCode(promise) {
+  try {
+    const result = await promise;
+    return `no error (result: ${resultText(result)})`;
+  } catch (error) {
+    return error?.code;
+  }
+}
+
+await scenario(
+  'groups: one session over server-everything, server-memory and server-filesystem',
+  { servers: ['everything', 'memory', 'filesystem'], extraToml: GROUP, groups: ['dev'], timeoutSeconds: 150 },
+  async (ctx) => {
+    check(!ctx.direct, 'groups need mcpd: --direct does not apply');
+    const project = fs.realpathSync(fs.mkdtempSync(path.join(ctx.tmp, 'project-')));
+    fs.writeFileSync(path.join(project, 'notes.txt'), 'group notes\n');
+
+    const events = { A: { updates: [], changed: 0 }, B: { updates: [], changed: 0 } };
+    const connect = (label) =>
+      ctx.connect('dev', `group-${label}`, {
+        cwd: project,
+        setup: (client) => {
+          client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => events[label].updates.push(n.params.uri));
+          client.setNotificationHandler(ToolListChangedNotificationSchema, () => events[label].changed++);
+        },
+      });
+    const [a, b] = await Promise.all([connect('A'), connect('B')]);
+    check(a.getServerVersion()?.name === 'dev', `serverInfo names ${JSON.stringify(a.getServerVersion())}, not the group`);
+    const caps = a.getServerCapabilities();
+    check(caps?.tools && caps?.resources && caps?.prompts, `the group's capabilities miss a member's: ${JSON.stringify(caps)}`);
+
+    // Names: prefixed, filtered by the group and by the member's table.
+    const names = await toolNames(a);
+    log(`A lists ${names.length} tools: ${names.join(', ')}`.slice(0, 300));
+    for (const name of ['everything__echo', LONG, 'memory__create_entities', 'memory__read_graph',
+      'filesystem__read_text_file', 'filesystem__list_directory']) {
+      check(names.includes(name), `the group lists no '${name}'`);
+    }
+    for (const name of ['everything__get-env', 'memory__delete_entities', 'filesystem__write_file', 'echo']) {
+      check(!names.includes(name), `the group lists '${name}', which its filters hide`);
+    }
+    check(new Set(names).size === names.length, 'a tool is listed twice');
+    check(names.every((n) => /^[a-zA-Z0-9_-]{1,128}$/.test(n)), 'a tool name does not match ^[a-zA-Z0-9_-]{1,128}$');
+    check((await toolNames(b)).join() === names.join(), 'B lists other tools than A');
+
+    // Calls reach their member.
+    const echo = await a.callTool({ name: 'everything__echo', arguments: { message: 'through the group' } });
+    check(resultText(echo) === 'Echo: through the group', `echo answered ${resultText(echo)}`);
+    const tag = Math.random().toString(36).slice(2, 8);
+    await b.callTool({ name: 'memory__create_entities', arguments: { entities: [{ name: `g-${tag}`, entityType: 'test', observations: ['by B'] }] } });
+    const graph = await a.callTool({ name: 'memory__read_graph', arguments: {} });
+    check(resultText(graph).includes(`g-${tag}`), `A does not see B's entity in ${resultText(graph).slice(0, 200)}`);
+    const file = await a.callTool({ name: 'filesystem__read_text_file', arguments: { path: path.join(project, 'notes.txt') } });
+    check(resultText(file).includes('group notes'), `read_text_file answered ${resultText(file)}`);
+    log('everything, memory and filesystem answer under their prefixes');
+
+    // Filtered or unknown: refused as a server refuses an unknown tool.
+    for (const name of ['everything__get-env', 'memory__delete_entities', 'filesystem__write_file', 'nosuch__tool']) {
+      const code = await refusedCode(a.callTool({ name, arguments: {} }));
+      check(code === -32602, `calling '${name}' gave ${code}, not -32602`);
+    }
+    log('hidden and unknown tools are refused with -32602');
+
+    // Resources through the member that lists them; a subscription's updates to A alone.
+    const uris = await allResources(a);
+    const uri = uris.find((u) => u.startsWith('demo://resource/static')) ?? uris[0];
+    check(uri, 'the group lists no resources');
+    const read = await a.readResource({ uri });
+    check(read.contents?.length > 0, `reading ${uri} gave nothing`);
+    await a.subscribeResource({ uri });
+    await a.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
+    await waitFor(() => events.A.updates.includes(uri), 10000, `A to hear of ${uri}`);
+    check(events.B.updates.length === 0, `B got updates it did not subscribe to: ${events.B.updates.join(', ')}`);
+    await a.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
+    log(`${uri} read and subscribed through server-everything`);
+
+    // Progress: A and B run the long tool at once with the same request ids and tokens.
+    const runs = [
+      { client: a, label: 'A', steps: 3, progress: [] },
+      { client: b, label: 'B', steps: 5, progress: [] },
+    ];
+    await Promise.all(runs.map(async (run) => {
+      const result = await run.client.callTool({ name: LONG, arguments: { duration: 1, steps: run.steps } }, undefined, {
+        onprogress: (p) => run.progress.push(p.progress),
+        timeout: 30000,
+      });
+      check(resultText(result).includes(`Steps: ${run.steps}`), `${run.label}: ${resultText(result)}`);
+    }));
+    // The SDK handles a notification a tick after the response it precedes: the final one may
+    // come "late" (an "unknown token" error of that client), and counts as received.
+    const late = lateFinalProgress(ctx, runs.map((run) => ({ client: `group-${run.label}`, steps: run.steps })));
+    for (const run of runs) {
+      const got = run.progress.length + (late[`group-${run.label}`] ?? 0);
+      check(run.progress.every((p, k) => p === k + 1), `${run.label}: progress not its own: ${run.progress.join(' ')}`);
+      check(got === run.steps, `${run.label} got ${got} progress notifications for ${run.steps} steps`);
+    }
+    log(`progress exact: A ${runs[0].progress.length}, B ${runs[1].progress.length}`);
+
+    // Cancellation: A aborts its call after the first progress; B's goes on to the end.
+    const controller = new AbortController();
+    const aborted = a.callTool({ name: LONG, arguments: { duration: 3, steps: 6 } }, undefined, {
+      signal: controller.signal,
+      onprogress: () => controller.abort('the test cancels it'),
+      timeout: 30000,
+    }).then(() => 'resolved', () => 'rejected');
+    const whole = b.callTool({ name: LONG, arguments: { duration: 1, steps: 2 } }, undefined, { timeout: 30000 });
+    check((await aborted) === 'rejected', 'the aborted call was not rejected');
+    check(resultText(await whole).includes('Steps: 2'), "B's call did not finish");
+    const after = await a.callTool({ name: 'everything__echo', arguments: { message: 'after cancel' } });
+    check(resultText(after) === 'Echo: after cancel', 'A cannot call after its cancel');
+    log('a cancelled call ends for A alone');
+
+    // A member's restart: list_changed, and its tools come back.
+    const changedBefore = events.A.changed;
+    ctx.runMcpctl(['restart', 'memory']);
+    await waitFor(() => events.A.changed > changedBefore, 15000, 'A to hear tools/list_changed when memory restarts');
+    await ctx.waitRunning('memory');
+    await waitFor(async () => (await toolNames(a)).includes('memory__read_graph'), 15000, "memory's tools to come back");
+    const again = await a.callTool({ name: 'memory__read_graph', arguments: {} });
+    check(!again.isError, 'memory__read_graph fails after the restart');
+    log('memory restarted: list_changed, then its tools are back');
+
+    const sessions = ctx.mcpctlJson(['sessions']).sessions;
+    const groupSessions = sessions.filter((s) => s.server === 'dev');
+    check(groupSessions.length === 2, `mcpctl sessions lists ${groupSessions.length} dev sessions: ${JSON.stringify(sessions)}`);
+    check(JSON.stringify(groupSessions[0].group) === JSON.stringify(['everything', 'memory', 'filesystem']), `members: ${JSON.stringify(groupSessions[0].group)}`);
+
+    // The same through an ad-hoc group: no filters but the servers' own.
+    const c = await ctx.connect(['everything', 'memory'], 'adhoc-C');
+    check(c.getServerVersion()?.name === 'everything+memory', `serverInfo ${JSON.stringify(c.getServerVersion())}`);
+    const adhoc = await toolNames(c);
+    for (const name of ['everything__get-env', 'memory__delete_entities', 'memory__read_graph']) {
+      check(adhoc.includes(name), `mcpctl connect everything memory lists no '${name}'`);
+    }
+    check(!adhoc.some((n) => n.startsWith('filesystem__')), 'the ad-hoc group lists filesystem tools');
+    const cEcho = await c.callTool({ name: 'everything__echo', arguments: { message: 'ad hoc' } });
+    check(resultText(cEcho) === 'Echo: ad hoc', `ad-hoc echo: ${resultText(cEcho)}`);
+    const cGraph = await c.callTool({ name: 'memory__read_graph', arguments: {} });
+    check(resultText(cGraph).includes(`g-${tag}`), 'the ad-hoc group does not reach the same memory');
+    const cProgress = [];
+    await c.callTool({ name: LONG, arguments: { duration: 1, steps: 2 } }, undefined, { onprogress: (p) => cProgress.push(p), timeout: 30000 });
+    const cLate = lateFinalProgress(ctx, [{ client: 'adhoc-C', steps: 2 }])['adhoc-C'] ?? 0;
+    check(cProgress.length + cLate === 2, `C got ${cProgress.length} progress notifications for 2 steps`);
+    log(`mcpctl connect everything memory: ${adhoc.length} tools, calls and progress reach both`);
+  },
+);
