@@ -36,7 +36,8 @@ public:
     ~SessionTable() override;
 
     SessionId next_id() { return next_id_++; }
-    bool contains(SessionId id) const { return sessions_.contains(id); }
+    // A session of a client, or a member session of a group session.
+    bool contains(SessionId id) const { return sessions_.contains(id) || members_.contains(id); }
     // `input`/`output` become the session's (the same bufferevent for a socket session);
     // `link` is the control connection of an fd-passing `mcpctl connect`, told when the
     // session ends. `server` is the instance it talks to.

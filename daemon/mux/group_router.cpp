@@ -1,6 +1,9 @@
 #include "daemon/mux/group_router.h"
 
+#include <algorithm>
+
 #include "common/json_read.h"
+#include "common/json_string.h"
 #include "common/scope_guard.h"
 #include "config/registry.h"
 #include "daemon/mux/jsonrpc.h"
@@ -11,9 +14,12 @@ using nlohmann::json;
 
 namespace {
 
-// A member line read with nlohmann; discarded (null) when it is not JSON.
+// A line read with nlohmann, lone surrogates read as U+FFFD (the scanner lets them through, as
+// servers send them); discarded when it is not JSON.
 json parse(std::string_view line) {
-    return json::parse(line, nullptr, false);
+    json parsed = json::parse(line, nullptr, false);
+    if (parsed.is_discarded()) parsed = json::parse(wire::without_lone_surrogates(line), nullptr, false);
+    return parsed;
 }
 
 }  // namespace
@@ -48,13 +54,13 @@ std::vector<std::string> GroupRouter::server_names() const {
 // A member's router may answer at once, from inside a call to it: what arrives meanwhile waits
 // until the group has finished the line it is on, so that no handler runs inside another.
 void GroupRouter::on_client_line(std::string_view line) {
-    inbox_.push_back(Inbound{true, 0, std::string(line)});
+    inbox_.push_back(Inbound{Source::client, 0, std::string(line)});
     drain();
 }
 
 void GroupRouter::on_member_line(std::size_t member, std::string_view line) {
     if (member >= members_.size()) return;
-    inbox_.push_back(Inbound{false, member, std::string(line)});
+    inbox_.push_back(Inbound{Source::member, member, std::string(line)});
     drain();
 }
 
@@ -66,10 +72,22 @@ void GroupRouter::drain() {
         Inbound next = std::move(inbox_.front());
         inbox_.pop_front();
         try {
-            if (next.from_client) {
-                handle_client_line(next.line);
-            } else {
-                handle_member_line(next.member, next.line);
+            switch (next.source) {
+                case Source::client:
+                    handle_client_line(next.line);
+                    break;
+                case Source::member:
+                    handle_member_line(next.member, next.line);
+                    break;
+                case Source::down:
+                    handle_member_down(next.member, next.line);
+                    break;
+                case Source::up:
+                    handle_member_up(next.member);
+                    break;
+                case Source::closed:
+                    handle_member_closed(next.member, next.line);
+                    break;
             }
         } catch (const std::exception& error) {
             // One message's bug answers nothing wrong and breaks nothing else.
@@ -85,38 +103,80 @@ void GroupRouter::handle_client_line(std::string_view line) {
         env_.to_client(jsonrpc::error({}, jsonrpc::kParseError, "parse error: " + scanner_.error()));
         return;
     }
-    if (status == wire::ScanStatus::not_object || !envelope_.jsonrpc_ok || envelope_.malformed) {
+    if (status == wire::ScanStatus::not_object) {
         env_.to_client(jsonrpc::error({}, jsonrpc::kInvalidRequest,
-                                      "invalid request: expected a JSON-RPC 2.0 message object"));
+                                      "invalid request: the line is " + scanner_.error() +
+                                          ", not one JSON-RPC object; send one message per line"));
         return;
     }
     const wire::Envelope e = envelope_;
+    const std::string_view id = e.id.in(line);
+    const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
+    // As a server's router does: a bad response is dropped, never answered (two peers answering
+    // each other's bad responses would loop), and a bad request is answered by its id when it
+    // has exactly one usable id.
+    if (e.is_response() && (!e.jsonrpc_ok || e.malformed || !id_usable)) return;
+    if (!e.jsonrpc_ok) {
+        reply_error(id_usable ? id : std::string_view(), jsonrpc::kInvalidRequest,
+                    "invalid request: \"jsonrpc\" must be \"2.0\"");
+        return;
+    }
+    if (e.malformed) {
+        reply_error(id_usable && !e.repeated_id ? id : std::string_view(), jsonrpc::kInvalidRequest,
+                    "invalid request: a repeated id, a method that is not a string, or params that "
+                    "are not an object");
+        return;
+    }
+    if (e.id_kind == wire::IdKind::null || e.id_kind == wire::IdKind::invalid) {
+        reply_error({}, jsonrpc::kInvalidRequest, "invalid request: an id must be a string or an integer");
+        return;
+    }
+    if (!e.has_method && !e.is_response()) {
+        reply_error(id_usable ? id : std::string_view(), jsonrpc::kInvalidRequest,
+                    "invalid request: neither a request, a notification nor a response");
+        return;
+    }
     if (e.is_response()) {
         client_response(e, line);
         return;
     }
-    if (!e.has_method) return;
     if (initializing_ && e.method != "ping") {
-        before_initialize_.emplace_back(line);  // answered once the members have been
+        // Answered once the members have been; a client that will not wait is not queued
+        // without end.
+        if (before_initialize_.size() < kMaxEarlyLines) {
+            before_initialize_.emplace_back(line);
+            if (e.is_request()) ++early_requests_;
+        } else if (e.is_request()) {
+            reply_error(e.id.in(line), jsonrpc::kInvalidRequest,
+                        "the session is still being initialized: wait for the initialize answer");
+        }
         return;
     }
     const json message = parse(line);
     if (e.is_notification()) {
-        client_notification(message, e, line);
+        if (message.is_object()) client_notification(message, e, line);
         return;
     }
-    if (e.id_kind != wire::IdKind::string && e.id_kind != wire::IdKind::integer) {
-        env_.to_client(jsonrpc::error({}, jsonrpc::kInvalidRequest,
-                                      "invalid request: the id must be a string or an integer"));
-        return;
-    }
-    const std::string raw_id(e.id.in(line));
-    if (waiting_.contains(raw_id)) {
+    const std::string raw_id(id);
+    const bool open_stream = std::any_of(streams_.begin(), streams_.end(),
+                                         [&](const Stream& s) { return s.raw_id == raw_id; });
+    if (waiting_.contains(raw_id) || open_stream) {
         reply_error(raw_id, jsonrpc::kInvalidRequest,
                     "duplicate request id: a request with this id is still in flight");
         return;
     }
-    client_request(message, raw_id, line);
+    if (!message.is_object() || (message.contains("params") && !message["params"].is_object())) {
+        reply_error(raw_id, jsonrpc::kInvalidParams, "invalid params: expected an object");
+        return;
+    }
+    try {
+        client_request(message, raw_id, line);
+    } catch (const std::exception& error) {
+        // Whatever went wrong, the request is answered.
+        waiting_.erase(raw_id);
+        reply_error(raw_id, jsonrpc::kInternalError,
+                    std::string("the group could not handle this request: ") + error.what());
+    }
 }
 
 void GroupRouter::client_request(const json& message, std::string_view raw_id,
@@ -127,7 +187,7 @@ void GroupRouter::client_request(const json& message, std::string_view raw_id,
         return;
     }
     if (method == "initialize") {
-        if (initialized_) {
+        if (initialized_ || era_ == Era::modern) {
             reply_error(raw_id, jsonrpc::kInvalidRequest, "this session is already initialized");
             return;
         }
@@ -135,14 +195,24 @@ void GroupRouter::client_request(const json& message, std::string_view raw_id,
         return;
     }
     if (!initialized_) {
-        if (method == "server/discover") {
-            reply_error(raw_id, jsonrpc::kMethodNotFound,
-                        "server/discover is not supported: a group speaks the initialize handshake");
+        if (modern_request(message)) {
+            start_modern(message, raw_id, line);  // a 2026-07-28 client: no handshake
             return;
         }
         reply_error(raw_id, jsonrpc::kInvalidRequest,
-                    "send initialize first: this session has not been initialized");
+                    "send initialize first (or, in 2026-07-28, _meta with a protocolVersion): this "
+                    "session has not been initialized");
         return;
+    }
+    if (era_ == Era::modern) {
+        if (method == "server/discover") {
+            reply(raw_id, discover_result(), true);
+            return;
+        }
+        if (method == "subscriptions/listen") {
+            start_listen(message, raw_id);
+            return;
+        }
     }
     if (const ListKind* kind = list_kind(method)) {
         start_list(*kind, message, raw_id);
@@ -160,7 +230,6 @@ void GroupRouter::client_request(const json& message, std::string_view raw_id,
         send_member(0, message, Sent{Kind::forward, 0, std::string(raw_id)});
         return;
     }
-    (void)line;
     reply_error(raw_id, jsonrpc::kMethodNotFound,
                 "method not found: a group session does not offer " + method);
 }
@@ -170,16 +239,19 @@ void GroupRouter::client_notification(const json& message, const wire::Envelope&
     const std::string& method = e.method;
     if (method == "notifications/cancelled") {
         const std::string target(e.request_id.in(line));
+        if (std::any_of(streams_.begin(), streams_.end(), [&](const Stream& s) { return s.raw_id == target; })) {
+            end_listen(target);  // the client closes a listen stream
+            return;
+        }
         const auto found = waiting_.find(target);
         if (found == waiting_.end()) return;  // answered already, or never sent
         const std::uint64_t member_id = found->second;
         const auto sent = sent_.find(member_id);
-        waiting_.erase(found);
+        // A request sent to every member (initialize, setLevel) is answered all the same.
         if (sent == sent_.end()) return;
+        waiting_.erase(found);
         const std::size_t member = sent->second.member;
-        const bool single = sent->second.kind != Kind::initialize && sent->second.kind != Kind::set_level;
         sent_.erase(sent);
-        if (!single) return;
         json cancel = message;
         cancel["params"]["requestId"] = member_id;
         env_.to_member(member, cancel.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -242,9 +314,7 @@ void GroupRouter::member_response(std::size_t member, const wire::Envelope& e,
     switch (sent.kind) {
         case Kind::forward: {
             waiting_.erase(sent.raw_id);
-            std::string out;
-            wire::splice(line, {wire::Replacement{e.id, sent.raw_id}}, out);
-            env_.to_client(out);
+            answer_client(e, line, sent.raw_id, sent.list == "resources/read");
             return;
         }
         case Kind::list:
@@ -263,12 +333,26 @@ void GroupRouter::member_response(std::size_t member, const wire::Envelope& e,
             }
             waiting_.erase(sent.raw_id);
             if (!e.has_error && !uri.empty()) uri_owners_[uri] = member;
-            std::string out;
-            wire::splice(line, {wire::Replacement{e.id, sent.raw_id}}, out);
-            env_.to_client(out);
+            answer_client(e, line, sent.raw_id, true);
             return;
         }
+        case Kind::discover:
+            modern_member_settled(member, sent.fanout, parse(line), false);
+            return;
+        case Kind::listen:
+            // The member ended its stream (or refused it): reopened when it is back.
+            for (Stream& stream : streams_) std::erase_if(stream.member_listens, [&](const auto& entry) {
+                return entry.first == member && entry.second == static_cast<std::uint64_t>(*id);
+            });
+            return;
+        case Kind::internal:
+            return;
         case Kind::initialize:
+            if (sent.fanout.starts_with("modern-")) {
+                modern_member_settled(member, sent.fanout, parse(line), true);
+                return;
+            }
+            [[fallthrough]];
         case Kind::set_level: {
             const auto fanout = fanouts_.find(sent.fanout);
             if (fanout == fanouts_.end()) return;
@@ -287,6 +371,13 @@ void GroupRouter::member_response(std::size_t member, const wire::Envelope& e,
 
 void GroupRouter::member_request(std::size_t member, const wire::Envelope& e,
                                  std::string_view line) {
+    if (era_ == Era::modern) {
+        // A legacy member asks its session (the group): a 2026-07-28 client takes no requests.
+        env_.to_member(member, jsonrpc::error(e.id.in(line), jsonrpc::kMethodNotFound,
+                                              "the group's client speaks 2026-07-28, which has no "
+                                              "requests from server to client"));
+        return;
+    }
     // sampling, elicitation, roots: to the client with an id of the group's, the answer back
     // to this member alone.
     const std::uint64_t id = next_server_request_++;
@@ -301,6 +392,15 @@ void GroupRouter::member_request(std::size_t member, const wire::Envelope& e,
 void GroupRouter::member_notification(std::size_t member, const wire::Envelope& e,
                                       std::string_view line) {
     const std::string& method = e.method;
+    if (era_ == Era::modern && method == "notifications/cancelled") {
+        // A modern member ended a listen stream (its server went away): reopened when back.
+        const auto id = json_read::as_integer(parse(e.request_id.in(line)));
+        for (Stream& stream : streams_) std::erase_if(stream.member_listens, [&](const auto& entry) {
+            return id && entry.first == member && entry.second == static_cast<std::uint64_t>(*id);
+        });
+        if (id) sent_.erase(static_cast<std::uint64_t>(*id));
+        return;
+    }
     if (method == "notifications/cancelled") {
         // The member gave up a request it sent the client: name it by the client's id.
         const std::string target(e.request_id.in(line));
@@ -327,6 +427,16 @@ void GroupRouter::member_notification(std::size_t member, const wire::Envelope& 
         }
         if (!active(member)) return;  // its items are not in the group now
     }
+    if (era_ == Era::modern) {
+        // Progress and request-scoped logs answer a request; everything else travels only on
+        // the client's listen streams.
+        if (method == "notifications/progress" || (method == "notifications/message" && members_[member].modern)) {
+            env_.to_client(line);
+        } else if (active(member)) {
+            to_streams(member, e, line);
+        }
+        return;
+    }
     env_.to_client(line);
 }
 
@@ -334,14 +444,42 @@ std::uint64_t GroupRouter::send_member(std::size_t member, json message, Sent se
     const std::uint64_t id = next_id_++;
     message["id"] = id;
     sent.member = member;
-    if (sent.kind != Kind::initialize && sent.kind != Kind::set_level) waiting_[sent.raw_id] = id;
+    // A request of the client's that one member answers; fan-outs, listens and the group's own
+    // requests are accounted for elsewhere.
+    if (sent.kind == Kind::forward || sent.kind == Kind::list || sent.kind == Kind::read_probe)
+        waiting_[sent.raw_id] = id;
     sent_[id] = std::move(sent);
     env_.to_member(member, message.dump(-1, ' ', false, json::error_handler_t::replace));
     return id;
 }
 
-void GroupRouter::reply(std::string_view raw_id, const json& result) {
+void GroupRouter::reply(std::string_view raw_id, const json& result, bool cacheable) {
+    if (era_ == Era::modern && result.is_object()) {
+        // Every 2026-07-28 result says whether it is complete, and one a client may cache for
+        // how long and for whom: the group's are its session's own, and not to be kept.
+        json modern = result;
+        if (!modern.contains("resultType")) modern["resultType"] = "complete";
+        if (cacheable && !modern.contains("ttlMs")) modern["ttlMs"] = 0;
+        if (cacheable && !modern.contains("cacheScope")) modern["cacheScope"] = "private";
+        env_.to_client(jsonrpc::result(raw_id, modern.dump(-1, ' ', false, json::error_handler_t::replace)));
+        return;
+    }
     env_.to_client(jsonrpc::result(raw_id, result.dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
+void GroupRouter::answer_client(const wire::Envelope& e, std::string_view line, std::string_view raw_id,
+                                bool cacheable) {
+    if (era_ == Era::modern && e.has_result && e.result_type.empty()) {
+        // A legacy member's result to a 2026-07-28 client: it gains what that era requires.
+        const json answer = parse(line);
+        if (const json* result = json_read::object_at(answer, "result")) {
+            reply(raw_id, *result, cacheable);
+            return;
+        }
+    }
+    std::string out;
+    wire::splice(line, {wire::Replacement{e.id, raw_id}}, out);
+    env_.to_client(out);
 }
 
 void GroupRouter::reply_error(std::string_view raw_id, int code, std::string_view message,
@@ -357,37 +495,92 @@ void GroupRouter::reply_error(std::string_view raw_id, int code, std::string_vie
 }
 
 void GroupRouter::member_down(std::size_t member, std::string_view reason) {
-    if (member >= members_.size() || members_[member].state != MemberState::active) return;
+    if (member >= members_.size()) return;
+    inbox_.push_back(Inbound{Source::down, member, std::string(reason)});
+    drain();
+}
+
+void GroupRouter::member_up(std::size_t member) {
+    if (member >= members_.size()) return;
+    inbox_.push_back(Inbound{Source::up, member, {}});
+    drain();
+}
+
+void GroupRouter::member_closed(std::size_t member, std::string_view reason) {
+    if (member >= members_.size()) return;
+    inbox_.push_back(Inbound{Source::closed, member, std::string(reason)});
+    drain();
+}
+
+void GroupRouter::handle_member_down(std::size_t member, std::string_view reason) {
+    if (members_[member].state != MemberState::active) return;
     members_[member].state = MemberState::down;
+    for (Stream& stream : streams_) {
+        // Its listens ended with its server; they are opened again when it is back.
+        if (const auto own = stream.member_listens.find(member); own != stream.member_listens.end()) {
+            sent_.erase(own->second);
+            stream.member_listens.erase(own);
+        }
+    }
     env_.note("group '" + spec_.name + "': member '" + spec_.members[member].server +
               "' is away (" + std::string(reason) + "); its items leave the group");
     members_changed(member);
 }
 
-void GroupRouter::member_up(std::size_t member) {
-    if (member >= members_.size() || members_[member].state != MemberState::down) return;
+void GroupRouter::handle_member_up(std::size_t member) {
+    if (members_[member].state != MemberState::down) return;
     members_[member].state = MemberState::active;
     members_changed(member);
+    // A modern member's listens ended with its server; a legacy member's router restored its
+    // subscriptions itself.
+    if (members_[member].modern) {
+        for (std::size_t i = 0; i < streams_.size(); ++i) open_member_listens(i, member);
+    }
 }
 
-void GroupRouter::member_closed(std::size_t member, std::string_view reason) {
-    if (member >= members_.size()) return;
+void GroupRouter::handle_member_closed(std::size_t member, std::string_view reason) {
     const bool was_in = members_[member].state == MemberState::active;
     members_[member].state = MemberState::left_out;
     members_[member].why = std::string(reason);
-    // Its requests will not be answered now: the client hears so.
+    // Its requests will not be answered now: the client hears so, and what waited on every
+    // member's answer takes this as the member's error. Collected first: settling may send.
+    std::vector<Sent> lost;
     for (auto it = sent_.begin(); it != sent_.end();) {
-        if (it->second.member != member || it->second.kind == Kind::initialize ||
-            it->second.kind == Kind::set_level) {
+        if (it->second.member != member) {
             ++it;
             continue;
         }
-        waiting_.erase(it->second.raw_id);
-        reply_error(it->second.raw_id, jsonrpc::kInternalError,
-                    "server '" + spec_.members[member].server + "' left the group session: " +
-                        std::string(reason));
+        lost.push_back(std::move(it->second));
         it = sent_.erase(it);
     }
+    const std::string why = "server '" + spec_.members[member].server +
+                            "' left the group session: " + std::string(reason);
+    for (Sent& sent : lost) {
+        switch (sent.kind) {
+            case Kind::forward:
+            case Kind::list:
+            case Kind::read_probe:
+                waiting_.erase(sent.raw_id);
+                reply_error(sent.raw_id, jsonrpc::kInternalError, why);
+                break;
+            case Kind::discover:
+            case Kind::initialize:
+            case Kind::set_level: {
+                const json error = {{"error", {{"code", jsonrpc::kInternalError}, {"message", why}}}};
+                if (sent.fanout.starts_with("modern-")) {
+                    modern_member_settled(member, sent.fanout, error, true);
+                } else if (const auto fanout = fanouts_.find(sent.fanout); fanout != fanouts_.end()) {
+                    fanout->second.results[member] = error;
+                    if (--fanout->second.remaining == 0) finish_fanout(sent.fanout);
+                }
+                break;
+            }
+            case Kind::listen:
+            case Kind::internal:
+                break;
+        }
+    }
+    for (Stream& stream : streams_) stream.member_listens.erase(member);
     if (was_in) members_changed(member);
 }
 
@@ -407,7 +600,17 @@ void GroupRouter::members_changed(std::size_t member) {
 }
 
 void GroupRouter::list_changed(std::string_view list) {
-    if (initialized_) env_.to_client(jsonrpc::list_changed(list));
+    if (!initialized_) return;
+    if (era_ != Era::modern) {
+        env_.to_client(jsonrpc::list_changed(list));
+        return;
+    }
+    const std::string method = "notifications/" + std::string(list) + "/list_changed";
+    for (const Stream& stream : streams_) {
+        const bool wanted = (list == "tools" && stream.tools) || (list == "prompts" && stream.prompts) ||
+                            (list == "resources" && stream.resources);
+        if (wanted) env_.to_client(stream_notification(method, json::object(), stream.raw_id));
+    }
 }
 
 }  // namespace mcpd

@@ -6,9 +6,10 @@
 // are the Router's business); the group only maps the client's view onto the members:
 // prefixed tool and prompt names, filters, one merged cursor space for the lists, the union
 // of the members' capabilities, and which member each request, answer and server→client
-// request belongs to. The client speaks the initialize handshake; a member whose server runs
-// the stateless era alone is left out with its reason (a dual-era server serves it on a
-// process of its own, as for any legacy client).
+// request belongs to. The group session speaks the era its client chose: the initialize
+// handshake (a member that cannot is left out, with its reason), or the stateless 2026-07-28
+// era (group_router_modern.cpp), in which the group initializes a legacy member's session
+// itself and carries the members' change notifications on the client's listen streams.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,8 @@ class GroupRouter {
 public:
     // Cursors a session may hold at once; older ones are rejected as unknown.
     static constexpr std::size_t kMaxCursors = 256;
+    // Client lines kept while the members answer its initialize; later ones are refused.
+    static constexpr std::size_t kMaxEarlyLines = 256;
 
     GroupRouter(GroupSpec spec, GroupEnvironment& env, std::uint64_t cursor_nonce);
 
@@ -73,7 +76,7 @@ public:
     void member_closed(std::size_t member, std::string_view reason);
 
     // Client requests not answered yet.
-    std::size_t unanswered() const { return waiting_.size(); }
+    std::size_t unanswered() const { return waiting_.size() + early_requests_; }
     const GroupSpec& spec() const { return spec_; }
     // Members left out of the session, with why (status and sessions show them).
     std::map<std::string, std::string> left_out() const;
@@ -84,12 +87,14 @@ private:
     enum class MemberState { starting, active, down, left_out };
     struct Member {
         MemberState state = MemberState::starting;
+        bool modern = false;  // a stateless (2026-07-28) server, reached with per-request _meta
         std::string why;  // left_out: the reason
         nlohmann::json capabilities = nlohmann::json::object();
         nlohmann::json result;  // its InitializeResult
         std::vector<std::string> templates;  // uriTemplates it listed
     };
-    enum class Kind { forward, initialize, set_level, list, read_probe };
+    enum class Kind { forward, initialize, set_level, list, read_probe, discover, listen, internal };
+    enum class Era { none, legacy, modern };
     // What the answer to a request mcpd sent a member is for.
     struct Sent {
         Sent() = default;
@@ -126,6 +131,9 @@ private:
     };
 
     void handle_client_line(std::string_view line);
+    void handle_member_down(std::size_t member, std::string_view reason);
+    void handle_member_up(std::size_t member);
+    void handle_member_closed(std::size_t member, std::string_view reason);
     void handle_member_line(std::size_t member, std::string_view line);
     void drain();
     void client_request(const nlohmann::json& message, std::string_view raw_id,
@@ -136,6 +144,25 @@ private:
     void member_response(std::size_t member, const wire::Envelope& e, std::string_view line);
     void member_request(std::size_t member, const wire::Envelope& e, std::string_view line);
     void member_notification(std::size_t member, const wire::Envelope& e, std::string_view line);
+
+    // The stateless era (group_router_modern.cpp).
+    static bool modern_request(const nlohmann::json& message);
+    void start_modern(const nlohmann::json& message, std::string_view raw_id, std::string_view line);
+    void modern_member_settled(std::size_t member, const std::string& fanout,
+                               const nlohmann::json& reply, bool initialize);
+    void finish_modern(Fanout& fanout);
+    nlohmann::json discover_result() const;
+    void start_listen(const nlohmann::json& message, std::string_view raw_id);
+    // Open what the client's stream needs at each member (or at `only`): a modern member's
+    // listen, a legacy member's subscriptions.
+    void open_member_listens(std::size_t stream, std::optional<std::size_t> only = std::nullopt);
+    void end_listen(std::string_view raw_id);
+    // A legacy member's unsolicited notification, or a modern member's stream notification,
+    // to the client's streams that asked for it. False when it is for no stream.
+    bool to_streams(std::size_t member, const wire::Envelope& e, std::string_view line);
+    // `method` with `params` on the client's stream `raw_id` (_meta.subscriptionId = its id).
+    std::string stream_notification(std::string_view method, nlohmann::json params,
+                                    std::string_view raw_id) const;
 
     // Handshake (group_router_handshake.cpp).
     void start_initialize(const nlohmann::json& message, std::string_view raw_id);
@@ -162,7 +189,11 @@ private:
 
     // Sending.
     std::uint64_t send_member(std::size_t member, nlohmann::json message, Sent sent);
-    void reply(std::string_view raw_id, const nlohmann::json& result);
+    // `cacheable`: a list, resources/read or server/discover result (2026-07-28 cache hints).
+    void reply(std::string_view raw_id, const nlohmann::json& result, bool cacheable = false);
+    // A member's answer `line` to the client's request `raw_id`, with the client's id.
+    void answer_client(const wire::Envelope& e, std::string_view line, std::string_view raw_id,
+                       bool cacheable = false);
     void reply_error(std::string_view raw_id, int code, std::string_view message,
                      const nlohmann::json* data = nullptr);
     bool active(std::size_t member) const { return members_[member].state == MemberState::active; }
@@ -177,8 +208,11 @@ private:
     std::string scratch_;
 
     bool busy_ = false;
+    // What reaches the group, in order: a client line, a member line, or a member's server
+    // going away, coming back or closing its session (`line` the reason).
+    enum class Source { client, member, down, up, closed };
     struct Inbound {
-        bool from_client = false;
+        Source source = Source::client;
         std::size_t member = 0;
         std::string line;
     };
@@ -186,10 +220,22 @@ private:
 
     bool initializing_ = false;
     bool initialized_ = false;
+    Era era_ = Era::none;
+    nlohmann::json modern_meta_;  // the client's _meta of its first request: version, capabilities
+    std::string modern_trigger_;  // that request, answered once the members are settled
+    // The client's subscriptions/listen streams (stateless era).
+    struct Stream {
+        std::string raw_id;
+        bool tools = false, prompts = false, resources = false;
+        std::vector<std::string> uris;
+        std::map<std::size_t, std::uint64_t> member_listens;  // modern member → its listen's id
+    };
+    std::vector<Stream> streams_;
     nlohmann::json initialize_params_;
     std::string protocol_;
     std::string client_name_;
     std::deque<std::string> before_initialize_;  // client lines that came during the handshake
+    std::size_t early_requests_ = 0;             // of those, the requests
 
     std::uint64_t next_id_ = 1;
     std::unordered_map<std::uint64_t, Sent> sent_;  // by the id a member was sent

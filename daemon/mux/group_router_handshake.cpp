@@ -10,6 +10,7 @@ using nlohmann::json;
 
 void GroupRouter::start_initialize(const json& message, std::string_view raw_id) {
     initializing_ = true;
+    era_ = Era::legacy;
     const json* params = json_read::object_at(message, "params");
     initialize_params_ = params != nullptr ? *params : json::object();
     if (const json* info = json_read::object_at(initialize_params_, "clientInfo"))
@@ -38,6 +39,10 @@ void GroupRouter::finish_fanout(const std::string& key) {
     waiting_.erase(fanout.raw_id);
     if (key.starts_with("initialize-")) {
         finish_initialize(fanout);
+        return;
+    }
+    if (key.starts_with("modern-")) {
+        finish_modern(fanout);
         return;
     }
     // logging/setLevel: answered when every member that logs has taken it; the first error
@@ -120,7 +125,8 @@ void GroupRouter::finish_initialize(Fanout& fanout) {
     // What the client sent meanwhile, in order.
     std::deque<std::string> queued = std::move(before_initialize_);
     before_initialize_.clear();
-    for (std::string& line : queued) inbox_.push_back(Inbound{true, 0, std::move(line)});
+    early_requests_ = 0;  // handled in this same turn, from the inbox
+    for (std::string& line : queued) inbox_.push_back(Inbound{Source::client, 0, std::move(line)});
 }
 
 json GroupRouter::merged_capabilities() const {

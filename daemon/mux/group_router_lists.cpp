@@ -101,7 +101,7 @@ void GroupRouter::start_list(const ListKind& kind, const json& message, std::str
     std::optional<std::size_t> member = next_member_with(kind.capability, from);
     if (member && *member != from) member_cursor.reset();  // that member is away now
     if (!member) {
-        reply(raw_id, json{{std::string(kind.items), json::array()}});
+        reply(raw_id, json{{std::string(kind.items), json::array()}}, true);
         return;
     }
     json request = {{"jsonrpc", "2.0"}, {"method", method}};
@@ -156,7 +156,7 @@ void GroupRouter::finish_list(const Sent& sent, const json& reply_message) {
         cursor = Cursor{sent.list, epochs_[sent.list], *following, std::nullopt};
     }
     if (cursor) out["nextCursor"] = new_cursor(std::move(*cursor));
-    reply(sent.raw_id, out);
+    reply(sent.raw_id, out, true);
 }
 
 void GroupRouter::call_by_name(const json& message, std::string_view raw_id, std::string_view what) {
@@ -216,7 +216,7 @@ void GroupRouter::by_uri(const json& message, std::string_view raw_id) {
         reply_error(raw_id, kResourceNotFound, "Resource not found", &data);
         return;
     }
-    send_member(*owner, message, Sent{Kind::forward, *owner, std::string(raw_id)});
+    send_member(*owner, message, Sent{Kind::forward, *owner, std::string(raw_id), method});
 }
 
 void GroupRouter::complete(const json& message, std::string_view raw_id) {

@@ -196,3 +196,63 @@ TEST_CASE("a failed member is left out of the session, and status says so", "[gr
     CHECK(text.out.find("group mixed (alpha, broken): 1 sessions") != std::string::npos);
     CHECK(text.out.find("broken is left out of session") != std::string::npos);
 }
+
+TEST_CASE("modern and legacy members serve a 2026-07-28 client and a legacy one", "[group][modern]") {
+    TestEnv env("group-eras");
+    env.write_registry(server_toml("new", {"--era=dual", "--tick-ms=0"}) + "\n" +
+                       server_toml("old", {"--era=legacy", "--tick-ms=0"}) +
+                       "\n[groups.mixed]\nservers = [\"new\", \"old\"]\n");
+    env.start_daemon();
+    const json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                       {"io.modelcontextprotocol/clientCapabilities", json::object()},
+                       {"io.modelcontextprotocol/clientInfo", {{"name", "modern-agent"}, {"version", "1"}}}};
+
+    // The 2026-07-28 client: no handshake, its _meta on every request.
+    McpSession modern(env.socket(), "mixed");
+    const McpMessage discovered = modern.wait_response(modern.request("server/discover", {{"_meta", meta}}));
+    INFO(discovered.raw);
+    REQUIRE(discovered.json.contains("result"));
+    CHECK(discovered.json["result"]["supportedVersions"] == json{"2026-07-28"});
+    CHECK(discovered.json["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mixed");
+    const McpMessage tools = modern.wait_response(modern.request("tools/list", {{"_meta", meta}}));
+    std::vector<std::string> names;
+    json params = {{"_meta", meta}};
+    for (json page = tools.json;;) {
+        for (const json& tool : page["result"]["tools"]) names.push_back(tool["name"]);
+        if (!page["result"].contains("nextCursor")) break;
+        params["cursor"] = page["result"]["nextCursor"];
+        page = modern.wait_response(modern.request("tools/list", params)).json;
+    }
+    INFO(json(names).dump());
+    CHECK(has(names, "new__touch_tools"));  // the modern era's own tool
+    CHECK(has(names, "old__echo"));
+    const json with_meta = modern.call_tool("old__echo", {{"text", "o"}}, meta);
+    CHECK(modern.wait_response(with_meta).tool_text() == "o");
+    const json modern_echo = modern.call_tool("new__echo", {{"text", "n"}}, meta);
+    CHECK(modern.wait_response(modern_echo).tool_text() == "n");
+
+    // A listen stream: the modern member's list change arrives tagged with the client's id.
+    modern.request_raw("\"stream-1\"", "subscriptions/listen",
+                       {{"notifications", {{"toolsListChanged", true}}}, {"_meta", meta}});
+    const auto ack = modern.wait_for([](const McpMessage& m) {
+        return m.method() == "notifications/subscriptions/acknowledged";
+    }, 10s);
+    REQUIRE(ack.has_value());
+    CHECK(ack->json["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "stream-1");
+    const json touch = modern.call_tool("new__touch_tools", json::object(), meta);
+    modern.wait_response(touch);
+    const auto changed = modern.wait_for([](const McpMessage& m) {
+        return m.method() == "notifications/tools/list_changed";
+    }, 10s);
+    REQUIRE(changed.has_value());
+    CHECK(changed->json["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "stream-1");
+
+    // A legacy client of the same group at once: the dual-era member serves it on a legacy
+    // process of its own.
+    McpSession legacy(env.socket(), "mixed");
+    const McpMessage init = legacy.initialize("legacy-agent");
+    INFO(init.raw);
+    CHECK(init.json["result"]["serverInfo"]["name"] == "mixed");
+    CHECK(call_text(legacy, "new__echo", {{"text", "l1"}}) == "l1");
+    CHECK(call_text(legacy, "old__echo", {{"text", "l2"}}) == "l2");
+}

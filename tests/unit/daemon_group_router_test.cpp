@@ -384,3 +384,183 @@ TEST_CASE("a member whose session closes fails only its own requests", "[group]"
     CHECK(router.unanswered() == 1);
     CHECK(router.left_out().at("alpha") == "the server was removed");
 }
+
+TEST_CASE("bad client lines get the answer a server's router gives, by their id", "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    initialize(router, env, {kToolsOnly, kToolsOnly});
+    env.client.clear();
+    router.on_client_line(R"({"jsonrpc":"2.0","id":4,"method":"tools/list","params":true})");
+    CHECK(env.last_client()["id"] == 4);
+    CHECK(env.last_client()["error"]["code"] == -32600);
+    router.on_client_line(R"({"jsonrpc":"1.0","id":"x","method":"ping"})");
+    CHECK(env.last_client()["id"] == "x");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":null,"method":"ping"})");
+    CHECK(env.last_client()["id"].is_null());
+    router.on_client_line("[1,2]");
+    CHECK(env.last_client()["error"]["code"] == -32600);
+    router.on_client_line("{not json");
+    CHECK(env.last_client()["error"]["code"] == -32700);
+    // A bad response is dropped, never answered.
+    const std::size_t before = env.client.size();
+    router.on_client_line(R"({"jsonrpc":"2.0","id":null,"result":{}})");
+    CHECK(env.client.size() == before);
+    // A name that is not a string, or no params at all, is an unknown tool.
+    router.on_client_line(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}})");
+    CHECK(env.last_client()["error"]["message"] == "Unknown tool: ");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":6,"method":"tools/call"})");
+    CHECK(env.last_client()["id"] == 6);
+    CHECK(env.members[0].empty());
+    CHECK(env.members[1].empty());
+    CHECK(router.unanswered() == 0);
+}
+
+TEST_CASE("requests sent during the members' initialize wait for it, and count as unanswered",
+          "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    router.on_client_line(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}})");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
+    // A cancellation of the initialize does not stop its answer.
+    router.on_client_line(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+    CHECK(router.unanswered() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        const json request = env.take(i);
+        router.on_member_line(i, answer(request, {{"protocolVersion", "2025-06-18"}, {"capabilities", kToolsOnly}}));
+    }
+    CHECK(json::parse(env.client.front())["id"] == 1);
+    const json list = env.take(0);  // the queued tools/list went on to the first member
+    CHECK(list["method"] == "tools/list");
+    CHECK(router.unanswered() == 1);
+}
+
+namespace {
+
+const json kModernMeta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                          {"io.modelcontextprotocol/clientCapabilities", json::object()},
+                          {"io.modelcontextprotocol/clientInfo", {{"name", "modern-agent"}, {"version", "2"}}}};
+
+// A 2026-07-28 client's first request: alpha answers server/discover (a modern server), beta
+// does not know it (a legacy server), so the group initializes beta's session itself.
+void modern_setup(GroupRouter& router, FakeEnv& env, const std::string& first) {
+    router.on_client_line(first);
+    const json discover_a = env.take(0);
+    CHECK(discover_a["method"] == "server/discover");
+    CHECK(discover_a["params"]["_meta"]["io.modelcontextprotocol/clientInfo"]["name"] == "modern-agent");
+    const json discover_b = env.take(1);
+    router.on_member_line(0, answer(discover_a, {{"supportedVersions", {"2026-07-28"}},
+                                                 {"capabilities", {{"tools", {{"listChanged", true}}}}},
+                                                 {"instructions", "modern alpha"}}));
+    router.on_member_line(1, json{{"jsonrpc", "2.0"}, {"id", discover_b["id"]},
+                                  {"error", {{"code", -32601}, {"message", "Method not found"}}}}.dump());
+    const json initialize = env.take(1);
+    CHECK(initialize["method"] == "initialize");
+    CHECK(initialize["params"]["protocolVersion"] == "2025-11-25");
+    CHECK(initialize["params"]["clientInfo"]["name"] == "modern-agent");
+    router.on_member_line(1, answer(initialize, {{"protocolVersion", "2025-11-25"},
+                                                 {"capabilities", {{"tools", {{"listChanged", true}}},
+                                                                   {"resources", {{"subscribe", true}}}}},
+                                                 {"instructions", "legacy beta"}}));
+    CHECK(env.take(1)["method"] == "notifications/initialized");
+}
+
+}  // namespace
+
+TEST_CASE("a 2026-07-28 client: modern and legacy members behind one discover", "[group][modern]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    modern_setup(router, env,
+                 json{{"jsonrpc", "2.0"}, {"id", "d"}, {"method", "server/discover"}, {"params", {{"_meta", kModernMeta}}}}.dump());
+    const json discovered = env.last_client();
+    CHECK(discovered["id"] == "d");
+    CHECK(discovered["result"]["supportedVersions"] == json{"2026-07-28"});
+    CHECK(discovered["result"]["resultType"] == "complete");
+    CHECK(discovered["result"]["capabilities"]["tools"] == json{{"listChanged", true}});
+    CHECK(discovered["result"]["capabilities"]["resources"] == json{{"subscribe", true}});
+    CHECK(discovered["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "dev");
+    CHECK(discovered["result"]["instructions"] == "## alpha\nmodern alpha\n\n## beta\nlegacy beta");
+    CHECK(router.protocol() == "2026-07-28");
+    CHECK(router.left_out().empty());
+
+    // Requests travel with the client's own _meta, to either era.
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+                               {"params", {{"name", "beta__echo"}, {"_meta", kModernMeta}}}}.dump());
+    const json call = env.take(1);
+    CHECK(call["params"]["name"] == "echo");
+    CHECK(call["params"]["_meta"] == kModernMeta);
+    router.on_member_line(1, answer(call, {{"content", json::array()}}));
+    CHECK(env.last_client()["id"] == 1);
+
+    // A legacy member's request to its session is answered by the group: no such thing in 2026.
+    router.on_member_line(1, R"({"jsonrpc":"2.0","id":"r1","method":"roots/list"})");
+    const json refused = env.take(1);
+    CHECK(refused["id"] == "r1");
+    CHECK(refused["error"]["code"] == -32601);
+    // Unsolicited notifications reach no one without a stream.
+    const std::size_t before = env.client.size();
+    router.on_member_line(1, R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+    router.on_member_line(1, R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}})");
+    CHECK(env.client.size() == before);
+}
+
+TEST_CASE("a 2026-07-28 client's listen stream carries every member's changes", "[group][modern]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    // The first request is an ordinary one: it is answered once the members are settled.
+    modern_setup(router, env,
+                 json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "resources/list"}, {"params", {{"_meta", kModernMeta}}}}.dump());
+    const json list = env.take(1);  // alpha has no resources: the first page is beta's
+    CHECK(list["method"] == "resources/list");
+    router.on_member_line(1, answer(list, {{"resources", {{{"uri", "mem://a"}, {"name", "a"}}}}}));
+    CHECK(env.last_client()["result"]["resources"][0]["uri"] == "mem://a");
+    // What 2026-07-28 asks of every result, and of a list's: the group's pages are not cached.
+    CHECK(env.last_client()["result"]["resultType"] == "complete");
+    CHECK(env.last_client()["result"]["cacheScope"] == "private");
+    CHECK(env.last_client()["result"]["ttlMs"] == 0);
+
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", "L1"}, {"method", "subscriptions/listen"},
+                               {"params", {{"notifications", {{"toolsListChanged", true}, {"promptsListChanged", true},
+                                                              {"resourceSubscriptions", {"mem://a", "nowhere://x"}}}},
+                                           {"_meta", kModernMeta}}}}.dump());
+    const json ack = env.last_client();
+    CHECK(ack["method"] == "notifications/subscriptions/acknowledged");
+    CHECK(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L1");
+    CHECK(ack["params"]["notifications"] == json{{"toolsListChanged", true}, {"resourceSubscriptions", {"mem://a"}}});
+    const json listen = env.take(0);
+    CHECK(listen["method"] == "subscriptions/listen");
+    CHECK(listen["params"]["notifications"] == json{{"toolsListChanged", true}});
+    CHECK(env.take(1)["params"]["uri"] == "mem://a");  // beta: resources/subscribe
+
+    // alpha's stream notification, re-tagged with the client's stream id.
+    router.on_member_line(0, json{{"jsonrpc", "2.0"}, {"method", "notifications/subscriptions/acknowledged"},
+                                  {"params", {{"_meta", {{"io.modelcontextprotocol/subscriptionId", listen["id"]}}}}}}.dump());
+    CHECK(env.last_client()["method"] == "notifications/subscriptions/acknowledged");  // only the group's
+    const std::size_t acks = env.client.size();
+    router.on_member_line(0, json{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"},
+                                  {"params", {{"_meta", {{"io.modelcontextprotocol/subscriptionId", listen["id"]}}}}}}.dump());
+    REQUIRE(env.client.size() == acks + 1);
+    CHECK(env.client.back() ==
+          R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L1"}}})");
+    // beta's unsolicited ones, carried on the stream.
+    router.on_member_line(1, R"({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"mem://a"}})");
+    CHECK(env.last_client()["params"]["uri"] == "mem://a");
+    CHECK(env.last_client()["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L1");
+    router.on_member_line(1, R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+    CHECK(env.last_client()["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L1");
+
+    // alpha restarts: the stream says the tools changed, and alpha's listen is opened again.
+    router.member_down(0, "restart");
+    CHECK(env.last_client()["method"] == "notifications/tools/list_changed");
+    router.member_up(0);
+    CHECK(env.take(0)["method"] == "subscriptions/listen");
+
+    // The client closes the stream: alpha's listen is cancelled, beta's URI unsubscribed.
+    router.on_client_line(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L1"}})");
+    CHECK(env.take(0)["method"] == "notifications/cancelled");
+    const json unsubscribe = env.take(1);
+    CHECK(unsubscribe["method"] == "resources/unsubscribe");
+    CHECK(unsubscribe["params"]["uri"] == "mem://a");
+    const std::size_t after = env.client.size();
+    router.on_member_line(1, R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+    CHECK(env.client.size() == after);
+}

@@ -1,4 +1,5 @@
-// 1. Latency: sequential small tools/call echo round trips, one at a time, through each set-up.
+// 1. Latency: sequential small tools/call echo round trips, one at a time, through each set-up
+// (and through a group of the demo server and another, on the same mcpd as the plain attach).
 // The set-ups take turns every `latency_chunk` calls, so load on the machine falls on all of
 // them alike; the CPU time of the processes in between is read around each turn.
 #include <sched.h>
@@ -59,9 +60,15 @@ Json latency(const Config& config, int cpu) {
     Relay relay(config.bin, dir, "relay");
     Session relay_one = relay.connect();
     Session relay_two = relay.bridge();
-    Mcpd mcpd(config.bin, dir, "mcpd");
+    McpdOptions options;
+    options.servers = 2;
+    options.pair_group = true;
+    Mcpd mcpd(config.bin, dir, "mcpd", options);
     Session attach = mcpd.attach();
     Session connect = mcpd.connect();
+    // The same server's echo through a group of it and demo2 (docs/GROUPS.md).
+    Session group = mcpd.attach("pair");
+    group.echo_tool = "demo__echo";
 
     std::vector<Path> paths = {
         {"direct", &direct.session(), {}, {}, 0},
@@ -69,6 +76,7 @@ Json latency(const Config& config, int cpu) {
         {"relay_2hop", &relay_two, {relay.pid(), relay_two.process->pid()}, {}, 0},
         {"mcpd_attach", &attach, {mcpd.pid()}, {}, 0},
         {"mcpctl_connect", &connect, {mcpd.pid(), connect.process->pid()}, {}, 0},
+        {"mcpd_group_attach", &group, {mcpd.pid()}, {}, 0},
     };
     const std::string text = "hello";
     for (Path& path : paths) {
@@ -108,13 +116,16 @@ Json latency(const Config& config, int cpu) {
                 r["mcpctl_connect"][k].get<double>() / r["relay_2hop"][k].get<double>();
             r["ratio_connect_vs_relay"][k] =
                 r["mcpctl_connect"][k].get<double>() / r["relay"][k].get<double>();
+            r["ratio_group_vs_attach"][k] =
+                r["mcpd_group_attach"][k].get<double>() / r["mcpd_attach"][k].get<double>();
         }
         r["load"] = load_average();
         note(std::string("latency ") + (cpu < 0 ? "unpinned" : "pinned") + " round " +
              std::to_string(round + 1) + ": p50 direct " +
              std::to_string(r["direct"]["p50_us"].get<double>()) + " us, relay " +
              std::to_string(r["relay"]["p50_us"].get<double>()) + " us, mcpd attach " +
-             std::to_string(r["mcpd_attach"]["p50_us"].get<double>()) + " us");
+             std::to_string(r["mcpd_attach"]["p50_us"].get<double>()) + " us, through a group " +
+             std::to_string(r["mcpd_group_attach"]["p50_us"].get<double>()) + " us");
         rounds.push_back(r);
     }
 
@@ -124,8 +135,8 @@ Json latency(const Config& config, int cpu) {
             summary[path.name][k] = median_of(rounds, "/" + path.name + "/" + k);
         }
     }
-    for (const char* ratio :
-         {"ratio_attach_vs_relay", "ratio_connect_vs_relay_2hop", "ratio_connect_vs_relay"}) {
+    for (const char* ratio : {"ratio_attach_vs_relay", "ratio_connect_vs_relay_2hop",
+                              "ratio_connect_vs_relay", "ratio_group_vs_attach"}) {
         for (const char* k : {"p50_us", "p99_us"}) {
             summary[ratio][k] = median_of(rounds, std::string("/") + ratio + "/" + k);
         }

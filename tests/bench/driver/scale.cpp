@@ -1,5 +1,6 @@
 // 4. Scale and memory: mcpd's RSS with many configured servers and with many idle sessions
-// (on the control socket and on passed pipes), the relay's per connection, and what one idle
+// (on the control socket, on passed pipes, and group sessions over two servers), the relay's
+// per connection, and what one idle
 // `mcpctl connect` costs (RSS, and private memory from smaps_rollup).
 #include <stdexcept>
 
@@ -102,6 +103,16 @@ Json run_scale(const Config& config) {
             sessions(mcpd.pid(), p.idle_sessions, [&] { return mcpd.attach_fds(); });
     }
     {
+        // A group session holds a member session on each server: what an idle one costs.
+        TempDir dir;
+        McpdOptions options;
+        options.servers = 2;
+        options.pair_group = true;
+        Mcpd mcpd(config.bin, dir, "group", options);
+        result["group_sessions"] =
+            sessions(mcpd.pid(), p.idle_sessions, [&] { return mcpd.attach("pair"); });
+    }
+    {
         TempDir dir;
         Relay relay(config.bin, dir, "relay");
         result["relay_connections"] =
@@ -111,7 +122,9 @@ Json run_scale(const Config& config) {
          std::to_string(result["socket_sessions"]["rss_kib_per_item"].get<double>()) +
          " KiB each on the socket, " +
          std::to_string(result["fd_sessions"]["rss_kib_per_item"].get<double>()) +
-         " KiB on passed pipes");
+         " KiB on passed pipes, " +
+         std::to_string(result["group_sessions"]["rss_kib_per_item"].get<double>()) +
+         " KiB for a group of two servers");
     result["mcpctl_connect"] = bridges(config);
     return result;
 }

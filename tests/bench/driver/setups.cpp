@@ -103,10 +103,10 @@ std::string initialized() {
     return R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
 }
 
-std::string echo(std::uint64_t id, std::string_view text) {
+std::string echo(std::uint64_t id, std::string_view text, std::string_view tool) {
     return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
-           R"(,"method":"tools/call","params":{"name":"echo","arguments":{"text":")" +
-           std::string(text) + R"("}}})";
+           R"(,"method":"tools/call","params":{"name":")" + std::string(tool) +
+           R"(","arguments":{"text":")" + std::string(text) + R"("}}})";
 }
 
 std::string large(std::uint64_t id, std::size_t bytes) {
@@ -118,7 +118,7 @@ std::string large(std::uint64_t id, std::size_t bytes) {
 }  // namespace mcp
 
 void Session::echo(std::string_view text) {
-    round_trip(*this, mcp::echo(next_id++, text));
+    round_trip(*this, mcp::echo(next_id++, text, echo_tool));
 }
 
 std::size_t Session::large(std::size_t bytes) {
@@ -186,6 +186,7 @@ Mcpd::Mcpd(const Binaries& bin, const TempDir& dir, const std::string& name,
                     "restart = \"never\"\nhealth_interval = \"0s\"\nera = \"legacy\"\n" +
                     "start_timeout = \"" + std::to_string(options.start_timeout_ms) + "ms\"\n";
     }
+    if (options.pair_group) registry += "\n[groups.pair]\nservers = [\"demo\", \"demo2\"]\n";
     const std::string registry_path = dir.file(name + ".toml");
     write_text(registry_path, registry);
     std::vector<std::string> argv = options.prefix;

@@ -26,7 +26,7 @@ struct Binaries {
 namespace mcp {
 std::string initialize(std::string_view client_name);
 std::string initialized();
-std::string echo(std::uint64_t id, std::string_view text);
+std::string echo(std::uint64_t id, std::string_view text, std::string_view tool = "echo");
 std::string large(std::uint64_t id, std::size_t bytes);
 }  // namespace mcp
 
@@ -36,6 +36,7 @@ struct Session {
     std::unique_ptr<Channel> control;  // a passed-pipes session's control connection
     std::unique_ptr<Channel> channel;
     std::uint64_t next_id = 1;
+    std::string echo_tool = "echo";  // "demo__echo" through a group
 
     // One tools/call echo round trip; throws when the reply is not a result.
     void echo(std::string_view text);
@@ -79,6 +80,8 @@ struct McpdOptions {
     std::uint64_t max_message_bytes = 0;  // 0: the default
     std::vector<std::string> prefix;      // run mcpd under this (valgrind ...)
     int start_timeout_ms = 30000;
+    // A [groups.pair] of demo and demo2 (needs servers >= 2): one session over both.
+    bool pair_group = false;
 };
 
 class Mcpd {
