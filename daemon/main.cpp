@@ -47,6 +47,11 @@ int check_config(const std::string& path) {
         std::printf("  %-20s %s%s\n", server.name.c_str(), command.c_str(),
                     server.autostart ? "" : "  (autostart = false)");
     }
+    for (const auto& group : registry.groups) {
+        std::string members;
+        for (const auto& member : group.members) members += (members.empty() ? "" : ", ") + member.server;
+        std::printf("  %-20s group of %s\n", group.name.c_str(), members.c_str());
+    }
     return 0;
 }
 

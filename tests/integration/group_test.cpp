@@ -101,6 +101,11 @@ TEST_CASE("a registry group gives one session the prefixed, filtered tools of it
     CHECK(list[0]["client"]["name"] == "group-agent");
     CHECK(env.server("alpha")["sessions"] == 1);
     CHECK(env.server("beta")["sessions"] == 1);
+
+    // mcpd --check-config lists the group with its servers.
+    const RunResult checked = run_process({bin("mcpd"), "--check-config", env.registry()});
+    CHECK(checked.exit_code == 0);
+    CHECK(checked.out.find("dev                  group of alpha, beta") != std::string::npos);
 }
 
 TEST_CASE("a member's restart: its items leave with list_changed and come back; the other "
