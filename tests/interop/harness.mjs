@@ -255,7 +255,11 @@ class Context {
     this.definitions = {};
     try {
       for (const server of servers) {
-        this.definitions[server.name ?? server] = serverDefinition(server, this.tmp, options.binDir);
+        const name = server.name ?? server;
+        const def = serverDefinition(server, this.tmp, options.binDir);
+        // A scenario's own registry keys for a server (filters, say), after the definition's.
+        def.settings = { ...def.settings, ...options.serverSettings?.[name] };
+        this.definitions[name] = def;
       }
     } catch (error) {
       this.removeTmp();
@@ -522,9 +526,10 @@ class Context {
 }
 
 // Runs one scenario: `body(ctx)` with mcpd up, within `timeoutSeconds`. Never returns.
-// `extraToml`: registry text added after the servers (groups); `groups`: the names it declares.
-export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60, userRuntimeDir = false, extraToml = '', groups = [] }, body) {
-  const options = { ...parseArgs(process.argv.slice(2)), extraToml, groups };
+// `extraToml`: registry text added after the servers (groups); `groups`: the names it declares;
+// `serverSettings`: registry keys per server name, as TOML values ({memory: {tools: '["a"]'}}).
+export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60, userRuntimeDir = false, extraToml = '', groups = [], serverSettings = {} }, body) {
+  const options = { ...parseArgs(process.argv.slice(2)), extraToml, groups, serverSettings };
   let ctx = null;
   let finished = false;
 

@@ -564,3 +564,35 @@ TEST_CASE("a 2026-07-28 client's listen stream carries every member's changes", 
     router.on_member_line(1, R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
     CHECK(env.client.size() == after);
 }
+
+TEST_CASE("prompts/get and completion/complete go to the member owning the prompt or template",
+          "[group]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    const json caps = {{"prompts", json::object()}, {"resources", json::object()}, {"completions", json::object()}};
+    initialize(router, env, {caps, caps});
+    router.on_client_line(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"beta__greet","arguments":{"who":"x"}}})");
+    const json get = env.take(1);
+    CHECK(get["params"]["name"] == "greet");
+    CHECK(get["params"]["arguments"] == json{{"who", "x"}});
+    CHECK(env.members[0].empty());
+    router.on_client_line(R"({"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"gamma__greet"}})");
+    CHECK(env.last_client()["error"]["message"] == "Unknown prompt: gamma__greet");
+
+    router.on_client_line(R"({"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"alpha__greet"},"argument":{"name":"who","value":"a"}}})");
+    const json prompt_completion = env.take(0);
+    CHECK(prompt_completion["params"]["ref"]["name"] == "greet");
+
+    // A template is known once listed: its completion goes to the member that listed it.
+    router.on_client_line(R"({"jsonrpc":"2.0","id":4,"method":"resources/templates/list"})");
+    json list = env.take(0);
+    router.on_member_line(0, answer(list, {{"resourceTemplates", json::array()}}));
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 5}, {"method", "resources/templates/list"},
+                               {"params", {{"cursor", env.last_client()["result"]["nextCursor"]}}}}.dump());
+    list = env.take(1);
+    router.on_member_line(1, answer(list, {{"resourceTemplates", {{{"uriTemplate", "file:///{path}"}, {"name", "files"}}}}}));
+    router.on_client_line(R"({"jsonrpc":"2.0","id":6,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"file:///{path}"},"argument":{"name":"path","value":"a"}}})");
+    CHECK(env.take(1)["params"]["ref"]["uri"] == "file:///{path}");
+    router.on_client_line(R"({"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"other://{x}"}}})");
+    CHECK(env.last_client()["error"]["code"] == -32602);
+}
