@@ -332,7 +332,7 @@ void GroupRouter::member_response(std::size_t member, const wire::Envelope& e,
                 return;
             }
             waiting_.erase(sent.raw_id);
-            if (!e.has_error && !uri.empty()) uri_owners_[uri] = member;
+            if (!e.has_error && !uri.empty()) remember_owner(uri, member);
             answer_client(e, line, sent.raw_id, true);
             return;
         }

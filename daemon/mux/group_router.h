@@ -59,6 +59,9 @@ public:
     static constexpr std::size_t kMaxCursors = 256;
     // Client lines kept while the members answer its initialize; later ones are refused.
     static constexpr std::size_t kMaxEarlyLines = 256;
+    // Resource URIs (and templates per member) remembered from lists, to route reads: past it
+    // the group forgets them and learns again (an unknown URI is read from each member in turn).
+    static constexpr std::size_t kMaxKnown = 10000;
 
     GroupRouter(GroupSpec spec, GroupEnvironment& env, std::uint64_t cursor_nonce);
 
@@ -91,7 +94,7 @@ private:
         std::string why;  // left_out: the reason
         nlohmann::json capabilities = nlohmann::json::object();
         nlohmann::json result;  // its InitializeResult
-        std::vector<std::string> templates;  // uriTemplates it listed
+        std::set<std::string> templates;  // uriTemplates it listed (at most kMaxKnown)
     };
     enum class Kind { forward, initialize, set_level, list, read_probe, discover, listen, internal };
     enum class Era { none, legacy, modern };
@@ -176,6 +179,8 @@ private:
     void start_list(const ListKind& kind, const nlohmann::json& message, std::string_view raw_id);
     void finish_list(const Sent& sent, const nlohmann::json& reply);
     std::optional<std::size_t> next_member_with(std::string_view capability, std::size_t from) const;
+    // `uri` is `member`'s (from a list or a read), within kMaxKnown.
+    void remember_owner(const std::string& uri, std::size_t member);
     // The next member from `from` on that has resources and whose filters admit `uri`.
     std::optional<std::size_t> next_reader(std::string_view uri, std::size_t from) const;
     std::string new_cursor(Cursor cursor);

@@ -45,6 +45,11 @@ std::optional<std::size_t> GroupRouter::next_member_with(std::string_view capabi
     return std::nullopt;
 }
 
+void GroupRouter::remember_owner(const std::string& uri, std::size_t member) {
+    if (uri_owners_.size() >= kMaxKnown && !uri_owners_.contains(uri)) uri_owners_.clear();
+    uri_owners_[uri] = member;
+}
+
 std::optional<std::size_t> GroupRouter::next_reader(std::string_view uri, std::size_t from) const {
     for (auto member = next_member_with("resources", from); member;
          member = next_member_with("resources", *member + 1)) {
@@ -133,7 +138,7 @@ void GroupRouter::finish_list(const Sent& sent, const json& reply_message) {
             if (kind.prefixed && spec_.prefix) {
                 const auto name = group::prefixed(server, spec_.separator, *key);
                 if (!name) {
-                    if (reported_names_.insert(server + "/" + *key).second)
+                    if (reported_names_.size() < kMaxKnown && reported_names_.insert(server + "/" + *key).second)
                         env_.note("group '" + spec_.name + "': " + std::string(kind.capability) +
                                   " '" + *key + "' of server '" + server + "' is left out: '" +
                                   server + spec_.separator + *key +
@@ -142,8 +147,12 @@ void GroupRouter::finish_list(const Sent& sent, const json& reply_message) {
                 }
                 item[std::string(kind.key)] = *name;
             }
-            if (kind.method == "resources/list") uri_owners_[*key] = member;
-            if (kind.method == "resources/templates/list") members_[member].templates.push_back(*key);
+            if (kind.method == "resources/list") remember_owner(*key, member);
+            if (kind.method == "resources/templates/list") {
+                auto& templates = members_[member].templates;
+                if (templates.size() >= kMaxKnown) templates.clear();
+                templates.insert(*key);
+            }
             shown.push_back(std::move(item));
         }
     }
