@@ -23,6 +23,11 @@ std::optional<GroupConfig> read_group(const toml::key& key, const toml::node& no
 void check_groups(const Registry& registry, const toml::node* groups_node,
                   const toml::node* servers_node, Diagnostics& diag);
 
+// One filter key (tools, exclude_tools, ...) of a server, a group or a member: its globs,
+// strings and none empty, into `filters`.
+void read_filter_key(const toml::node& value, std::string_view key, ItemFilters& filters,
+                     Diagnostics& diag);
+
 // Whether `separator` may join a server's name and an item's: 1 to 8 of [A-Za-z0-9_-], so
 // that the joined name can still match what model APIs accept (^[a-zA-Z0-9_-]{1,128}$).
 bool is_separator(std::string_view separator);

@@ -6,6 +6,7 @@
 
 #include "config/enum_names.h"
 #include "config/env_file.h"
+#include "config/registry_group.h"
 #include "config/text_file.h"
 
 namespace mcpd::config {
@@ -242,16 +243,7 @@ void read_principals(const toml::node& value, std::string_view key, ServerReader
 
 // tools, exclude_tools, ...: globs, none empty.
 void read_filter(const toml::node& value, std::string_view key, ServerReader& r) {
-    auto globs = read_string_array(value, key, r.diag);
-    if (!globs) return;
-    for (const std::string& glob : *globs) {
-        if (glob.empty()) {
-            r.diag.error(value.source(), "'" + std::string(key) + "' holds an empty pattern; "
-                                         "write a name or a glob such as \"get_*\"");
-            return;
-        }
-    }
-    filter_list(r.server.filters, key) = std::move(*globs);
+    read_filter_key(value, key, r.server.filters, r.diag);
 }
 
 constexpr Field kFields[] = {
