@@ -55,7 +55,8 @@ void SessionTable::open_group(std::unique_ptr<GroupSession> group,
     auto session =
         std::make_unique<Session>(id, name, peer, std::move(input), std::move(output),
                                   loop_.writes(), settings_.max_message_bytes,
-                                  settings_.max_session_queue_bytes, budget_, callbacks(name));
+                                  settings_.max_session_queue_bytes, budget_,
+                                  group_callbacks(name, *group));
     Session* raw = session.get();
     ConnectionLimits::Slot slot = link == nullptr ? limits_.take(peer) : ConnectionLimits::Slot();
     GroupSession* members = group.get();
@@ -82,7 +83,18 @@ void SessionTable::open_group(std::unique_ptr<GroupSession> group,
     raw->start();
 }
 
+Session::Callbacks SessionTable::group_callbacks(const std::string& name, GroupSession& group) {
+    Session::Callbacks callbacks = this->callbacks(name);
+    // The client's lines go to its group, which lives as long as the session's entry.
+    callbacks.on_line = [&group](Session&, wire::PaddedText line) {
+        group.router().on_client_line(line.text);
+    };
+    callbacks.on_reply_lost = nullptr;
+    return callbacks;
+}
+
 GroupSession* SessionTable::group_of_member(SessionId id, std::size_t& index) {
+    if (members_.empty()) return nullptr;  // no group sessions: nothing to look up
     const auto member = members_.find(id);
     if (member == members_.end()) return nullptr;
     const auto entry = sessions_.find(member->second.client);
@@ -112,11 +124,6 @@ Session::Callbacks SessionTable::callbacks(const std::string& name) {
 }
 
 void SessionTable::on_line(Session& session, const std::string& name, wire::PaddedText line) {
-    if (const auto entry = sessions_.find(session.id());
-        entry != sessions_.end() && entry->second.group) {
-        entry->second.group->router().on_client_line(line.text);
-        return;
-    }
     ManagedServer* target = pool_.server_of(session.id(), name);
     if (target == nullptr) return;
     Router& router = target->router();

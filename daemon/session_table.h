@@ -102,6 +102,8 @@ private:
     void leave_server(SessionId id, const std::string& server_name);
 
     Session::Callbacks callbacks(const std::string& server_name);
+    // A group session's: its lines go to its group router.
+    Session::Callbacks group_callbacks(const std::string& name, GroupSession& group);
     void on_line(Session& session, const std::string& server_name, wire::PaddedText line);
     void on_closed(Session& session, const std::string& reason, bool by_client);
     // On the next turn after on_closed: the session leaves its server and the table.
