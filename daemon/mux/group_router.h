@@ -170,6 +170,12 @@ private:
     // Handshake (group_router_handshake.cpp).
     void start_initialize(const nlohmann::json& message, std::string_view raw_id);
     void finish_initialize(Fanout& fanout);
+    // Send `request` (its id set per member) to every member not left out; its answers are
+    // gathered under a key starting with `prefix` and finish_fanout runs when all are in.
+    void fan_out(std::string_view prefix, std::string_view raw_id, Kind kind,
+                 const nlohmann::json& request);
+    // The members' instructions, each under a "## SERVER" heading.
+    std::string joined_instructions() const;
     nlohmann::json merged_capabilities() const;
     void start_set_level(const nlohmann::json& message, std::string_view raw_id);
     void finish_fanout(const std::string& key);

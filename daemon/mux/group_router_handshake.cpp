@@ -15,7 +15,13 @@ void GroupRouter::start_initialize(const json& message, std::string_view raw_id)
     initialize_params_ = params != nullptr ? *params : json::object();
     if (const json* info = json_read::object_at(initialize_params_, "clientInfo"))
         client_name_ = json_read::string_or(*info, "name", "");
-    const std::string key = "initialize-" + std::to_string(next_fanout_++);
+    fan_out("initialize-", raw_id, Kind::initialize,
+            {{"jsonrpc", "2.0"}, {"method", "initialize"}, {"params", initialize_params_}});
+}
+
+void GroupRouter::fan_out(std::string_view prefix, std::string_view raw_id, Kind kind,
+                          const json& request) {
+    const std::string key = std::string(prefix) + std::to_string(next_fanout_++);
     Fanout& fanout = fanouts_[key];
     fanout.raw_id = std::string(raw_id);
     waiting_[fanout.raw_id] = 0;
@@ -25,10 +31,20 @@ void GroupRouter::start_initialize(const json& message, std::string_view raw_id)
         return;
     }
     for (std::size_t i = 0; i < members_.size(); ++i) {
-        if (members_[i].state == MemberState::left_out) continue;
-        json request = {{"jsonrpc", "2.0"}, {"method", "initialize"}, {"params", initialize_params_}};
-        send_member(i, std::move(request), Sent{Kind::initialize, i, fanout.raw_id, {}, key});
+        if (members_[i].state != MemberState::left_out)
+            send_member(i, request, Sent{kind, i, fanout.raw_id, {}, key});
     }
+}
+
+std::string GroupRouter::joined_instructions() const {
+    std::string instructions;
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+        const std::string* text = json_read::string_at(members_[i].result, "instructions");
+        if (!active(i) || text == nullptr || text->empty()) continue;
+        if (!instructions.empty()) instructions += "\n\n";
+        instructions += "## " + spec_.members[i].server + "\n" + *text;
+    }
+    return instructions;
 }
 
 void GroupRouter::finish_fanout(const std::string& key) {
@@ -111,14 +127,8 @@ void GroupRouter::finish_initialize(Fanout& fanout) {
                       {"capabilities", merged_capabilities()},
                       {"serverInfo", {{"name", spec_.name}, {"title", "mcpd group " + spec_.name},
                                       {"version", "1"}}}};
-            std::string instructions;
-            for (std::size_t i = 0; i < members_.size(); ++i) {
-                const std::string* text = json_read::string_at(members_[i].result, "instructions");
-                if (!active(i) || text == nullptr || text->empty()) continue;
-                if (!instructions.empty()) instructions += "\n\n";
-                instructions += "## " + spec_.members[i].server + "\n" + *text;
-            }
-            if (!instructions.empty()) result["instructions"] = instructions;
+            if (std::string instructions = joined_instructions(); !instructions.empty())
+                result["instructions"] = std::move(instructions);
         }
         reply(fanout.raw_id, result);
     }

@@ -62,21 +62,9 @@ void GroupRouter::start_modern(const json& message, std::string_view raw_id, std
     if (const json* info = json_read::object_at(modern_meta_, kClientInfoKey))
         client_name_ = json_read::string_or(*info, "name", "");
     modern_trigger_ = std::string(line);
-    const std::string key = "modern-" + std::to_string(next_fanout_++);
-    // (The first request itself is handled again once the members are settled.)
-    Fanout& fanout = fanouts_[key];
-    fanout.raw_id = std::string(raw_id);
-    waiting_[fanout.raw_id] = 0;
-    for (const Member& member : members_) fanout.remaining += member.state == MemberState::left_out ? 0 : 1;
-    if (fanout.remaining == 0) {
-        finish_fanout(key);
-        return;
-    }
-    for (std::size_t i = 0; i < members_.size(); ++i) {
-        if (members_[i].state == MemberState::left_out) continue;
-        json discover = {{"jsonrpc", "2.0"}, {"method", "server/discover"}, {"params", {{"_meta", modern_meta_}}}};
-        send_member(i, std::move(discover), Sent{Kind::discover, i, fanout.raw_id, {}, key});
-    }
+    // The first request itself is handled again once the members are settled.
+    fan_out("modern-", raw_id, Kind::discover,
+            {{"jsonrpc", "2.0"}, {"method", "server/discover"}, {"params", {{"_meta", modern_meta_}}}});
 }
 
 void GroupRouter::modern_member_settled(std::size_t member, const std::string& key,
@@ -148,14 +136,8 @@ json GroupRouter::discover_result() const {
                    {"resultType", "complete"},
                    {"_meta", {{"io.modelcontextprotocol/serverInfo",
                                {{"name", spec_.name}, {"title", "mcpd group " + spec_.name}, {"version", "1"}}}}}};
-    std::string instructions;
-    for (std::size_t i = 0; i < members_.size(); ++i) {
-        const std::string* text = json_read::string_at(members_[i].result, "instructions");
-        if (!active(i) || text == nullptr || text->empty()) continue;
-        if (!instructions.empty()) instructions += "\n\n";
-        instructions += "## " + spec_.members[i].server + "\n" + *text;
-    }
-    if (!instructions.empty()) result["instructions"] = instructions;
+    if (std::string instructions = joined_instructions(); !instructions.empty())
+        result["instructions"] = std::move(instructions);
     return result;
 }
 

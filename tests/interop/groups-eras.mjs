@@ -10,21 +10,9 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { scenario, log, check, fail, waitFor, resultText } from './harness.mjs';
+import { scenario, allToolNames, log, check, waitFor, resultText } from './harness.mjs';
 
 const MODERN_VERSION = '2026-07-28';
-
-async function toolNames(client) {
-  const names = [];
-  let cursor;
-  for (let page = 0; page < 100; page++) {
-    const result = await client.listTools(cursor ? { cursor } : {});
-    names.push(...result.tools.map((t) => t.name));
-    if (!result.nextCursor) return names;
-    cursor = result.nextCursor;
-  }
-  fail('tools/list did not end');
-}
 
 await scenario('groups: a 2026-07-28 client over modern and legacy members', {
   servers: [
@@ -50,7 +38,7 @@ await scenario('groups: a 2026-07-28 client over modern and legacy members', {
     const expected = names.join('+');
     check(client.getServerVersion()?.name === expected, `${label}: serverInfo ${JSON.stringify(client.getServerVersion())}, not ${expected}`);
 
-    const tools = await toolNames(client);
+    const tools = await allToolNames(client);
     for (const name of ['modern__touch_tools', 'modern__echo', 'legacy__echo', 'legacy__add']) {
       check(tools.includes(name), `${label}: tools/list lacks ${name}: ${tools.join(', ')}`);
     }

@@ -11,7 +11,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { scenario, log, check, fail, waitFor, resultText } from './harness.mjs';
+import { scenario, allToolNames, log, check, fail, waitFor, resultText } from './harness.mjs';
 
 // server-memory's own filter hides its delete tools wherever it is used; the group also hides
 // server-everything's get-env, and shows two of server-filesystem's tools.
@@ -26,19 +26,7 @@ tools = ["read_text_file", "list_directory"]
 
 const LONG = 'everything__trigger-long-running-operation';
 
-// Every tool name, following nextCursor to the end.
-async function toolNames(client) {
-  const names = [];
-  let cursor;
-  for (let page = 0; page < 100; page++) {
-    const result = await client.listTools(cursor ? { cursor } : {});
-    names.push(...result.tools.map((t) => t.name));
-    if (!result.nextCursor) return names;
-    cursor = result.nextCursor;
-  }
-  fail('tools/list did not end');
-}
-
+// Every resource URI, following nextCursor to the end.
 async function allResources(client) {
   const uris = [];
   let cursor;
@@ -95,13 +83,13 @@ async function checkGroup(ctx, target, { label, project, present, hidden, server
   check(caps?.tools && caps?.resources && caps?.prompts, `${label}: the capabilities miss a member's: ${JSON.stringify(caps)}`);
 
   // Names: prefixed and filtered.
-  const names = await toolNames(a);
+  const names = await allToolNames(a);
   log(`${label}: A lists ${names.length} tools: ${names.join(', ')}`.slice(0, 300));
   for (const name of present) check(names.includes(name), `${label}: no '${name}' in the list`);
   for (const name of hidden) check(!names.includes(name), `${label}: '${name}' is listed, which a filter hides`);
   check(new Set(names).size === names.length, `${label}: a tool is listed twice`);
   check(names.every((n) => /^[a-zA-Z0-9_-]{1,128}$/.test(n)), `${label}: a tool name does not match ^[a-zA-Z0-9_-]{1,128}$`);
-  check((await toolNames(b)).join() === names.join(), `${label}: B lists other tools than A`);
+  check((await allToolNames(b)).join() === names.join(), `${label}: B lists other tools than A`);
 
   // Calls reach their member.
   const echo = await a.callTool({ name: 'everything__echo', arguments: { message: 'through the group' } });
@@ -178,7 +166,7 @@ async function checkGroup(ctx, target, { label, project, present, hidden, server
   ctx.runMcpctl(['restart', 'memory']);
   await waitFor(() => events.A.changed > changedBefore, 15000, `${label}: A to hear tools/list_changed when memory restarts`);
   await ctx.waitRunning('memory');
-  await waitFor(async () => (await toolNames(a)).includes('memory__read_graph'), 15000, `${label}: memory's tools to come back`);
+  await waitFor(async () => (await allToolNames(a)).includes('memory__read_graph'), 15000, `${label}: memory's tools to come back`);
   const again = await a.callTool({ name: 'memory__read_graph', arguments: {} });
   check(!again.isError && resultText(again).includes(`g-${tag}`), `${label}: memory__read_graph after the restart: ${resultText(again).slice(0, 100)}`);
   log(`${label}: memory restarted: list_changed, then its tools are back`);

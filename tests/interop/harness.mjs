@@ -46,6 +46,19 @@ export function check(condition, message) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Every tool name a client lists, following nextCursor to the end.
+export async function allToolNames(client) {
+  const names = [];
+  let cursor;
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listTools(cursor ? { cursor } : {});
+    names.push(...result.tools.map((t) => t.name));
+    if (!result.nextCursor) return names;
+    cursor = result.nextCursor;
+  }
+  fail('tools/list did not end within 100 pages');
+}
+
 // Polls `predicate` every 50 ms; fails with `what` if it is still false after `timeoutMs`.
 export async function waitFor(predicate, timeoutMs, what) {
   const deadline = Date.now() + timeoutMs;
