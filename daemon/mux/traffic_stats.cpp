@@ -1,0 +1,149 @@
+#include "daemon/mux/traffic_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mcpd {
+
+void LatencyHistogram::add(std::uint64_t us) {
+    const auto bound = std::lower_bound(kBoundsUs.begin(), kBoundsUs.end(), us);
+    buckets_[static_cast<std::size_t>(bound - kBoundsUs.begin())] += 1;
+    count_ += 1;
+    sum_us_ += us;
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& other) {
+    for (std::size_t i = 0; i < kBuckets; ++i) buckets_[i] += other.buckets_[i];
+    count_ += other.count_;
+    sum_us_ += other.sum_us_;
+}
+
+std::uint64_t LatencyHistogram::percentile_us(double p) const {
+    if (count_ == 0) return 0;
+    // The rank of the p-th percentile, 1-based: the smallest bucket whose running count
+    // reaches it holds it.
+    const auto rank = static_cast<std::uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < kBuckets; ++i) {
+        seen += buckets_[i];
+        if (seen >= std::max<std::uint64_t>(rank, 1))
+            return i < kBoundsUs.size() ? kBoundsUs[i] : kBoundsUs.back() * 2;
+    }
+    return kBoundsUs.back() * 2;
+}
+
+std::string_view to_string(Outcome outcome) {
+    switch (outcome) {
+        case Outcome::reply:
+            return "reply";
+        case Outcome::error:
+            return "error";
+        case Outcome::tool_error:
+            return "tool_error";
+        case Outcome::cancelled:
+            return "cancelled";
+        case Outcome::timeout:
+            return "timeout";
+        case Outcome::child_died:
+            return "child_died";
+    }
+    return "reply";
+}
+
+void CallCounters::merge(const CallCounters& other) {
+    requests += other.requests;
+    replies += other.replies;
+    errors += other.errors;
+    tool_errors += other.tool_errors;
+    cancelled += other.cancelled;
+    timeouts += other.timeouts;
+    child_died += other.child_died;
+    in_flight += other.in_flight;
+    bytes_in += other.bytes_in;
+    bytes_out += other.bytes_out;
+    latency.merge(other.latency);
+}
+
+std::uint64_t CallCounters::count(Outcome outcome) const {
+    switch (outcome) {
+        case Outcome::reply:
+            return replies;
+        case Outcome::error:
+            return errors;
+        case Outcome::tool_error:
+            return tool_errors;
+        case Outcome::cancelled:
+            return cancelled;
+        case Outcome::timeout:
+            return timeouts;
+        case Outcome::child_died:
+            return child_died;
+    }
+    return 0;
+}
+
+namespace {
+
+void count_request(CallCounters& c, std::size_t bytes) {
+    c.requests += 1;
+    c.in_flight += 1;
+    c.bytes_in += bytes;
+}
+
+void count_answer(CallCounters& c, Outcome outcome, std::size_t bytes, std::uint64_t us) {
+    switch (outcome) {
+        case Outcome::reply:
+            c.replies += 1;
+            break;
+        case Outcome::error:
+            c.errors += 1;
+            break;
+        case Outcome::tool_error:
+            c.tool_errors += 1;
+            break;
+        case Outcome::cancelled:
+            c.cancelled += 1;
+            break;
+        case Outcome::timeout:
+            c.timeouts += 1;
+            break;
+        case Outcome::child_died:
+            c.child_died += 1;
+            break;
+    }
+    if (c.in_flight > 0) c.in_flight -= 1;
+    c.bytes_out += bytes;
+    c.latency.add(us);
+}
+
+}  // namespace
+
+CallCounters& TrafficStats::named(std::string_view name) {
+    if (const auto found = names_.find(name); found != names_.end()) return found->second;
+    // A server (or a client) cannot make the daemon keep any number of names.
+    if (names_.size() >= kMaxNames) return names_[std::string(kOther)];
+    return names_[std::string(name)];
+}
+
+void TrafficStats::request(SessionId session, std::string_view name, std::size_t bytes) {
+    count_request(total_, bytes);
+    count_request(named(name), bytes);
+    count_request(sessions_[session], bytes);
+}
+
+void TrafficStats::answered(SessionId session, std::string_view name, Outcome outcome,
+                            std::size_t bytes, Clock::duration latency) {
+    const auto us = static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(latency).count()));
+    count_answer(total_, outcome, bytes, us);
+    count_answer(named(name), outcome, bytes, us);
+    if (const auto found = sessions_.find(session); found != sessions_.end())
+        count_answer(found->second, outcome, bytes, us);
+}
+
+const CallCounters* TrafficStats::session(SessionId id) const {
+    const auto found = sessions_.find(id);
+    return found == sessions_.end() ? nullptr : &found->second;
+}
+
+}  // namespace mcpd

@@ -1,0 +1,100 @@
+// What a server's sessions ask of it, counted: per method (tools/call by tool name), per
+// session and in all, requests, their outcomes, bytes and a latency histogram.
+//
+// Pure and cheap: the router calls request() when it forwards a request and answered() when
+// the answer (or its failure) goes back, with sizes it already knows and one clock reading
+// each. Memory is bounded: at most kMaxNames names per server (later ones count as "other"),
+// and a session's counters go when it does.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "daemon/mux/session_sink.h"
+
+namespace mcpd {
+
+// Request latencies in fixed log-scale buckets, so that percentiles and a merge of several
+// histograms (a server's children) are exact to a bucket.
+class LatencyHistogram {
+public:
+    // Upper bounds of the buckets in microseconds; the last bucket has none (+Inf).
+    static constexpr std::array<std::uint64_t, 19> kBoundsUs = {
+        50,      100,     250,     500,      1000,     2500,     5000,     10000,    25000, 50000,
+        100000,  250000,  500000,  1000000,  2500000,  5000000,  10000000, 30000000, 60000000};
+    static constexpr std::size_t kBuckets = kBoundsUs.size() + 1;
+
+    void add(std::uint64_t us);
+    void merge(const LatencyHistogram& other);
+    std::uint64_t count() const { return count_; }
+    std::uint64_t sum_us() const { return sum_us_; }
+    const std::array<std::uint64_t, kBuckets>& buckets() const { return buckets_; }
+    // The upper bound (µs) of the bucket holding the p-th percentile (0 < p <= 100); 0 when
+    // empty; the last finite bound doubled for the +Inf bucket.
+    std::uint64_t percentile_us(double p) const;
+
+private:
+    std::array<std::uint64_t, kBuckets> buckets_{};
+    std::uint64_t count_ = 0;
+    std::uint64_t sum_us_ = 0;
+};
+
+// How a request ended.
+enum class Outcome {
+    reply,       // a result
+    error,       // a JSON-RPC error from the server
+    tool_error,  // a tools/call result with isError: true
+    cancelled,   // the client cancelled it, or left
+    timeout,     // request_timeout ran out
+    child_died,  // the server went away before answering
+};
+std::string_view to_string(Outcome outcome);
+
+struct CallCounters {
+    std::uint64_t requests = 0;
+    std::uint64_t replies = 0;
+    std::uint64_t errors = 0;
+    std::uint64_t tool_errors = 0;
+    std::uint64_t cancelled = 0;
+    std::uint64_t timeouts = 0;
+    std::uint64_t child_died = 0;
+    std::uint64_t in_flight = 0;
+    std::uint64_t bytes_in = 0;   // from sessions to the server
+    std::uint64_t bytes_out = 0;  // from the server to sessions
+    LatencyHistogram latency;
+
+    void merge(const CallCounters& other);
+    std::uint64_t count(Outcome outcome) const;
+};
+
+class TrafficStats {
+public:
+    // Names counted apart per server; past it, "other".
+    static constexpr std::size_t kMaxNames = 64;
+    static constexpr std::string_view kOther = "other";
+
+    // `name`: the tool of a tools/call, else the method.
+    void request(SessionId session, std::string_view name, std::size_t bytes);
+    void answered(SessionId session, std::string_view name, Outcome outcome, std::size_t bytes,
+                  Clock::duration latency);
+    // The session left: its counters go (the totals keep what it did).
+    void forget(SessionId session) { sessions_.erase(session); }
+
+    const CallCounters& total() const { return total_; }
+    const std::map<std::string, CallCounters, std::less<>>& by_name() const { return names_; }
+    const std::map<SessionId, CallCounters>& by_session() const { return sessions_; }
+    const CallCounters* session(SessionId id) const;
+
+private:
+    CallCounters& named(std::string_view name);
+
+    CallCounters total_;
+    std::map<std::string, CallCounters, std::less<>> names_;
+    std::map<SessionId, CallCounters> sessions_;
+};
+
+}  // namespace mcpd
