@@ -1,7 +1,8 @@
 #include "ctl/jsonc_edit.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
-#include <cstdio>
 
 namespace mcpctl {
 
@@ -348,36 +349,8 @@ std::size_t line_of(std::string_view text, std::size_t pos) {
 }
 
 std::string json_quote(std::string_view value) {
-    std::string out = "\"";
-    for (const char c : value) {
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buffer[8];
-                    std::snprintf(buffer, sizeof buffer, "\\u%04x",
-                                  static_cast<unsigned>(static_cast<unsigned char>(c)));
-                    out += buffer;
-                } else {
-                    out += c;
-                }
-        }
-    }
-    return out + '"';
+    // nlohmann's own escaping; bytes that are not UTF-8 become U+FFFD rather than an exception.
+    return nlohmann::json(std::string(value)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace mcpctl
