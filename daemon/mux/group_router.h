@@ -133,6 +133,9 @@ private:
         std::string progress_token;  // raw, when it asked for progress
     };
 
+    // A line read with nlohmann, lone surrogates read as U+FFFD (the scanner lets them
+    // through, as servers send them); discarded when it is not JSON.
+    static nlohmann::json parse(std::string_view line);
     void handle_client_line(std::string_view line);
     void handle_member_down(std::size_t member, std::string_view reason);
     void handle_member_up(std::size_t member);
@@ -144,6 +147,7 @@ private:
     void client_notification(const nlohmann::json& message, const wire::Envelope& e,
                              std::string_view line);
     void client_response(const wire::Envelope& e, std::string_view line);
+    // The member side (group_router_members.cpp).
     void member_response(std::size_t member, const wire::Envelope& e, std::string_view line);
     void member_request(std::size_t member, const wire::Envelope& e, std::string_view line);
     void member_notification(std::size_t member, const wire::Envelope& e, std::string_view line);

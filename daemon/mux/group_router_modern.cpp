@@ -28,10 +28,6 @@ constexpr const char* kCapabilitiesKey = "io.modelcontextprotocol/clientCapabili
 constexpr const char* kClientInfoKey = "io.modelcontextprotocol/clientInfo";
 constexpr const char* kSubscriptionKey = "io.modelcontextprotocol/subscriptionId";
 
-json parse(std::string_view line) {
-    return json::parse(line, nullptr, false);
-}
-
 std::string dumped(const json& value) {
     return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
