@@ -145,6 +145,14 @@ json to_json(const SessionsRequest& r) {
     return out;
 }
 
+json to_json(const StatsRequest& r) {
+    json out = request(Command::stats);
+    if (!r.servers.empty()) out["servers"] = r.servers;
+    if (r.tools) out["tools"] = true;
+    if (r.sessions) out["sessions"] = true;
+    return out;
+}
+
 Result<StatusRequest> parse_status(const json& request) {
     Result<std::vector<std::string>> servers = server_names(request, true);
     if (!servers) return servers.failure();
@@ -233,6 +241,16 @@ SessionsRequest parse_sessions(const json& request) {
     SessionsRequest out;
     if (const std::string* name = json_read::string_at(request, "server")) out.server = *name;
     return out;
+}
+
+Result<StatsRequest> parse_stats(const json& request) {
+    Result<std::vector<std::string>> servers = server_names(request, true);
+    if (!servers) return servers.failure();
+    const Result<bool> tools = flag(request, "tools", false);
+    if (!tools) return tools.failure();
+    const Result<bool> sessions = flag(request, "sessions", false);
+    if (!sessions) return sessions.failure();
+    return StatsRequest{std::move(servers).value(), tools.value(), sessions.value()};
 }
 
 json ok_reply(json result) {

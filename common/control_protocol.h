@@ -56,14 +56,15 @@ enum class Command {
     logs,
     shutdown,
     attach,
-    sessions
+    sessions,
+    stats
 };
 
 inline constexpr EnumName<Command> kCommandNames[] = {
     {"version", Command::version},   {"status", Command::status},     {"start", Command::start},
     {"stop", Command::stop},         {"restart", Command::restart},   {"reload", Command::reload},
     {"logs", Command::logs},         {"shutdown", Command::shutdown}, {"attach", Command::attach},
-    {"sessions", Command::sessions},
+    {"sessions", Command::sessions}, {"stats", Command::stats},
 };
 
 std::string_view to_string(Command command);
@@ -115,6 +116,12 @@ struct AttachRequest {
 struct SessionsRequest {
     std::optional<std::string> server;  // none: every session the peer may see
 };
+// The traffic figures of docs/STATS.md.
+struct StatsRequest {
+    std::vector<std::string> servers;  // empty: every server the peer may see
+    bool tools = false;     // each server's figures per tool and method too
+    bool sessions = false;  // and per session
+};
 
 nlohmann::json to_json(const StatusRequest& request);
 nlohmann::json to_json(const ActionRequest& request);
@@ -122,6 +129,7 @@ nlohmann::json to_json(const ReloadRequest& request);
 nlohmann::json to_json(const LogsRequest& request);
 nlohmann::json to_json(const AttachRequest& request);
 nlohmann::json to_json(const SessionsRequest& request);
+nlohmann::json to_json(const StatsRequest& request);
 
 Result<StatusRequest> parse_status(const nlohmann::json& request);
 // `command` is the one the request was dispatched as: start, stop or restart.
@@ -131,6 +139,7 @@ Result<LogsRequest> parse_logs(const nlohmann::json& request);
 Result<AttachRequest> parse_attach(const nlohmann::json& request);
 // Never fails: a "server" that is not a string is read as none, as mcpd always has.
 SessionsRequest parse_sessions(const nlohmann::json& request);
+Result<StatsRequest> parse_stats(const nlohmann::json& request);
 
 // ---- Replies: {"ok": true, "result": {...}} or {"ok": false, "error": {...}}.
 
