@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "common/accounts.h"
+#include "common/listen_address.h"
 #include "config/enum_names.h"
 #include "config/registry_group.h"
 #include "config/registry_server.h"
@@ -23,9 +24,9 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kTopLevelKeys[] = {"daemon", "servers", "groups"};
 constexpr std::string_view kDaemonKeys[] = {
-    "socket",           "socket_group",      "socket_mode",
-    "log_level",        "max_message_bytes", "max_session_queue_bytes",
-    "max_queued_output"};
+    "socket",            "socket_group",      "socket_mode",
+    "log_level",         "max_message_bytes", "max_session_queue_bytes",
+    "max_queued_output", "metrics_listen",    "request_log"};
 constexpr std::int64_t kMinMessageBytes = 1024;
 
 // The directory relative paths in the registry at `path` are resolved from.
@@ -72,6 +73,17 @@ void read_socket_mode(const toml::node& value, DaemonConfig& daemon, Diagnostics
         return;
     }
     daemon.socket_mode = mode;
+}
+
+// An address to serve metrics on: HOST:PORT, [V6]:PORT or PORT (common/listen_address.h).
+void read_metrics_listen(const toml::node& value, DaemonConfig& daemon, Diagnostics& diag) {
+    auto text = read_string(value, "metrics_listen", diag);
+    if (!text) return;
+    if (const auto address = parse_listen_address(*text); !address) {
+        diag.error(value.source(), "'metrics_listen': " + address.error());
+        return;
+    }
+    daemon.metrics_listen = std::move(*text);
 }
 
 // The output budget of all clients together cannot be less than one session may queue.
@@ -125,6 +137,10 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
                 daemon.max_queued_output = static_cast<std::size_t>(*bytes);
                 queued_output = value;
             }
+        } else if (name == "metrics_listen") {
+            read_metrics_listen(*value, daemon, diag);
+        } else if (name == "request_log") {
+            if (auto on = read_bool(*value, name, diag)) daemon.request_log = *on;
         } else {
             const std::string hint = did_you_mean(name, kDaemonKeys);
             diag.error(key->source(),

@@ -69,6 +69,8 @@ struct ServerConfig {
     // What its sessions are shown: a session of a server with filters is served as a group
     // of one (daemon/group_session.h).
     ItemFilters filters;
+    // A log line per settled request (docs/STATS.md); unset: [daemon] request_log decides.
+    std::optional<bool> request_log;
 
     bool operator==(const ServerConfig&) const = default;
 };
@@ -92,8 +94,18 @@ struct DaemonConfig {
     // Output queued for all sessions and control connections together; past it the largest
     // queues are cut first. At least max_session_queue_bytes.
     std::size_t max_queued_output = 64 * 1024 * 1024;
+    // Where GET /metrics is served, as written and checked by parse_listen_address
+    // (common/listen_address.h); empty: nowhere.
+    std::string metrics_listen;
+    // A log line per settled request of every server whose own request_log is unset.
+    bool request_log = false;
     bool operator==(const DaemonConfig&) const = default;
 };
+
+// Whether `server`'s settled requests are logged: its own request_log, else the daemon's.
+inline bool logs_requests(const DaemonConfig& daemon, const ServerConfig& server) {
+    return server.request_log.value_or(daemon.request_log);
+}
 
 // One server of a group, with the filters of its [groups.G.SERVER] table.
 struct GroupMember {

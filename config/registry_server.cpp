@@ -196,6 +196,10 @@ void read_start_limit(const toml::node& value, std::string_view key, ServerReade
     }
 }
 
+void read_request_log(const toml::node& value, std::string_view key, ServerReader& r) {
+    if (auto on = read_bool(value, key, r.diag)) r.server.request_log = *on;
+}
+
 void read_max_sessions(const toml::node& value, std::string_view key, ServerReader& r) {
     assign(r.server.max_sessions, read_integer(value, key, 0, UINT_MAX, r.diag));
 }
@@ -268,6 +272,7 @@ constexpr Field kFields[] = {
     {"health_interval", read_duration_field<&ServerConfig::health_interval, true>},
     {"max_sessions", read_max_sessions},
     {"max_children", read_max_children},
+    {"request_log", read_request_log},
     {"roots", read_roots},
     {"allow_users", read_principals<&ServerConfig::allow_users>},
     {"allow_groups", read_principals<&ServerConfig::allow_groups>},

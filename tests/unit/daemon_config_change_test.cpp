@@ -31,6 +31,18 @@ TEST_CASE("a server entry's change is classified by what the process would see")
     groups.allow_users.clear();
     CHECK(classify_change(current, groups) == ConfigChange::access);
 
+    // Whether its requests are logged is mcpd's alone: no restart, whichever way it goes.
+    ServerConfig logged = current;
+    logged.request_log = true;
+    CHECK(classify_change(current, logged) == ConfigChange::access);
+    ServerConfig quiet = logged;
+    quiet.request_log = false;
+    CHECK(classify_change(logged, quiet) == ConfigChange::access);
+    CHECK(classify_change(quiet, current) == ConfigChange::access);
+    ServerConfig logged_and_args = logged;
+    logged_and_args.args = {"--verbose"};
+    CHECK(classify_change(current, logged_and_args) == ConfigChange::restart);
+
     ServerConfig args = users;
     args.args = {"--verbose"};
     CHECK(classify_change(current, args) == ConfigChange::restart);
