@@ -228,6 +228,7 @@ private:
             if (key == "progressToken") return token_then_walk(v, out_.reported_token, 2);  // notifications/progress
             if (key == "requestId") return token_then_walk(v, out_.request_id, 2);
             if (key == "uri") return read_string(v, out_.uri);
+            if (key == "name") return read_string(v, out_.name);
             if (key == "level") return read_string(v, out_.level);
             if (key == "taskId") return read_string(v, out_.task_id);
             if (key == "elicitationId") return read_string(v, out_.elicitation_id);
@@ -286,6 +287,7 @@ private:
             if (key == "status") return read_string(v, out_.status);
             if (key == "taskId") return read_string(v, flat_task_id);
             if (key == "task") return read_task_object(v);
+            if (key == "isError") return read_is_error(v);
             return walk(v, 2);
         });
         if (e != SUCCESS) return e;
@@ -319,6 +321,13 @@ private:
         if (e != SUCCESS) return e;
         out_.error_valid = code_ok && message_ok;
         return SUCCESS;
+    }
+
+    error_code read_is_error(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::boolean) return walk(value, 2);
+        return value.get_bool().get(out_.is_error);
     }
 
     error_code read_task_object(od::value& value) {
@@ -407,13 +416,14 @@ void Envelope::clear() {
     subscription_id = {};
     related_task_id = {};
     uri.clear();
+    name.clear();
     level.clear();
     task_id.clear();
     created_task_id.clear();
     result_type.clear();
     elicitation_id.clear();
     status.clear();
-    result_object = error_valid = false;
+    result_object = error_valid = is_error = false;
     error_code = 0;
 }
 

@@ -47,6 +47,7 @@ struct Envelope {
     Span subscription_id;  // params._meta or result._meta "io.modelcontextprotocol/subscriptionId"
     Span related_task_id;  // params._meta "io.modelcontextprotocol/related-task".taskId
     std::string uri;       // params.uri, when a string
+    std::string name;      // params.name, when a string (the tool of a tools/call)
     std::string level;     // params.level, when a string
     std::string task_id;   // params.taskId, when a string
     std::string created_task_id;  // result.task.taskId (2025-11-25) or result.taskId (2026 ext)
@@ -54,6 +55,7 @@ struct Envelope {
     std::string elicitation_id;   // params.elicitationId, when a string
     std::string status;           // params.status or result.status (a task's), when a string
     bool result_object = false;   // "result" is an object (every MCP result is one)
+    bool is_error = false;        // result.isError is true (a tool's failure)
     bool error_valid = false;     // "error" is an object with an integer code and a string message
     std::int64_t error_code = 0;  // that code
 

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/log_limits.h"
 #include "common/log_output.h"
@@ -19,6 +20,7 @@ namespace {
 Level g_level = Level::info;
 bool g_journal = false;
 Sink g_sink = nullptr;
+FieldSink g_field_sink = nullptr;
 
 // Each source (a server's name, or mcpd's own lines) may log kRate lines a second, in bursts of
 // up to kBurst: a server flooding its stderr (a million lines in seconds) or a peer sending
@@ -153,6 +155,27 @@ void write(Level lvl, std::string_view server, std::string_view message) {
         return;
     }
     write_line(lvl, server, message);
+}
+
+void set_field_sink(FieldSink sink) { g_field_sink = sink; }
+
+void write_with_fields(Level lvl, std::string_view server, std::string_view message,
+                       std::span<const std::string> fields) {
+    if (g_field_sink == nullptr || lvl < g_level) {
+        write(lvl, server, message);
+        return;
+    }
+    const TimePoint now = Clock::now();
+    say_due(now);
+    if (!rates().admit(server, now)) {
+        want_flush();
+        return;
+    }
+    std::vector<std::string> escaped;
+    escaped.reserve(fields.size());
+    for (const std::string& field : fields) escaped.push_back(escape_controls(field));
+    g_field_sink(lvl, escape_controls(server), escape_controls(message.substr(0, kMaxMessageBytes)),
+                 escaped);
 }
 
 void repeated(Level lvl, std::string_view server, std::string_view kind, std::string_view detail) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -65,6 +66,15 @@ void on_flush_wanted(FlushWanted callback);
 // It receives the server and the message already escaped.
 using Sink = void (*)(Level level, std::string_view server, std::string_view message);
 void set_sink(Sink sink);
+
+// A line that also carries journal fields ("KEY=value", KEY in capitals): with the journal,
+// each is a field of the entry (`journalctl FIELD=value` selects it); elsewhere only the
+// message is written. Rate-limited like write(). Values are escaped like messages.
+void write_with_fields(Level level, std::string_view server, std::string_view message,
+                       std::span<const std::string> fields);
+using FieldSink = void (*)(Level level, std::string_view server, std::string_view message,
+                           std::span<const std::string> fields);
+void set_field_sink(FieldSink sink);
 
 inline void debug(std::string_view msg) { write(Level::debug, {}, msg); }
 inline void info(std::string_view msg) { write(Level::info, {}, msg); }

@@ -41,7 +41,8 @@ void ControlCommands::handle_request(ControlConnection& c, const json& request) 
     }
     // Looking on is still answered while mcpd shuts down; acting is not.
     const bool looks_only =
-        *command == Command::version || *command == Command::status || *command == Command::logs;
+        *command == Command::version || *command == Command::status || *command == Command::logs ||
+        *command == Command::stats;
     if (daemon_.shutting_down() && !looks_only) {
         c.reply_error(control::code::shutting_down, "mcpd is shutting down");
         return;
@@ -69,7 +70,30 @@ void ControlCommands::dispatch(ControlConnection& c, Command command, const json
             return attach(c, request);
         case Command::sessions:
             return sessions(c, request);
+        case Command::stats:
+            return stats(c, request);
     }
+}
+
+void ControlCommands::stats(ControlConnection& c, const json& request) {
+    const Result<control::StatsRequest> parsed = control::parse_stats(request);
+    if (!parsed) {
+        c.reply_error(control::code::bad_request, parsed.error());
+        return;
+    }
+    std::vector<const ManagedServer*> named;
+    if (!parsed->servers.empty()) {
+        const Result<std::vector<ManagedServer*>> found = resolve(c, parsed->servers);
+        if (!found) {
+            c.reply_error(control::code::not_found, found.error());
+            return;
+        }
+        named.assign(found->begin(), found->end());
+    } else {
+        for (const ManagedServer* s : daemon_.pool().servers())
+            if (allowed(c, *s)) named.push_back(s);
+    }
+    c.reply_ok(daemon_.stats(named, {parsed->tools, parsed->sessions}));
 }
 
 bool ControlCommands::trusted(const ControlConnection& c) const {

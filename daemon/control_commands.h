@@ -69,6 +69,8 @@ private:
     // A session's project from the directory its attach gave (sharing = "project").
     Result<Project> session_project(const ManagedServer& server, const std::string& cwd) const;
     void sessions(ControlConnection& c, const nlohmann::json& request);
+    // The traffic figures of docs/STATS.md.
+    void stats(ControlConnection& c, const nlohmann::json& request);
 
     // The servers named, checked to exist and to be allowed for the peer; the failure is the
     // sentence of a not_found reply. A restricted peer gets the same answer for a server it

@@ -155,7 +155,10 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     }
     notifier_.reloading();
     apply_daemon_settings(next.daemon);
+    const bool request_log_changed = next.daemon.request_log != registry_.daemon.request_log;
     registry_ = std::move(next);
+    if (request_log_changed)
+        pool_.for_each_instance([](ManagedServer& server) { server.refresh_request_log(); });
     for (const std::string& name : report.removed) {
         sessions_.close_sessions_of(name, "the server was removed from the registry");
         pool_.remove(name);
@@ -178,6 +181,12 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     if (ready_) notifier_.ready(status_text());
     check_waiters();
     return report;
+}
+
+nlohmann::json Daemon::stats(const std::vector<const ManagedServer*>& servers,
+                            StatsReport::Want want) {
+    return stats_report_.build(servers, pool_, sessions_, want,
+                              std::chrono::duration_cast<Duration>(Clock::now() - started_at_));
 }
 
 void Daemon::apply_daemon_settings(const config::DaemonConfig& next) {

@@ -23,6 +23,7 @@
 #include "daemon/reload_plan.h"
 #include "daemon/server/reaper.h"
 #include "daemon/server_pool.h"
+#include "daemon/stats_report.h"
 #include "daemon/session_table.h"
 #include "daemon/systemd/notifier.h"
 
@@ -66,6 +67,8 @@ public:
     ServerPool& pool() { return pool_; }
     SessionTable& sessions() { return sessions_; }
     nlohmann::json daemon_status() const;
+    // The result of the stats request for these servers (docs/STATS.md).
+    nlohmann::json stats(const std::vector<const ManagedServer*>& servers, StatsReport::Want want);
 
     // Call `done(timed_out)` once every named server has settled: `up` means running or
     // failed, otherwise stopped or failed. Returns an id for cancel_wait.
@@ -77,6 +80,7 @@ public:
     EventLoop& loop() override { return loop_; }
     Reaper& reaper() override { return reaper_; }
     std::size_t max_message_bytes() const override { return registry_.daemon.max_message_bytes; }
+    bool request_log_default() const override { return registry_.daemon.request_log; }
     const std::string& registry_dir() const override { return registry_dir_; }
     SessionSink& session_sink() override { return sessions_; }
     void pause_sessions(ManagedServer& server, bool paused) override { sessions_.pause(server, paused); }
@@ -122,6 +126,7 @@ private:
     std::string registry_dir_;
     const Authority authority_;  // the one owner uid
     TimePoint started_at_;
+    StatsReport stats_report_;
 
     EventLoop loop_;
     Reaper reaper_;

@@ -7,6 +7,7 @@
 #include "common/check.h"
 #include "common/log.h"
 #include "daemon/mux/mcp_versions.h"
+#include "daemon/mux/request_log.h"
 #include "daemon/server/config_change.h"
 #include "daemon/server/reaper.h"
 
@@ -41,7 +42,23 @@ ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& confi
       router_timer_(host.loop().base(), [this] { router_.on_timer(); }),
       output_(config.name, host.max_message_bytes(), [this](std::string_view line) {
           if (child_) child_->send(line);
-      }) {}
+      }) {
+    refresh_request_log();
+}
+
+void ManagedServer::refresh_request_log() {
+    router_.set_request_log(config_.request_log.value_or(host_.request_log_default()));
+}
+
+std::optional<ServerMark> ManagedServer::process_mark() const {
+    if (!child_) return std::nullopt;
+    return child_->mark();
+}
+
+void ManagedServer::request_settled(const SettledRequest& request) {
+    const RequestLogLine line = request_log_line(config_.name, request);
+    log::write_with_fields(log::Level::info, config_.name, line.message, line.fields);
+}
 
 ManagedServer::~ManagedServer() {
     if (child_) host_.reaper().forget(child_->pid());
@@ -50,6 +67,11 @@ ManagedServer::~ManagedServer() {
 
 void ManagedServer::apply_config(const config::ServerConfig& config) {
     const ConfigChange change = classify_change(config_, config);
+    // request_log is read as each request settles: no restart, whatever else changed.
+    if (config.request_log != config_.request_log) {
+        config_.request_log = config.request_log;
+        refresh_request_log();
+    }
     if (change == ConfigChange::none) return;
     config_ = config;
     router_.set_config(config);

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +39,8 @@ public:
     virtual EventLoop& loop() = 0;
     virtual Reaper& reaper() = 0;
     virtual std::size_t max_message_bytes() const = 0;
+    // [daemon] request_log: whether servers that do not say log each settled request.
+    virtual bool request_log_default() const = 0;
     // Where relative commands are looked up when the server has no cwd.
     virtual const std::string& registry_dir() const = 0;
     // Where the server's router writes to its sessions (the SessionTable).
@@ -81,6 +84,11 @@ public:
     // sharing = "project": the child's project now has these roots, and nothing else of its
     // configuration changed: answer its roots/list with them and tell it, without a restart.
     void set_project_roots(const std::vector<std::string>& roots);
+    // Whether settled requests are logged follows its request_log, else the daemon's: read
+    // again after [daemon] changed.
+    void refresh_request_log();
+    // Its running process, for finding its process tree (none while it has none).
+    std::optional<ServerMark> process_mark() const;
     // No process at all, not even one draining.
     bool drained() const { return child_ == nullptr && draining_.empty(); }
 
@@ -115,6 +123,7 @@ public:
                           std::string_view why) override;
     void departed_session_gone(SessionId session) override;
     void cancel_elsewhere(SessionId session, std::string_view line) override;
+    void request_settled(const SettledRequest& request) override;
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const { return supervisor_.failure(); }

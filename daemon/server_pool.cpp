@@ -34,7 +34,9 @@ ServerPool::~ServerPool() {
 
 ManagedServer& ServerPool::add(const config::ServerConfig& config) {
     std::unique_ptr<ManagedServer>& slot = shared_[config.name];
+    if (slot) keep_stats(*slot);
     slot = std::make_unique<ManagedServer>(host_, config);
+    added_.try_emplace(config.name, Clock::now());
     if (std::find(order_.begin(), order_.end(), config.name) == order_.end())
         order_.push_back(config.name);
     return *slot;
@@ -355,6 +357,7 @@ void ServerPool::prune_project_children(const std::string& name) {
     for (auto it = projects_.begin(); it != projects_.end();) {
         const ManagedServer& child = *it->second.server;
         if (child.name() == name && !project_child_live(child)) {
+            keep_stats(child);
             it = projects_.erase(it);
         } else {
             ++it;
@@ -378,7 +381,10 @@ void ServerPool::drained(ManagedServer& server) {
     host_.loop().defer([this, key] {
         const auto found = std::find_if(retired_.begin(), retired_.end(),
                                         [key](const auto& s) { return s.get() == key; });
-        if (found != retired_.end() && (*found)->drained()) retired_.erase(found);
+        if (found != retired_.end() && (*found)->drained()) {
+            keep_stats(**found);
+            retired_.erase(found);
+        }
         retired_freed_();
     });
 }
@@ -389,6 +395,28 @@ void ServerPool::for_each_instance(const std::function<void(ManagedServer&)>& vi
     for (auto& [id, server] : exclusive_) visit(*server);
     for (auto& [key, server] : legacy_) visit(*server);
     for (auto& [key, child] : projects_) visit(*child.server);
+}
+
+void ServerPool::for_each_instance(const std::function<void(const ManagedServer&)>& visit) const {
+    for (const auto& [name, server] : shared_) visit(*server);
+    for (const auto& server : retired_) visit(*server);
+    for (const auto& [id, server] : exclusive_) visit(*server);
+    for (const auto& [key, server] : legacy_) visit(*server);
+    for (const auto& [key, child] : projects_) visit(*child.server);
+}
+
+void ServerPool::keep_stats(const ManagedServer& server) {
+    gone_stats_[server.name()].absorb(server.router().stats());
+}
+
+const TrafficStats* ServerPool::gone_stats(const std::string& name) const {
+    const auto it = gone_stats_.find(name);
+    return it == gone_stats_.end() ? nullptr : &it->second;
+}
+
+TimePoint ServerPool::added_at(const std::string& name) const {
+    const auto it = added_.find(name);
+    return it == added_.end() ? TimePoint{} : it->second;
 }
 
 void ServerPool::clear() {

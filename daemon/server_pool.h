@@ -127,6 +127,11 @@ public:
 
     // Every instance: shared, retired, exclusive, legacy.
     void for_each_instance(const std::function<void(ManagedServer&)>& visit);
+    void for_each_instance(const std::function<void(const ManagedServer&)>& visit) const;
+    // What the instances of `name` that were freed had counted (their routers' stats), and
+    // when the server was first added.
+    const TrafficStats* gone_stats(const std::string& name) const;
+    TimePoint added_at(const std::string& name) const;
     // Free every instance (the daemon is going away).
     void clear();
 
@@ -148,6 +153,10 @@ private:
     std::map<SessionId, Project> working_projects_;  // by session, from its attach
     // Free the children of `name` that have stopped, hold no session and have drained.
     void prune_project_children(const std::string& name);
+    // An instance is about to be freed: what it counted stays with its server's name.
+    void keep_stats(const ManagedServer& server);
+    std::map<std::string, TrafficStats> gone_stats_;
+    std::map<std::string, TimePoint> added_;
     // Children that hold no session now and run no process are not counted.
     static bool project_child_live(const ManagedServer& child);
 };

@@ -353,6 +353,13 @@ json SessionTable::groups_json(const PeerCredentials& asking) {
     return list;
 }
 
+std::optional<PeerCredentials> SessionTable::peer_of(SessionId id) const {
+    if (const auto member = members_.find(id); member != members_.end()) id = member->second.client;
+    const auto it = sessions_.find(id);
+    if (it == sessions_.end() || !it->second.session) return std::nullopt;
+    return it->second.session->peer();
+}
+
 json SessionTable::to_json(const std::string& server_filter, const PeerCredentials& asking) {
     json list = json::array();
     const auto now = Clock::now();

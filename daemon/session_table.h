@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -38,6 +39,8 @@ public:
     SessionId next_id() { return next_id_++; }
     // A session of a client, or a member session of a group session.
     bool contains(SessionId id) const { return sessions_.contains(id) || members_.contains(id); }
+    // Who attached session `id` (for a group's member, the group's client); none when unknown.
+    std::optional<PeerCredentials> peer_of(SessionId id) const;
     // `input`/`output` become the session's (the same bufferevent for a socket session);
     // `link` is the control connection of an fd-passing `mcpctl connect`, told when the
     // session ends. `server` is the instance it talks to.

@@ -33,6 +33,8 @@ std::string_view log_level_name(int severity) {
 
 bool RouterEnvironment::pass_to_legacy(SessionId, std::string_view) { return false; }
 
+void RouterEnvironment::request_settled(const SettledRequest&) {}
+
 void RouterEnvironment::note_repeated(std::string_view kind, std::string_view detail) {
     std::string message(kind);
     message += ": ";
@@ -70,6 +72,7 @@ void Router::attach(SessionId session) {
     SessionState& s = sessions_[session];
     s.id = session;
     s.attached_at = env_.now();
+    stats_.attached();
     if (!child_ready_) env_.want_child();
 }
 
@@ -109,6 +112,7 @@ void Router::detach(SessionId session) {
     if (s.departed) --departed_;
     roots_deadlines_.erase(session);
     sessions_.erase(it);
+    stats_.forget(session);
     drop_subscriptions(session, uris);
     if (had_level) update_child_level();
     env_.deadlines_changed();
@@ -213,6 +217,7 @@ void Router::on_child_gone(const std::string& reason) {
     child_ready_ = false;
     discover_cache_.reset();  // the next process answers for itself
     for (auto& [child_id, p] : pending_) {
+        settle(p, Outcome::child_died, 0);
         fail_waiters(p, "the server stopped before answering", reason);
         if (p.session == 0 || p.kind == PendingKind::internal) continue;
         if (SessionState* s = find(p.session)) {
@@ -276,14 +281,26 @@ void Router::fail_waiting(const std::string& reason) {
     env_.deadlines_changed();
 }
 
-void Router::release(std::uint64_t child_id, bool tombstoned) {
+void Router::release(std::uint64_t child_id, bool tombstoned, Outcome outcome) {
     const auto it = pending_.find(child_id);
     if (it == pending_.end()) return;
+    settle(it->second, outcome, 0);
     if (!it->second.own_token.empty()) progress_.erase(it->second.own_token);
     if (SessionState* s = find(it->second.session)) s->in_flight.erase(it->second.original_id);
     pending_.erase(it);
     if (tombstoned) tombstone(child_id);
     pump_serialized();
+}
+
+void Router::settle(const Pending& p, Outcome outcome, std::size_t bytes_out) {
+    if (p.counted == nullptr) return;
+    const TimePoint now = env_.now();
+    stats_.answered(p.session, p.counted, outcome, bytes_out, now - p.sent, now);
+    if (!log_requests_) return;
+    const auto s = sessions_.find(p.session);
+    env_.request_settled(SettledRequest{
+        p.session, s == sessions_.end() ? std::string_view() : std::string_view(s->second.client_name),
+        p.logged_method, p.logged_tool, outcome, now - p.sent, p.bytes_in, bytes_out});
 }
 
 void Router::tombstone(std::uint64_t child_id) {
@@ -372,7 +389,7 @@ void Router::on_timer() {
     for (std::uint64_t id : expired) {
         const Pending p = pending_.at(id);
         env_.child_send(jsonrpc::cancelled(id, "request_timeout"));
-        release(id, true);
+        release(id, true, Outcome::timeout);
         std::string message = "no answer within request_timeout (";
         message += format_duration(config_.request_timeout);
         message += "); the request was cancelled";

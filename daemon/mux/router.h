@@ -29,8 +29,21 @@
 #include "config/registry.h"
 #include "daemon/mux/project.h"
 #include "daemon/mux/session_sink.h"
+#include "daemon/mux/traffic_stats.h"
 
 namespace mcpd {
+
+// One settled request, for the request log (RouterEnvironment::request_settled). Never its
+// arguments or its result.
+struct SettledRequest {
+    SessionId session = 0;
+    std::string_view client;  // the name its client gave in initialize; empty before
+    std::string_view method;
+    std::string_view tool;  // tools/call: the tool; empty otherwise
+    Outcome outcome = Outcome::reply;
+    Clock::duration duration{};
+    std::size_t bytes_in = 0, bytes_out = 0;
+};
 
 class RouterEnvironment {
 public:
@@ -71,6 +84,9 @@ public:
     // at a child the session moved away from (Router::cancel_for_departed). By default
     // nothing is done.
     virtual void cancel_elsewhere(SessionId session, std::string_view line);
+    // A request was settled, while the request log is on (Router::set_request_log). By
+    // default nothing is done.
+    virtual void request_settled(const SettledRequest& request);
 };
 
 // One session's SessionState as status shows it (Router::summaries).
@@ -113,6 +129,10 @@ public:
            std::size_t max_message_bytes = config::DaemonConfig{}.max_message_bytes);
 
     void set_config(const config::ServerConfig& config) { config_ = config; }
+    // Whether each settled request is told to the environment (request_settled).
+    void set_request_log(bool on) { log_requests_ = on; }
+    // What its sessions asked of this child, counted (daemon/mux/traffic_stats.h).
+    const TrafficStats& stats() const { return stats_; }
 
     void attach(SessionId session);
     // The session has gone: cancel its requests at the child, release what it held.
@@ -235,6 +255,12 @@ private:
         std::optional<TimePoint> deadline;
         // Modern child: what the answer needs besides the id.
         bool discover = false;        // server/discover: its result refreshes the cache
+        // Its counters in stats_ (null: not counted, mcpd's own or a listen stream), when it
+        // was sent and how long the request was.
+        CallCounters* counted = nullptr;
+        TimePoint sent{};
+        std::size_t bytes_in = 0;
+        std::string logged_method, logged_tool;  // only while the request log is on
     };
     struct ProgressRoute {
         SessionId session = 0;
@@ -371,7 +397,10 @@ private:
                                 PendingKind kind, std::string uri = {});
     void update_child_level();
     void restore_child_state();
-    void release(std::uint64_t child_id, bool tombstone);
+    // A request leaves pending_ unanswered; it counts as `outcome`.
+    void release(std::uint64_t child_id, bool tombstone, Outcome outcome = Outcome::cancelled);
+    // Count request `p` as settled (no-op for one not counted), and log it when asked to.
+    void settle(const Pending& p, Outcome outcome, std::size_t bytes_out);
     void tombstone(std::uint64_t child_id);
     void flush_queue();
     // sharing = "serialized": one session request at the child at a time.
@@ -426,6 +455,8 @@ private:
     // Sessions asked their roots and not answered yet: when they stop waiting. Kept apart from
     // SessionState so that next_deadline does not visit every session.
     std::map<SessionId, TimePoint> roots_deadlines_;
+    TrafficStats stats_;
+    bool log_requests_ = false;
 };
 
 // RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.

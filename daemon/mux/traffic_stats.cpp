@@ -118,27 +118,60 @@ void count_answer(CallCounters& c, Outcome outcome, std::size_t bytes, std::uint
 
 }  // namespace
 
-CallCounters& TrafficStats::named(std::string_view name) {
-    if (const auto found = names_.find(name); found != names_.end()) return found->second;
+void RecentRate::add(TimePoint now) {
+    const std::int64_t second =
+        std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    const auto slot = static_cast<std::size_t>(second % kSeconds);
+    if (second_[slot] != second) {
+        second_[slot] = second;
+        count_[slot] = 0;
+    }
+    count_[slot] += 1;
+}
+
+double RecentRate::per_second(TimePoint now) const {
+    const std::int64_t second =
+        std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < second_.size(); ++i) {
+        const std::int64_t age = second - second_[i];
+        if (count_[i] > 0 && age >= 0 && age < kSeconds) sum += count_[i];
+    }
+    return static_cast<double>(sum) / kSeconds;
+}
+
+CallCounters& TrafficStats::named(Names& names, std::string_view name) {
+    if (const auto found = names.find(name); found != names.end()) return found->second;
     // A server (or a client) cannot make the daemon keep any number of names.
-    if (names_.size() >= kMaxNames) return names_[std::string(kOther)];
-    return names_[std::string(name)];
+    if (tools_.size() + methods_.size() >= kMaxNames) return names[std::string(kOther)];
+    return names[std::string(name)];
 }
 
-void TrafficStats::request(SessionId session, std::string_view name, std::size_t bytes) {
+CallCounters* TrafficStats::request(SessionId session, std::string_view method,
+                                    std::string_view tool, std::size_t bytes) {
+    CallCounters& name = tool.empty() ? named(methods_, method) : named(tools_, tool);
     count_request(total_, bytes);
-    count_request(named(name), bytes);
+    count_request(name, bytes);
     count_request(sessions_[session], bytes);
+    return &name;
 }
 
-void TrafficStats::answered(SessionId session, std::string_view name, Outcome outcome,
-                            std::size_t bytes, Clock::duration latency) {
+void TrafficStats::answered(SessionId session, CallCounters* named, Outcome outcome,
+                            std::size_t bytes, Clock::duration latency, TimePoint now) {
     const auto us = static_cast<std::uint64_t>(
         std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(latency).count()));
     count_answer(total_, outcome, bytes, us);
-    count_answer(named(name), outcome, bytes, us);
+    if (named != nullptr) count_answer(*named, outcome, bytes, us);
     if (const auto found = sessions_.find(session); found != sessions_.end())
         count_answer(found->second, outcome, bytes, us);
+    recent_.add(now);
+}
+
+void TrafficStats::absorb(const TrafficStats& other) {
+    total_.merge(other.total_);
+    sessions_total_ += other.sessions_total_;
+    for (const auto& [name, counters] : other.tools_) named(tools_, name).merge(counters);
+    for (const auto& [name, counters] : other.methods_) named(methods_, name).merge(counters);
 }
 
 const CallCounters* TrafficStats::session(SessionId id) const {

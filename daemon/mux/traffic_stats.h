@@ -71,30 +71,59 @@ struct CallCounters {
     std::uint64_t count(Outcome outcome) const;
 };
 
-class TrafficStats {
+// Requests settled per second over the last kSeconds seconds, in one slot per second.
+class RecentRate {
 public:
-    // Names counted apart per server; past it, "other".
-    static constexpr std::size_t kMaxNames = 64;
-    static constexpr std::string_view kOther = "other";
-
-    // `name`: the tool of a tools/call, else the method.
-    void request(SessionId session, std::string_view name, std::size_t bytes);
-    void answered(SessionId session, std::string_view name, Outcome outcome, std::size_t bytes,
-                  Clock::duration latency);
-    // The session left: its counters go (the totals keep what it did).
-    void forget(SessionId session) { sessions_.erase(session); }
-
-    const CallCounters& total() const { return total_; }
-    const std::map<std::string, CallCounters, std::less<>>& by_name() const { return names_; }
-    const std::map<SessionId, CallCounters>& by_session() const { return sessions_; }
-    const CallCounters* session(SessionId id) const;
+    static constexpr int kSeconds = 10;
+    void add(TimePoint now);
+    double per_second(TimePoint now) const;
 
 private:
-    CallCounters& named(std::string_view name);
+    std::array<std::int64_t, kSeconds> second_{};  // which second each slot counts
+    std::array<std::uint64_t, kSeconds> count_{};
+};
+
+class TrafficStats {
+public:
+    // Names counted apart per server (tools and methods together); past it, "other".
+    static constexpr std::size_t kMaxNames = 64;
+    static constexpr std::string_view kOther = "other";
+    using Names = std::map<std::string, CallCounters, std::less<>>;
+
+    // A request forwarded: `tool` is the tool of a tools/call (empty otherwise: the method
+    // names it). Returns its name's counters, which live as long as this object: the caller
+    // keeps them with the request and hands them to answered().
+    CallCounters* request(SessionId session, std::string_view method, std::string_view tool,
+                          std::size_t bytes);
+    // It was settled `latency` after it was sent, at `now`.
+    void answered(SessionId session, CallCounters* named, Outcome outcome, std::size_t bytes,
+                  Clock::duration latency, TimePoint now);
+    // A session attached (counted in all, not kept).
+    void attached() { sessions_total_ += 1; }
+    std::uint64_t sessions_total() const { return sessions_total_; }
+    // The session left: its counters go (the totals keep what it did).
+    void forget(SessionId session) { sessions_.erase(session); }
+    // Add what `other` counted (a child that is gone) to these totals and names; sessions
+    // are not taken over.
+    void absorb(const TrafficStats& other);
+
+    const CallCounters& total() const { return total_; }
+    // tools/call by tool name, and every other method by its name.
+    const Names& tools() const { return tools_; }
+    const Names& methods() const { return methods_; }
+    const std::map<SessionId, CallCounters>& by_session() const { return sessions_; }
+    const CallCounters* session(SessionId id) const;
+    const RecentRate& recent() const { return recent_; }
+
+private:
+    CallCounters& named(Names& names, std::string_view name);
 
     CallCounters total_;
-    std::map<std::string, CallCounters, std::less<>> names_;
+    Names tools_;
+    Names methods_;
     std::map<SessionId, CallCounters> sessions_;
+    RecentRate recent_;
+    std::uint64_t sessions_total_ = 0;
 };
 
 }  // namespace mcpd

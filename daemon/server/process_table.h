@@ -19,6 +19,8 @@ struct ProcessEntry {
     pid_t sid = 0;
     char state = '?';                 // R, S, D, Z, T, ...
     unsigned long long start_time = 0;  // clock ticks after boot: with the pid, an identity
+    unsigned long long user_ticks = 0, system_ticks = 0;  // CPU time used, in clock ticks
+    unsigned long long rss_pages = 0;                      // resident set, in pages
 };
 
 // Parse the text of /proc/PID/stat. The command name may hold spaces and parentheses, so the

@@ -248,7 +248,7 @@ void Supervisor::on_timer(TimerKind kind) {
     switch (kind) {
         case TimerKind::backoff:
             if (state_ != ServerState::backoff) return;
-            ++restarts_;
+            count_restart();
             spawn_now();
             return;
         case TimerKind::start_timeout:

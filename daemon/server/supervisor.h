@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -191,6 +192,8 @@ public:
     bool wanted_up() const { return wanted_up_; }
     int pid() const { return pid_; }
     unsigned restarts() const { return restarts_; }
+    // How many of those restarts each reason caused ("exit 1", "signal 9", "unresponsive").
+    const std::map<std::string, unsigned>& restart_reasons() const { return restart_reasons_; }
     unsigned consecutive_failures() const { return consecutive_failures_; }
     const std::string& error() const { return error_; }
     // Why the server failed, with what to do about it (for a failed server).
@@ -223,6 +226,9 @@ private:
     void schedule_restart();
     void schedule_retry();  // after a transient spawn failure
     void give_up(std::string why);
+    // The short reason of a restart scheduled now, and counting it when it happens.
+    std::string why_restarted() const;
+    void count_restart();
     bool clean_exit(int status) const;
     bool within_start_limit();
     void forget_failures();
@@ -250,6 +256,8 @@ private:
     ExitStep stop_step_ = ExitStep::exit;        // ladder step reached
 
     unsigned restarts_ = 0;
+    std::map<std::string, unsigned> restart_reasons_;
+    std::string restart_reason_;  // of the restart the backoff waits for
     unsigned consecutive_failures_ = 0;
     unsigned transient_failures_ = 0;  // spawns in a row that failed for want of resources
     std::deque<TimePoint> failure_times_;  // within the start_limit window

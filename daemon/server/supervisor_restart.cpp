@@ -80,8 +80,29 @@ void Supervisor::schedule_restart() {
     const Duration delay =
         backoff_delay(config_.restart_delay, config_.restart_delay_max, consecutive_failures_);
     next_start_ = env_.now() + delay;
+    restart_reason_ = why_restarted();
     set_state(ServerState::backoff);
     env_.arm_timer(TimerKind::backoff, delay);
+}
+
+std::string Supervisor::why_restarted() const {
+    if (!has_last_exit_) return "could not start";
+    // Ended by mcpd for a fault (a failed health ping, a handshake that never came): that.
+    if (last_exit_.reason != StopReason::none && last_exit_.reason != StopReason::crashed)
+        return std::string(to_string(last_exit_.reason));
+    if (last_exit_.status < 0) return "signal " + std::to_string(-last_exit_.status);
+    return "exit " + std::to_string(last_exit_.status);
+}
+
+void Supervisor::count_restart() {
+    ++restarts_;
+    // Reasons are few (an exit status, a signal, a StopReason); a cap keeps it so.
+    constexpr std::size_t kMaxReasons = 16;
+    const std::string reason = restart_reasons_.size() < kMaxReasons ||
+                                       restart_reasons_.contains(restart_reason_)
+                                   ? restart_reason_
+                                   : std::string("other");
+    restart_reasons_[reason] += 1;
 }
 
 void Supervisor::schedule_retry() {
@@ -91,6 +112,7 @@ void Supervisor::schedule_retry() {
     const Duration delay =
         backoff_delay(config_.restart_delay, config_.restart_delay_max, transient_failures_);
     next_start_ = env_.now() + delay;
+    restart_reason_ = "out of resources";
     set_state(ServerState::backoff);
     env_.arm_timer(TimerKind::backoff, delay);
 }
@@ -115,6 +137,7 @@ bool Supervisor::within_start_limit() {
 
 void Supervisor::forget_failures() {
     restarts_ = 0;
+    restart_reasons_.clear();
     consecutive_failures_ = 0;
     failure_times_.clear();
     error_.clear();

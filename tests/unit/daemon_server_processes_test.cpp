@@ -54,6 +54,9 @@ TEST_CASE("a stat line is read after the command name, whatever it holds", "[pro
     CHECK(entry->pgid == 4242);
     CHECK(entry->sid == 4240);
     CHECK(entry->start_time == 987654);
+    CHECK(entry->user_ticks == 5);  // utime and stime, for mcpctl stats
+    CHECK(entry->system_ticks == 6);
+    CHECK(entry->rss_pages == 200);
 
     CHECK_FALSE(parse_process_stat(""));
     CHECK_FALSE(parse_process_stat("12 (cut"));

@@ -56,45 +56,88 @@ TEST_CASE("histograms of several children merge into the server's", "[stats]") {
 
 TEST_CASE("each outcome has its counter; in flight goes up and down", "[stats]") {
     TrafficStats stats;
+    const TimePoint now{};
     const Outcome outcomes[] = {Outcome::reply,     Outcome::error,   Outcome::tool_error,
                                 Outcome::cancelled, Outcome::timeout, Outcome::child_died};
     for (const Outcome outcome : outcomes) {
-        stats.request(1, "echo", 100);
+        CallCounters* echo = stats.request(1, "tools/call", "echo", 100);
         CHECK(stats.total().in_flight == 1);
-        stats.answered(1, "echo", outcome, 40, 3ms);
+        stats.answered(1, echo, outcome, 40, 3ms, now);
         CHECK(stats.total().in_flight == 0);
         CHECK(stats.total().count(outcome) == 1);
     }
-    const CallCounters& echo = stats.by_name().at("echo");
+    const CallCounters& echo = stats.tools().at("echo");
     CHECK(echo.requests == 6);
     CHECK(echo.bytes_in == 600);
     CHECK(echo.bytes_out == 240);
     CHECK(echo.latency.count() == 6);
     CHECK(echo.latency.percentile_us(50) == 5000);
+    CHECK(stats.methods().empty());
     CHECK(to_string(Outcome::tool_error) == "tool_error");
     REQUIRE(stats.session(1) != nullptr);
     CHECK(stats.session(1)->requests == 6);
+}
+
+TEST_CASE("tools are counted by tool, other methods by method, apart", "[stats]") {
+    TrafficStats stats;
+    stats.answered(1, stats.request(1, "tools/call", "ping", 1), Outcome::reply, 1, 1ms, {});
+    stats.answered(1, stats.request(1, "ping", "", 1), Outcome::reply, 1, 1ms, {});
+    stats.answered(1, stats.request(1, "resources/read", "", 1), Outcome::error, 1, 1ms, {});
+    CHECK(stats.tools().size() == 1);
+    CHECK(stats.tools().at("ping").replies == 1);
+    CHECK(stats.methods().size() == 2);
+    CHECK(stats.methods().at("ping").replies == 1);
+    CHECK(stats.methods().at("resources/read").errors == 1);
 }
 
 TEST_CASE("names are capped per server; a session that left keeps no counters", "[stats]") {
     TrafficStats stats;
     for (std::size_t i = 0; i < TrafficStats::kMaxNames + 50; ++i) {
         const std::string name = "tool_" + std::to_string(i);
-        stats.request(7, name, 1);
-        stats.answered(7, name, Outcome::reply, 1, 1ms);
+        stats.answered(7, stats.request(7, "tools/call", name, 1), Outcome::reply, 1, 1ms, {});
     }
-    CHECK(stats.by_name().size() == TrafficStats::kMaxNames + 1);
-    CHECK(stats.by_name().at("other").requests == 50);
-    CHECK(stats.by_name().at("tool_0").requests == 1);  // names seen first keep their own
+    CHECK(stats.tools().size() == TrafficStats::kMaxNames + 1);
+    CHECK(stats.tools().at("other").requests == 50);
+    CHECK(stats.tools().at("tool_0").requests == 1);  // names seen first keep their own
     CHECK(stats.total().requests == TrafficStats::kMaxNames + 50);
+    // Methods share the cap.
+    stats.request(7, "prompts/get", "", 1);
+    CHECK(stats.methods().at("other").requests == 1);
     stats.forget(7);
     CHECK(stats.session(7) == nullptr);
     CHECK(stats.by_session().empty());
-    CHECK(stats.total().requests == TrafficStats::kMaxNames + 50);
+    CHECK(stats.total().requests == TrafficStats::kMaxNames + 51);
     // An answer for a session that left still counts in the totals.
-    stats.request(8, "echo", 1);
+    CallCounters* echo = stats.request(8, "tools/call", "echo", 1);
     stats.forget(8);
-    stats.answered(8, "echo", Outcome::cancelled, 0, 1ms);
+    stats.answered(8, echo, Outcome::cancelled, 0, 1ms, {});
     CHECK(stats.total().cancelled == 1);
     CHECK(stats.by_session().empty());
+}
+
+TEST_CASE("a child that is gone leaves its counts to the server's", "[stats]") {
+    TrafficStats gone, kept;
+    gone.answered(1, gone.request(1, "tools/call", "echo", 10), Outcome::reply, 5, 2ms, {});
+    gone.answered(1, gone.request(1, "tools/list", "", 10), Outcome::reply, 5, 2ms, {});
+    kept.answered(2, kept.request(2, "tools/call", "echo", 10), Outcome::error, 5, 20ms, {});
+    kept.absorb(gone);
+    CHECK(kept.total().requests == 3);
+    CHECK(kept.tools().at("echo").requests == 2);
+    CHECK(kept.tools().at("echo").latency.count() == 2);
+    CHECK(kept.methods().at("tools/list").replies == 1);
+    CHECK(kept.by_session().size() == 1);  // sessions are not taken over
+}
+
+TEST_CASE("calls per second over the last ten seconds", "[stats]") {
+    RecentRate rate;
+    const TimePoint start{std::chrono::seconds(1000)};
+    for (int i = 0; i < 20; ++i) rate.add(start);
+    for (int i = 0; i < 10; ++i) rate.add(start + std::chrono::seconds(5));
+    CHECK(rate.per_second(start + std::chrono::seconds(5)) == Approx(3.0));
+    CHECK(rate.per_second(start + std::chrono::seconds(9)) == Approx(3.0));
+    CHECK(rate.per_second(start + std::chrono::seconds(10)) == Approx(1.0));  // the first second left
+    CHECK(rate.per_second(start + std::chrono::seconds(15)) == Approx(0.0));
+    // A slot is reused for a later second, not added to.
+    rate.add(start + std::chrono::seconds(20));
+    CHECK(rate.per_second(start + std::chrono::seconds(20)) == Approx(0.1));
 }

@@ -1,0 +1,93 @@
+#include "daemon/server/process_usage.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <fstream>
+#include <string>
+
+namespace mcpd {
+namespace {
+
+// How long ago the system booted, in clock ticks (what /proc/PID/stat's start times count).
+std::optional<unsigned long long> uptime_ticks(long hz) {
+    std::ifstream in("/proc/uptime");
+    double seconds = 0;
+    if (!(in >> seconds)) return std::nullopt;
+    return static_cast<unsigned long long>(seconds * static_cast<double>(hz));
+}
+
+std::optional<std::uint64_t> read_pss(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
+    if (!in) return std::nullopt;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parse_pss(text);
+}
+
+// Samples older than this are forgotten (their server is gone, or nobody asks any more).
+constexpr auto kForgetAfter = std::chrono::minutes(10);
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_pss(std::string_view text) {
+    // "Pss:                 1234 kB"
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        if (!line.starts_with("Pss:")) continue;
+        line.remove_prefix(4);
+        while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+        std::uint64_t kib = 0;
+        const auto [next, error] = std::from_chars(line.data(), line.data() + line.size(), kib);
+        if (error != std::errc{} || !std::string_view(next, line.data() + line.size()).starts_with(" kB"))
+            return std::nullopt;
+        return kib * 1024;
+    }
+    return std::nullopt;
+}
+
+std::optional<ProcessUsage> UsageSampler::sample(const ProcessTable& table, const ServerMark& mark,
+                                                 pid_t within, TimePoint now) {
+    std::erase_if(previous_, [now](const auto& p) { return now - p.second.at > kForgetAfter; });
+    const std::vector<const ProcessEntry*> found =
+        find_server_processes(table, mark, within, environment_tag_check(mark));
+    if (found.empty()) return std::nullopt;
+    static const long hz = ::sysconf(_SC_CLK_TCK);
+    static const long page = ::sysconf(_SC_PAGESIZE);
+    ProcessUsage usage;
+    usage.pss_bytes = 0;
+    unsigned long long oldest = 0;
+    unsigned long long leader_start = 0;
+    std::uint64_t ticks = 0;
+    for (const ProcessEntry* entry : found) {
+        usage.processes += 1;
+        ticks += entry->user_ticks + entry->system_ticks;
+        usage.rss_bytes += entry->rss_pages * static_cast<std::uint64_t>(page);
+        if (oldest == 0 || entry->start_time < oldest) oldest = entry->start_time;
+        if (entry->pid == mark.leader) leader_start = entry->start_time;
+        const std::optional<std::uint64_t> pss = read_pss(entry->pid);
+        if (pss && usage.pss_bytes) {
+            *usage.pss_bytes += *pss;
+        } else {
+            usage.pss_bytes.reset();
+        }
+    }
+    usage.cpu_ms = ticks * 1000 / static_cast<std::uint64_t>(hz);
+
+    const auto it = previous_.find(mark.leader);
+    if (it != previous_.end() && it->second.leader_start == leader_start &&
+        usage.cpu_ms >= it->second.cpu_ms && now > it->second.at) {
+        const double elapsed_ms =
+            std::chrono::duration<double, std::milli>(now - it->second.at).count();
+        usage.cpu_percent = static_cast<double>(usage.cpu_ms - it->second.cpu_ms) / elapsed_ms * 100;
+    } else if (const auto up = uptime_ticks(hz); up && *up > oldest) {
+        // The first sample: the average since the oldest process started, as ps(1) shows.
+        usage.cpu_percent = static_cast<double>(ticks) / static_cast<double>(*up - oldest) * 100;
+    }
+    previous_[mark.leader] = Previous{leader_start, usage.cpu_ms, now};
+    return usage;
+}
+
+}  // namespace mcpd

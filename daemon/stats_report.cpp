@@ -1,0 +1,163 @@
+#include "daemon/stats_report.h"
+
+#include <unistd.h>
+
+#include <map>
+#include <string>
+
+#include "daemon/managed_server.h"
+#include "daemon/server_pool.h"
+#include "daemon/session_table.h"
+
+namespace mcpd {
+
+using json = nlohmann::json;
+
+namespace {
+
+json latency_json(const LatencyHistogram& h) {
+    json buckets = json::array();
+    for (std::size_t i = 0; i < LatencyHistogram::kBuckets; ++i) {
+        const json bound = i < LatencyHistogram::kBoundsUs.size() ? json(LatencyHistogram::kBoundsUs[i])
+                                                                  : json(nullptr);
+        buckets.push_back(json::array({bound, h.buckets()[i]}));
+    }
+    return {{"count", h.count()},
+            {"sum_us", h.sum_us()},
+            {"p50_us", h.percentile_us(50)},
+            {"p90_us", h.percentile_us(90)},
+            {"p99_us", h.percentile_us(99)},
+            {"buckets", std::move(buckets)}};
+}
+
+// Each name's counters as a "tools" entry.
+void add_names(json& out, const TrafficStats::Names& names, bool tools) {
+    for (const auto& [name, counters] : names) {
+        json entry = counters_json(counters);
+        entry["method"] = tools ? std::string("tools/call") : name;
+        entry["tool"] = tools ? json(name) : json(nullptr);
+        out.push_back(std::move(entry));
+    }
+}
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+json counters_json(const CallCounters& c) {
+    return {{"requests", c.requests},   {"replies", c.replies},     {"errors", c.errors},
+            {"tool_errors", c.tool_errors}, {"cancelled", c.cancelled}, {"timeouts", c.timeouts},
+            {"child_died", c.child_died}, {"in_flight", c.in_flight}, {"bytes_in", c.bytes_in},
+            {"bytes_out", c.bytes_out}, {"latency", latency_json(c.latency)}};
+}
+
+json StatsReport::build(const std::vector<const ManagedServer*>& servers, const ServerPool& pool,
+                        const SessionTable& sessions, Want want, Duration uptime) {
+    const TimePoint now = Clock::now();
+    // /proc is read once for every server asked about.
+    const ProcessTable processes = ProcessTable::read();
+    json list = json::array();
+    for (const ManagedServer* entry : servers)
+        list.push_back(server_json(*entry, pool, sessions, processes, want, now));
+    return {{"uptime_ms", std::chrono::duration_cast<std::chrono::milliseconds>(uptime).count()},
+            {"servers", std::move(list)}};
+}
+
+json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool,
+                              const SessionTable& sessions, const ProcessTable& processes,
+                              Want want, TimePoint now) {
+    const std::string& name = entry.name();
+    TrafficStats merged;
+    if (const TrafficStats* gone = pool.gone_stats(name)) merged.absorb(*gone);
+    std::map<SessionId, CallCounters> by_session;
+    std::map<SessionId, const SessionSummary*> clients;
+    std::vector<SessionSummary> summaries;
+    double recent = 0;
+    std::size_t children = 0, attached = 0;
+    unsigned restarts = 0;
+    std::map<std::string, unsigned> reasons;
+    std::optional<ProcessUsage> usage;
+    const auto add_usage = [&usage](const ProcessUsage& more) {
+        if (!usage) {
+            usage = more;
+            return;
+        }
+        usage->processes += more.processes;
+        usage->cpu_ms += more.cpu_ms;
+        usage->rss_bytes += more.rss_bytes;
+        usage->cpu_percent += more.cpu_percent;
+        if (usage->pss_bytes && more.pss_bytes) {
+            *usage->pss_bytes += *more.pss_bytes;
+        } else {
+            usage->pss_bytes.reset();
+        }
+    };
+    pool.for_each_instance([&](const ManagedServer& instance) {
+        if (instance.name() != name) return;
+        const TrafficStats& stats = instance.router().stats();
+        merged.absorb(stats);
+        recent += stats.recent().per_second(now);
+        for (const auto& [id, counters] : stats.by_session()) by_session[id].merge(counters);
+        attached += instance.router().session_count();
+        restarts += instance.supervisor().restarts();
+        for (const auto& [reason, count] : instance.supervisor().restart_reasons())
+            reasons[reason] += count;
+        if (want.sessions) {
+            for (SessionSummary& summary : instance.router().summaries())
+                summaries.push_back(std::move(summary));
+        }
+        if (const std::optional<ServerMark> mark = instance.process_mark()) {
+            children += 1;
+            if (auto sampled = sampler_.sample(processes, *mark, ::getpid(), now)) add_usage(*sampled);
+        }
+    });
+    const CallCounters& total = merged.total();
+    const double since = seconds(now - pool.added_at(name));
+    const std::uint64_t settled = total.requests - std::min(total.requests, total.in_flight);
+
+    json out = {{"name", name},
+                {"state", to_string(entry.supervisor().state())},
+                {"children", children},
+                {"sessions", attached},
+                {"sessions_total", merged.sessions_total()},
+                {"restarts", restarts},
+                {"restart_reasons", reasons},
+                {"cpu_ms", usage ? json(usage->cpu_ms) : json(nullptr)},
+                {"cpu_percent", usage ? json(usage->cpu_percent) : json(nullptr)},
+                {"rss_bytes", usage ? json(usage->rss_bytes) : json(nullptr)},
+                {"pss_bytes", usage && usage->pss_bytes ? json(*usage->pss_bytes) : json(nullptr)},
+                {"calls_per_s_10s", recent},
+                {"calls_per_s", since > 0 ? static_cast<double>(settled) / since : 0.0},
+                {"totals", counters_json(total)}};
+    if (want.tools) {
+        json tools = json::array();
+        add_names(tools, merged.tools(), true);
+        add_names(tools, merged.methods(), false);
+        out["tools"] = std::move(tools);
+    }
+    if (want.sessions) {
+        for (const SessionSummary& summary : summaries) {
+            clients[summary.id] = &summary;
+            by_session[summary.id];  // listed before its first request too
+        }
+        json list = json::array();
+        for (const auto& [id, counters] : by_session) {
+            json session = counters_json(counters);
+            session["id"] = id;
+            if (const auto client = clients.find(id);
+                client != clients.end() && !client->second->client_name.empty()) {
+                session["client"] = {{"name", client->second->client_name},
+                                     {"version", client->second->client_version}};
+            }
+            if (const std::optional<PeerCredentials> peer = sessions.peer_of(id)) {
+                session["pid"] = peer->pid;
+                session["uid"] = peer->uid;
+            }
+            list.push_back(std::move(session));
+        }
+        out["sessions_detail"] = std::move(list);
+    }
+    return out;
+}
+
+}  // namespace mcpd

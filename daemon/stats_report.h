@@ -1,0 +1,43 @@
+// The result of the stats request (docs/STATS.md): each server's counts, merged over its
+// instances (a shared process, private ones, project children, a legacy process, and those
+// already freed), with its sessions, restarts and what its processes cost now.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+#include "common/clock.h"
+#include "common/duration.h"
+#include "daemon/mux/traffic_stats.h"
+#include "daemon/server/process_usage.h"
+
+namespace mcpd {
+
+class ManagedServer;
+class ServerPool;
+class SessionTable;
+
+// One CallCounters as JSON: the COUNTERS object of docs/STATS.md.
+nlohmann::json counters_json(const CallCounters& counters);
+
+class StatsReport {
+public:
+    struct Want {
+        bool tools = false;
+        bool sessions = false;
+    };
+
+    // The result for `servers` (registry entries: the pool's shared instances, in order).
+    nlohmann::json build(const std::vector<const ManagedServer*>& servers, const ServerPool& pool,
+                         const SessionTable& sessions, Want want, Duration uptime);
+
+private:
+    nlohmann::json server_json(const ManagedServer& entry, const ServerPool& pool,
+                               const SessionTable& sessions, const ProcessTable& processes,
+                               Want want, TimePoint now);
+
+    UsageSampler sampler_;  // remembers the previous CPU sample of each server process
+};
+
+}  // namespace mcpd
