@@ -8,6 +8,7 @@
 #include <csignal>
 
 #include "common/log.h"
+#include "common/metrics_text.h"
 #include "daemon/control_commands.h"
 #include "daemon/io/descriptor_limit.h"
 #include "daemon/io/log_pump.h"
@@ -90,6 +91,7 @@ int Daemon::run() {
     log::info("mcpd " MCPD_VERSION " listening on " + options_.socket_path + " with " +
               std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
+    serve_metrics(registry_.daemon.metrics_listen);
     for (ManagedServer* server : pool_.servers()) {
         if (server->config().autostart && !config::starts_children(server->config()))
             server->supervisor().request_start();
@@ -189,7 +191,24 @@ nlohmann::json Daemon::stats(const std::vector<const ManagedServer*>& servers,
                               std::chrono::duration_cast<Duration>(Clock::now() - started_at_));
 }
 
+void Daemon::serve_metrics(const std::string& address) {
+    metrics_.reset();
+    if (address.empty()) return;
+    Result<std::unique_ptr<MetricsHttp>> http = MetricsHttp::listen(loop_, address, [this] {
+        const std::vector<ManagedServer*> all = pool_.servers();
+        return metrics_text(stats({all.begin(), all.end()}, {true, false}));
+    });
+    if (!http) {
+        // The pool is served all the same; the metrics wait for a fixed registry and a reload.
+        log::error("metrics_listen: " + http.error() + "; no metrics over HTTP");
+        return;
+    }
+    metrics_ = std::move(http).value();
+    log::info("metrics served on http://" + metrics_->bound_address() + "/metrics");
+}
+
 void Daemon::apply_daemon_settings(const config::DaemonConfig& next) {
+    if (next.metrics_listen != registry_.daemon.metrics_listen) serve_metrics(next.metrics_listen);
     if (next.socket != registry_.daemon.socket) {
         log::warning("[daemon].socket changed; the new path takes effect when mcpd restarts");
     }

@@ -15,6 +15,7 @@
 #include "daemon/control/connection_limits.h"
 #include "daemon/control/control_connection.h"
 #include "daemon/control/control_server.h"
+#include "daemon/control/metrics_http.h"
 #include "daemon/control/output_budget.h"
 #include "daemon/control/peer_auth.h"
 #include "daemon/io/event_loop.h"
@@ -23,8 +24,8 @@
 #include "daemon/reload_plan.h"
 #include "daemon/server/reaper.h"
 #include "daemon/server_pool.h"
-#include "daemon/stats_report.h"
 #include "daemon/session_table.h"
+#include "daemon/stats_report.h"
 #include "daemon/systemd/notifier.h"
 
 namespace mcpd {
@@ -120,6 +121,8 @@ private:
     std::string status_text() const;
     void maybe_finish_shutdown();
     void start_watchdog();
+    // Serve GET /metrics on `address` (none when empty), replacing what served it before.
+    void serve_metrics(const std::string& address);
 
     DaemonOptions options_;
     config::Registry registry_;
@@ -132,6 +135,7 @@ private:
     Reaper reaper_;
     Notifier notifier_;
     std::unique_ptr<ControlServer> control_;
+    std::unique_ptr<MetricsHttp> metrics_;  // [daemon] metrics_listen, when set
     std::unique_ptr<RequestHandler> commands_;
     ConnectionLimits limits_;  // before everything that holds a slot
     // Output queued for every session and control connection together; before them all.
