@@ -86,15 +86,14 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
         return invalid(text, "the port " + quoted(port_text) + " is not a number from 0 to 65535");
     if (address.ipv6) {
         address.host = canonical(AF_INET6, host);
-        if (address.host.empty())
-            return invalid(text, quoted(host) + " is not an IPv6 address");
+        if (address.host.empty()) return invalid(text, quoted(host) + " is not an IPv6 address");
     } else if (host == "localhost") {
         address.host = kLoopback;
     } else {
         address.host = canonical(AF_INET, host);
         if (address.host.empty())
-            return invalid(text, quoted(host) +
-                                     " is not an IPv4 address (host names are not looked up)");
+            return invalid(text,
+                           quoted(host) + " is not an IPv4 address (host names are not looked up)");
     }
     return address;
 }

@@ -155,7 +155,7 @@ struct ServerFamilies {
 
 // How a request ended: the `outcome` label and the COUNTERS field that counts it.
 constexpr std::pair<std::string_view, std::string_view> kOutcomes[] = {
-    {"reply", "replies"},     {"error", "errors"},       {"tool_error", "tool_errors"},
+    {"reply", "replies"},       {"error", "errors"},     {"tool_error", "tool_errors"},
     {"cancelled", "cancelled"}, {"timeout", "timeouts"}, {"child_died", "child_died"},
 };
 

@@ -37,8 +37,9 @@ bool short_of_resources(int error) {
 Failure socket_failure(const std::string& what, int error) {
     std::string sentence = "cannot serve metrics: " + what + ": " + std::strerror(error);
     if (error == EADDRINUSE)
-        sentence += " (another program listens there: choose another port for [daemon] "
-                    "metrics_listen, or stop that program)";
+        sentence +=
+            " (another program listens there: choose another port for [daemon] "
+            "metrics_listen, or stop that program)";
     else if (error == EADDRNOTAVAIL)
         sentence += " (no interface of this machine has that address)";
     else if (error == EACCES)
@@ -82,7 +83,8 @@ Result<UniqueFd> bind_listener(ListenAddress& address) {
         return socket_failure("cannot set IPV6_V6ONLY on " + where, errno);
     if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&storage), length) != 0)
         return socket_failure("cannot bind " + where, errno);
-    if (::listen(fd.get(), kBacklog) != 0) return socket_failure("cannot listen on " + where, errno);
+    if (::listen(fd.get(), kBacklog) != 0)
+        return socket_failure("cannot listen on " + where, errno);
     sockaddr_storage bound{};
     socklen_t bound_length = sizeof bound;
     if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &bound_length) != 0)

@@ -62,29 +62,44 @@ TEST_CASE("anything else is refused, saying what was given and what is expected"
         "; expected HOST:PORT with an IPv4 address, [IPV6]:PORT, or a bare PORT (then "
         "127.0.0.1), such as \"127.0.0.1:9464\"";
     CHECK(refusal("") == "invalid listen address \"\": it is empty" + expected);
-    CHECK(refusal("65536") == "invalid listen address \"65536\": the port \"65536\" is not a "
-                              "number from 0 to 65535" + expected);
+    CHECK(refusal("65536") ==
+          "invalid listen address \"65536\": the port \"65536\" is not a "
+          "number from 0 to 65535" +
+              expected);
     CHECK(refusal("127.0.0.1") ==
           "invalid listen address \"127.0.0.1\": it has no :PORT" + expected);
-    CHECK(refusal("127.0.0.1:") == "invalid listen address \"127.0.0.1:\": the port \"\" is not "
-                                   "a number from 0 to 65535" + expected);
-    CHECK(refusal("127.0.0.1:http") == "invalid listen address \"127.0.0.1:http\": the port "
-                                       "\"http\" is not a number from 0 to 65535" + expected);
-    CHECK(refusal("127.0.0.1:70000") == "invalid listen address \"127.0.0.1:70000\": the port "
-                                        "\"70000\" is not a number from 0 to 65535" + expected);
+    CHECK(refusal("127.0.0.1:") ==
+          "invalid listen address \"127.0.0.1:\": the port \"\" is not "
+          "a number from 0 to 65535" +
+              expected);
+    CHECK(refusal("127.0.0.1:http") ==
+          "invalid listen address \"127.0.0.1:http\": the port "
+          "\"http\" is not a number from 0 to 65535" +
+              expected);
+    CHECK(refusal("127.0.0.1:70000") ==
+          "invalid listen address \"127.0.0.1:70000\": the port "
+          "\"70000\" is not a number from 0 to 65535" +
+              expected);
     CHECK(refusal("example.com:9464") ==
           "invalid listen address \"example.com:9464\": \"example.com\" is not an IPv4 address "
-          "(host names are not looked up)" + expected);
-    CHECK(refusal("::1:9464") == "invalid listen address \"::1:9464\": an IPv6 address goes "
-                                 "between brackets, as in \"[::1]:9464\"" + expected);
+          "(host names are not looked up)" +
+              expected);
+    CHECK(refusal("::1:9464") ==
+          "invalid listen address \"::1:9464\": an IPv6 address goes "
+          "between brackets, as in \"[::1]:9464\"" +
+              expected);
     CHECK(refusal("[::1]") ==
           "invalid listen address \"[::1]\": no :PORT follows the ']'" + expected);
     CHECK(refusal("[::1:9464") ==
           "invalid listen address \"[::1:9464\": the '[' is never closed" + expected);
-    CHECK(refusal("[127.0.0.1]:9464") == "invalid listen address \"[127.0.0.1]:9464\": "
-                                         "\"127.0.0.1\" is not an IPv6 address" + expected);
-    CHECK(refusal("x\n:1") == "invalid listen address \"x\\u000a:1\": \"x\\u000a\" is not an "
-                              "IPv4 address (host names are not looked up)" + expected);
+    CHECK(refusal("[127.0.0.1]:9464") ==
+          "invalid listen address \"[127.0.0.1]:9464\": "
+          "\"127.0.0.1\" is not an IPv6 address" +
+              expected);
+    CHECK(refusal("x\n:1") ==
+          "invalid listen address \"x\\u000a:1\": \"x\\u000a\" is not an "
+          "IPv4 address (host names are not looked up)" +
+              expected);
     for (const char* text : {":9464", "1.2.3:9464", "1.2.3.4.5:1", " 9464", "9464 ", "-1", "+80",
                              "127.0.0.1:+80", "127.0.0.1:-0", "[]:1", "[::1]9464"})
         refusal(text);

@@ -65,9 +65,10 @@ TEST_CASE("a metrics_listen that is no address is an error at its value", "[regi
               std::string(kExpected));
 
     const ConfigError port = only_error(parse("[daemon]\nmetrics_listen = \"127.0.0.1:99999\"\n"));
-    CHECK(port.message == "'metrics_listen': invalid listen address \"127.0.0.1:99999\": the "
-                          "port \"99999\" is not a number from 0 to 65535" +
-                              std::string(kExpected));
+    CHECK(port.message ==
+          "'metrics_listen': invalid listen address \"127.0.0.1:99999\": the "
+          "port \"99999\" is not a number from 0 to 65535" +
+              std::string(kExpected));
 
     const ConfigError number = only_error(parse("[daemon]\nmetrics_listen = 9464\n"));
     CHECK(number.line == 2);

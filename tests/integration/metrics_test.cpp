@@ -1,0 +1,402 @@
+// The metrics (docs/STATS.md): `mcpctl metrics` and GET /metrics on [daemon] metrics_listen
+// read by the Prometheus client library's own parser (parse_metrics.py, with Debian's
+// python3-prometheus-client), their numbers against `mcpctl stats --json --tools`, what the
+// endpoint answers to other methods and paths, and that it listens on loopback only.
+// Traffic goes to 127.0.0.1 and nowhere else.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "mcp_session.h"
+
+using namespace integration;
+using nlohmann::json;
+
+namespace {
+
+// A tool name no server has, with every character a label value escapes.
+const std::string kOddTool = "odd \"name\" \\ with\na newline";
+
+// The outcome labels and the COUNTERS fields that count them.
+const std::pair<std::string, std::string> kOutcomes[] = {
+    {"reply", "replies"},       {"error", "errors"},     {"tool_error", "tool_errors"},
+    {"cancelled", "cancelled"}, {"timeout", "timeouts"}, {"child_died", "child_died"},
+};
+
+// A loopback port nothing listens on now: bound to port 0, read back, closed.
+int free_loopback_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    const bool bound =
+        ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    ::close(fd);
+    REQUIRE(bound);
+    return ntohs(address.sin_port);
+}
+
+// Send `request` to 127.0.0.1:port and read until the server closes (10 s at most).
+std::string http_exchange(int port, const std::string& request) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    const timeval timeout{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string response;
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
+        ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(request.size())) {
+        char buffer[16384];
+        ssize_t n;
+        while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
+            response.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return response;
+}
+
+std::string http(int port, const std::string& method, const std::string& target) {
+    return http_exchange(port, method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" +
+                                   std::to_string(port) + "\r\nConnection: close\r\n\r\n");
+}
+
+std::string status_line(const std::string& response) {
+    return response.substr(0, response.find("\r\n"));
+}
+
+std::string head_of(const std::string& response) {
+    return response.substr(0, response.find("\r\n\r\n") + 2);
+}
+
+std::string body_of(const std::string& response) {
+    const std::size_t end = response.find("\r\n\r\n");
+    return end == std::string::npos ? std::string() : response.substr(end + 4);
+}
+
+// The text parsed by parse_metrics.py beside this file: {"families": [...]}.
+json parse_metrics(const TestEnv& env, const std::string& text) {
+    const std::string file = env.path("metrics.prom");
+    std::ofstream(file, std::ios::binary) << text;
+    const std::string script =
+        (std::filesystem::path(__FILE__).parent_path() / "parse_metrics.py").string();
+    // Debian's python3 explicitly: the one with python3-prometheus-client.
+    const RunResult parsed = run_process({"/usr/bin/python3", script, file});
+    INFO("the text:\n" << text << "\nthe parser: " << parsed.describe());
+    REQUIRE(parsed.exit_code == 0);
+    return json::parse(parsed.out);
+}
+
+// "name{a=x,b=y}" with the labels in order: one key per sample.
+std::string sample_key(const std::string& name, const json& labels) {
+    std::string key = name + "{";
+    for (const auto& [label, value] : labels.items())  // nlohmann keeps keys sorted
+        key += label + "=" + value.get<std::string>() + ",";
+    return key + "}";
+}
+
+struct Parsed {
+    std::vector<std::pair<std::string, std::string>> families;  // name, type, in text order
+    std::map<std::string, double> samples;                      // sample_key -> value
+    std::set<std::string> bucket_bounds;                        // every le as written
+};
+
+Parsed flatten(const json& parsed) {
+    Parsed out;
+    for (const json& family : parsed["families"]) {
+        out.families.emplace_back(family["name"], family["type"]);
+        for (const json& sample : family["samples"]) {
+            const std::string key = sample_key(sample["name"], sample["labels"]);
+            INFO(key);
+            CHECK(out.samples.count(key) == 0);  // no sample twice
+            out.samples[key] = sample["value"].get<double>();
+            if (sample["labels"].contains("le")) out.bucket_bounds.insert(sample["labels"]["le"]);
+        }
+    }
+    return out;
+}
+
+json labels_of(const std::string& server, const json& row = nullptr) {
+    json labels = {{"server", server}};
+    if (!row.is_null()) {
+        labels["method"] = row["method"];
+        labels["tool"] = row["tool"].is_string() ? row["tool"] : json("");
+    }
+    return labels;
+}
+
+// The sample `name`{labels} must be there with `value` (a JSON number or boolean).
+void expect_sample(const Parsed& parsed, const std::string& name, const json& labels,
+                   const json& value) {
+    const std::string key = sample_key(name, labels);
+    INFO(key << " expected " << value.dump());
+    const auto it = parsed.samples.find(key);
+    REQUIRE(it != parsed.samples.end());
+    CHECK(it->second ==
+          Approx(value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>()));
+}
+
+// The le label written for a bound of `us` microseconds, found by its value.
+std::string le_of(const Parsed& parsed, const json& us) {
+    if (us.is_null()) return "+Inf";
+    const double seconds = us.get<double>() / 1e6;
+    for (const std::string& le : parsed.bucket_bounds)
+        if (le != "+Inf" && std::abs(std::stod(le) - seconds) <= seconds * 1e-9) return le;
+    FAIL("no bucket bound of " << seconds << " s");
+    return {};
+}
+
+bool has_sample_of(const Parsed& parsed, const std::string& name, const std::string& server) {
+    for (const auto& [key, value] : parsed.samples)
+        if (key.starts_with(name + "{") && key.find("server=" + server + ",") != std::string::npos)
+            return true;
+    return false;
+}
+
+// Every figure of `stats` (asked with tools) in the metrics, sample for sample; CPU and memory
+// only as present or absent, since they move between two requests.
+void expect_stats_in_metrics(const json& stats, const Parsed& parsed) {
+    std::size_t name_samples = 0;
+    for (const json& server : stats["servers"]) {
+        const std::string name = server["name"];
+        INFO("server " << name);
+        expect_sample(parsed, "mcpd_server_up", labels_of(name),
+                      json(server["state"] == "running"));
+        expect_sample(parsed, "mcpd_server_sessions", labels_of(name), server["sessions"]);
+        expect_sample(parsed, "mcpd_server_sessions_total", labels_of(name),
+                      server["sessions_total"]);
+        expect_sample(parsed, "mcpd_server_restarts_total", labels_of(name), server["restarts"]);
+        CHECK(has_sample_of(parsed, "mcpd_server_cpu_seconds_total", name) ==
+              server["cpu_ms"].is_number());
+        CHECK(has_sample_of(parsed, "mcpd_server_resident_bytes", name) ==
+              server["rss_bytes"].is_number());
+        CHECK(has_sample_of(parsed, "mcpd_server_proportional_bytes", name) ==
+              server["pss_bytes"].is_number());
+        for (const json& row : server["tools"]) {
+            INFO("row " << row.dump());
+            const json labels = labels_of(name, row);
+            for (const auto& [outcome, field] : kOutcomes) {
+                json with = labels;
+                with["outcome"] = outcome;
+                expect_sample(parsed, "mcpd_requests_total", with, row[field]);
+            }
+            expect_sample(parsed, "mcpd_requests_in_flight", labels, row["in_flight"]);
+            for (const auto& [direction, field] :
+                 {std::pair{"in", "bytes_in"}, std::pair{"out", "bytes_out"}}) {
+                json with = labels;
+                with["direction"] = direction;
+                expect_sample(parsed, "mcpd_request_bytes_total", with, row[field]);
+            }
+            const json& latency = row["latency"];
+            std::uint64_t cumulative = 0;
+            for (const json& bucket : latency["buckets"]) {
+                cumulative += bucket[1].get<std::uint64_t>();
+                json with = labels;
+                with["le"] = le_of(parsed, bucket[0]);
+                expect_sample(parsed, "mcpd_request_duration_seconds_bucket", with, cumulative);
+            }
+            expect_sample(parsed, "mcpd_request_duration_seconds_count", labels, latency["count"]);
+            expect_sample(parsed, "mcpd_request_duration_seconds_sum", labels,
+                          json(latency["sum_us"].get<double>() / 1e6));
+            name_samples += 6 + 1 + 2 + latency["buckets"].size() + 2;
+        }
+    }
+    std::size_t found = 0;
+    for (const auto& [key, value] : parsed.samples)
+        if (key.starts_with("mcpd_request")) ++found;
+    CHECK(found == name_samples);  // and nothing else per name
+}
+
+// The tools row of `server` with this method and tool (null: none), null when absent.
+json row_of(const json& stats, const std::string& server, const std::string& method,
+            const json& tool) {
+    for (const json& s : stats["servers"])
+        if (s["name"] == server)
+            for (const json& row : s["tools"])
+                if (row["method"] == method && row["tool"] == tool) return row;
+    return nullptr;
+}
+
+// The addresses ("0100007F" is 127.0.0.1) of the sockets listening on `port`, from
+// /proc/net/tcp and /proc/net/tcp6.
+std::vector<std::string> listening_addresses(int port) {
+    char port_hex[8];
+    std::snprintf(port_hex, sizeof port_hex, "%04X", port);
+    std::vector<std::string> addresses;
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+        std::ifstream in(table);
+        std::string line;
+        std::getline(in, line);  // the header
+        while (std::getline(in, line)) {
+            std::istringstream fields(line);
+            std::string slot, local, remote, state;
+            fields >> slot >> local >> remote >> state;
+            const std::size_t colon = local.rfind(':');
+            if (state == "0A" && colon != std::string::npos && local.substr(colon + 1) == port_hex)
+                addresses.push_back(local.substr(0, colon));
+        }
+    }
+    return addresses;
+}
+
+// Sessions and calls that leave every outcome a client can cause in the counts.
+void make_traffic(McpSession& client) {
+    client.initialize("metrics test");
+    for (const char* text : {"one", "two", "three"}) {
+        const McpMessage answer = client.wait_response(client.call_tool("echo", {{"text", text}}));
+        REQUIRE(answer.tool_text() == text);
+    }
+    client.wait_response(client.call_tool("echo", {{"text", "bad"}, {"is_error", true}}));
+    client.wait_response(client.call_tool(kOddTool, json::object()));
+    const McpMessage missing = client.wait_response(client.request("no/such/method"));
+    CHECK(missing.is_error());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "metrics: mcpctl metrics and GET /metrics hold the stats figures, for a Prometheus parser",
+    "[metrics]") {
+    TestEnv env("metrics");
+    const int port = free_loopback_port();
+    const std::string address = "127.0.0.1:" + std::to_string(port);
+    env.write_registry("[daemon]\nmetrics_listen = \"" + address + "\"\n\n" + server_toml("demo") +
+                       server_toml("spare", {}, {{"autostart", "false"}}));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    McpSession client(env.socket(), "demo");
+    make_traffic(client);
+
+    const RunResult text = env.ctl({"metrics"});
+    {
+        INFO(text.describe());
+        REQUIRE(text.exit_code == 0);
+    }
+    const RunResult stats_run = env.ctl({"--json", "stats", "--tools"});
+    {
+        INFO(stats_run.describe());
+        REQUIRE(stats_run.exit_code == 0);
+    }
+    const json stats = json::parse(stats_run.out);
+    const Parsed parsed = flatten(parse_metrics(env, text.out));
+
+    // Every family of the table, once each, in its order (the parser names a counter's family
+    // without _total); a stopped server has no CPU or memory, a running one has both.
+    CHECK(parsed.families == std::vector<std::pair<std::string, std::string>>{
+                                 {"mcpd_up", "gauge"},
+                                 {"mcpd_server_up", "gauge"},
+                                 {"mcpd_server_sessions", "gauge"},
+                                 {"mcpd_server_sessions", "counter"},
+                                 {"mcpd_server_restarts", "counter"},
+                                 {"mcpd_server_cpu_seconds", "counter"},
+                                 {"mcpd_server_resident_bytes", "gauge"},
+                                 {"mcpd_server_proportional_bytes", "gauge"},
+                                 {"mcpd_requests", "counter"},
+                                 {"mcpd_requests_in_flight", "gauge"},
+                                 {"mcpd_request_bytes", "counter"},
+                                 {"mcpd_request_duration_seconds", "histogram"},
+                             });
+    expect_sample(parsed, "mcpd_up", json::object(), 1);
+    expect_stats_in_metrics(stats, parsed);
+    CHECK_FALSE(has_sample_of(parsed, "mcpd_server_cpu_seconds_total", "spare"));
+    CHECK(has_sample_of(parsed, "mcpd_server_cpu_seconds_total", "demo"));
+
+    // What the session did is there, the odd tool name read back exactly by the parser.
+    const json echo = row_of(stats, "demo", "tools/call", "echo");
+    REQUIRE_FALSE(echo.is_null());
+    CHECK(echo["replies"] == 3);
+    CHECK(echo["tool_errors"] == 1);
+    json echo_reply = labels_of("demo", echo);
+    echo_reply["outcome"] = "reply";
+    expect_sample(parsed, "mcpd_requests_total", echo_reply, 3);
+    const json odd = row_of(stats, "demo", "tools/call", kOddTool);
+    REQUIRE_FALSE(odd.is_null());
+    json odd_labels = labels_of("demo", odd);
+    CHECK(odd_labels["tool"] == kOddTool);
+    expect_sample(parsed, "mcpd_requests_in_flight", odd_labels, 0);
+    REQUIRE_FALSE(row_of(stats, "demo", "no/such/method", nullptr).is_null());
+
+    SECTION("mcpctl metrics NAME shows that server only") {
+        const RunResult demo = env.ctl({"metrics", "demo"});
+        REQUIRE(demo.exit_code == 0);
+        const Parsed only = flatten(parse_metrics(env, demo.out));
+        CHECK(has_sample_of(only, "mcpd_server_up", "demo"));
+        CHECK_FALSE(has_sample_of(only, "mcpd_server_up", "spare"));
+    }
+
+    SECTION("GET /metrics serves the same families and counts over HTTP") {
+        const std::string response = http(port, "GET", "/metrics");
+        CHECK(status_line(response) == "HTTP/1.1 200 OK");
+        CHECK(head_of(response).find(
+                  "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n") !=
+              std::string::npos);
+        const Parsed served = flatten(parse_metrics(env, body_of(response)));
+        CHECK(served.families == parsed.families);
+        // No traffic since: every request figure is the same (CPU and memory may move).
+        for (const auto& [key, value] : parsed.samples) {
+            if (!key.starts_with("mcpd_request")) continue;
+            INFO(key);
+            REQUIRE(served.samples.count(key) == 1);
+            CHECK(served.samples.at(key) == value);
+        }
+        const std::string query = http(port, "GET", "/metrics?name[]=x");
+        CHECK(status_line(query) == "HTTP/1.1 200 OK");
+    }
+
+    SECTION("HEAD has no body; another method is 405 with Allow, another path 404") {
+        const std::string head = http(port, "HEAD", "/metrics");
+        CHECK(status_line(head) == "HTTP/1.1 200 OK");
+        CHECK(body_of(head).empty());
+        const std::string post = http(port, "POST", "/metrics");
+        CHECK(status_line(post) == "HTTP/1.1 405 Method Not Allowed");
+        CHECK(head_of(post).find("\r\nAllow: GET, HEAD\r\n") != std::string::npos);
+        CHECK(status_line(http(port, "DELETE", "/metrics")) == "HTTP/1.1 405 Method Not Allowed");
+        CHECK(status_line(http(port, "GET", "/other")) == "HTTP/1.1 404 Not Found");
+        CHECK(status_line(http(port, "GET", "/")) == "HTTP/1.1 404 Not Found");
+    }
+
+    SECTION("it listens on 127.0.0.1 only, and says where in the log") {
+        CHECK(listening_addresses(port) == std::vector<std::string>{"0100007F"});
+        CHECK(env.daemon_log().find("http://" + address + "/metrics") != std::string::npos);
+    }
+}
+
+TEST_CASE("metrics: port 0 gets a free port, which the log names", "[metrics]") {
+    TestEnv env("metrics-port-0");
+    env.write_registry("[daemon]\nmetrics_listen = \"127.0.0.1:0\"\n\n" + server_toml("demo"));
+    env.start_daemon();
+    const std::regex served("http://127\\.0\\.0\\.1:([0-9]+)/metrics");
+    std::smatch match;
+    std::string log;
+    wait_until("the log names the metrics address", 10s, [&] {
+        log = env.daemon_log();
+        return std::regex_search(log, match, served);
+    });
+    const int port = std::stoi(match[1]);
+    CHECK(port != 0);
+    const std::string response = http(port, "GET", "/metrics");
+    CHECK(status_line(response) == "HTTP/1.1 200 OK");
+    CHECK(body_of(response).find("\nmcpd_server_up{server=\"demo\"} ") != std::string::npos);
+    CHECK(listening_addresses(port) == std::vector<std::string>{"0100007F"});
+}
