@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -399,4 +400,49 @@ TEST_CASE("metrics: port 0 gets a free port, which the log names", "[metrics]") 
     CHECK(status_line(response) == "HTTP/1.1 200 OK");
     CHECK(body_of(response).find("\nmcpd_server_up{server=\"demo\"} ") != std::string::npos);
     CHECK(listening_addresses(port) == std::vector<std::string>{"0100007F"});
+}
+
+TEST_CASE("metrics: a reload moves the endpoint to a changed address", "[metrics]") {
+    TestEnv env("metrics-reload");
+    const int first = free_loopback_port();
+    const auto registry = [&env](int port) {
+        env.write_registry("[daemon]\nmetrics_listen = \"127.0.0.1:" + std::to_string(port) +
+                           "\"\n\n" + server_toml("demo"));
+    };
+    registry(first);
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    CHECK(status_line(http(first, "GET", "/metrics")) == "HTTP/1.1 200 OK");
+
+    const int second = free_loopback_port();
+    registry(second);
+    const RunResult reload = env.ctl({"reload"});
+    INFO(reload.describe());
+    REQUIRE(reload.exit_code == 0);
+    CHECK(status_line(http(second, "GET", "/metrics")) == "HTTP/1.1 200 OK");
+    CHECK(http(first, "GET", "/metrics").empty());  // refused: nothing listens there now
+    CHECK(listening_addresses(first).empty());
+}
+
+TEST_CASE("metrics: an address in use is logged and mcpd runs without it", "[metrics]") {
+    TestEnv env("metrics-in-use");
+    // A listener of the test's own on the port (bound, listening, never accepting).
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(fd, 1) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    const std::string taken = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+    env.write_registry("[daemon]\nmetrics_listen = \"" + taken + "\"\n\n" + server_toml("demo"));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    ::close(fd);
+    const std::string log = env.daemon_log();
+    INFO(log);
+    CHECK(log.find("cannot bind " + taken + ": " + std::strerror(EADDRINUSE)) != std::string::npos);
+    CHECK(env.ctl({"metrics"}).exit_code == 0);
 }
