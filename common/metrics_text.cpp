@@ -121,7 +121,7 @@ std::optional<std::uint64_t> as_count(const json& value) {
 struct ServerFamilies {
     Family up{"mcpd_server_up", "gauge", "Whether the server is running (1) or not (0)."};
     Family sessions{"mcpd_server_sessions", "gauge", "MCP sessions attached to the server now."};
-    Family sessions_total{"mcpd_server_sessions_total", "counter",
+    Family sessions_total{"mcpd_server_sessions_opened_total", "counter",
                           "MCP sessions the server has had since mcpd started or it was added."};
     Family restarts{"mcpd_server_restarts_total", "counter", "Automatic restarts of the server."};
     Family cpu{"mcpd_server_cpu_seconds_total", "counter",

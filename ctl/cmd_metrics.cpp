@@ -21,7 +21,7 @@ extern const Command cmd_metrics{
     .help =
         "The figures of 'mcpctl stats' in the Prometheus text format (version 0.0.4),\n"
         "of every server or of the named ones:\n"
-        "  mcpd_server_up, mcpd_server_sessions, mcpd_server_sessions_total,\n"
+        "  mcpd_server_up, mcpd_server_sessions, mcpd_server_sessions_opened_total,\n"
         "  mcpd_server_restarts_total, mcpd_server_cpu_seconds_total,\n"
         "  mcpd_server_resident_bytes, mcpd_server_proportional_bytes   per server\n"
         "  mcpd_requests_total (by outcome), mcpd_requests_in_flight,\n"

@@ -178,7 +178,7 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
               std::to_string(report.removed.size()) + " removed, " +
               std::to_string(report.changed.size()) + " changed (" +
               std::to_string(report.access_only.size()) +
-              " only in allow_users/allow_groups, kept running), " +
+              " only in settings applied without a restart, kept running), " +
               std::to_string(report.unchanged.size()) + " unchanged");
     if (ready_) notifier_.ready(status_text());
     check_waiters();

@@ -7,7 +7,9 @@ namespace mcpd {
 
 enum class ConfigChange {
     none,    // the same entry
-    access,  // only allow_users / allow_groups / filters: applied to the running process as it is
+    // only allow_users / allow_groups / filters / request_log: applied to the running process
+    // as it is
+    access,
     restart  // anything the process sees or the supervisor uses: a new process
 };
 

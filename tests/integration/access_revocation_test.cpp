@@ -110,7 +110,7 @@ TEST_CASE("an allow-only edit keeps the process and lets a new user in", "[reloa
     INFO(reload.describe());
     REQUIRE(reload.exit_code == 0);
     CHECK(reload.out.find("changed: demo\n") != std::string::npos);
-    CHECK(daemon.log().find("1 only in allow_users/allow_groups, kept running") !=
+    CHECK(daemon.log().find("1 only in settings applied without a restart, kept running") !=
           std::string::npos);
 
     const auto joined = connect_as(user, env, "demo", "joined.err");

@@ -185,7 +185,7 @@ void expect_stats_in_metrics(const json& stats, const Parsed& parsed) {
         expect_sample(parsed, "mcpd_server_up", labels_of(name),
                       json(server["state"] == "running"));
         expect_sample(parsed, "mcpd_server_sessions", labels_of(name), server["sessions"]);
-        expect_sample(parsed, "mcpd_server_sessions_total", labels_of(name),
+        expect_sample(parsed, "mcpd_server_sessions_opened_total", labels_of(name),
                       server["sessions_total"]);
         expect_sample(parsed, "mcpd_server_restarts_total", labels_of(name), server["restarts"]);
         CHECK(has_sample_of(parsed, "mcpd_server_cpu_seconds_total", name) ==
