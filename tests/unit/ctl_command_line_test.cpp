@@ -78,7 +78,7 @@ TEST_CASE("an unknown option after the command names the command", "[ctl][args]"
 TEST_CASE("unknown and ambiguous commands are usage errors", "[ctl][args]") {
     CHECK(parse_error({"frob"}).message == "unknown command 'frob'");
     CHECK(parse_error({"st", "demo"}).message ==
-          "ambiguous command 'st', could be: start, status, stop");
+          "ambiguous command 'st', could be: start, stats, status, stop");
     CHECK(parse_ok({"star", "demo"}).request["command"] == "start");
 }
 

@@ -144,7 +144,7 @@ TEST_CASE("status against a fake daemon: request, table, exit 0", "[ctl][client]
                       R"( "pid": null, "restarts": 0, "sessions": 0, "last_exit": null,)"
                       R"( "error": "command 'x' not found"}]}})"
                       "\n");
-    const Ran ran = run({"stat", "demo", "--socket", daemon.path()});
+    const Ran ran = run({"statu", "demo", "--socket", daemon.path()});  // a prefix
     CHECK(ran.exit_code == 0);
     CHECK(ran.out.starts_with("NAME  STATE   PID"));
     CHECK(ran.out.ends_with("\ndemo: command 'x' not found\n"));
