@@ -308,7 +308,7 @@ TEST_CASE(
                                  {"mcpd_up", "gauge"},
                                  {"mcpd_server_up", "gauge"},
                                  {"mcpd_server_sessions", "gauge"},
-                                 {"mcpd_server_sessions", "counter"},
+                                 {"mcpd_server_sessions_opened", "counter"},
                                  {"mcpd_server_restarts", "counter"},
                                  {"mcpd_server_cpu_seconds", "counter"},
                                  {"mcpd_server_resident_bytes", "gauge"},
