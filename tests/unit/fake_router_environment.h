@@ -154,6 +154,14 @@ public:
     std::vector<ProjectReport> project_reports;
     std::vector<SessionId> departed_gone;
     std::vector<std::pair<SessionId, std::string>> cancelled_elsewhere;
+    // The request log's records (Router::set_request_log): "method tool outcome duration_us".
+    void request_settled(const SettledRequest& r) override {
+        settled.push_back(std::string(r.method) + " " + std::string(r.tool) + " " +
+                          std::string(to_string(r.outcome)) + " " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                                             r.duration).count()));
+    }
+    std::vector<std::string> settled;
 
 private:
     TimePoint now_ = TimePoint{} + 1000h;
