@@ -228,7 +228,7 @@ private:
             if (key == "progressToken") return token_then_walk(v, out_.reported_token, 2);  // notifications/progress
             if (key == "requestId") return token_then_walk(v, out_.request_id, 2);
             if (key == "uri") return read_string(v, out_.uri);
-            if (key == "name") return read_string(v, out_.name);
+            if (key == "name") return read_name(v);
             if (key == "level") return read_string(v, out_.level);
             if (key == "taskId") return read_string(v, out_.task_id);
             if (key == "elicitationId") return read_string(v, out_.elicitation_id);
@@ -321,6 +321,16 @@ private:
         if (e != SUCCESS) return e;
         out_.error_valid = code_ok && message_ok;
         return SUCCESS;
+    }
+
+    // Where params.name lies, checked like any string but not copied: only the stats need
+    // it, as a view.
+    error_code read_name(od::value& value) {
+        od::json_type type;
+        if (auto e = value.type().get(type); e != SUCCESS) return e;
+        if (type != od::json_type::string) return walk(value, 2);
+        out_.name = span_of(value.raw_json_token());
+        return check_string(value);
     }
 
     error_code read_is_error(od::value& value) {
@@ -416,7 +426,7 @@ void Envelope::clear() {
     subscription_id = {};
     related_task_id = {};
     uri.clear();
-    name.clear();
+    name = {};
     level.clear();
     task_id.clear();
     created_task_id.clear();
@@ -425,6 +435,14 @@ void Envelope::clear() {
     status.clear();
     result_object = error_valid = is_error = false;
     error_code = 0;
+}
+
+std::string_view Envelope::name_in(std::string_view text, std::string& storage) const {
+    if (name.length < 2) return {};
+    const std::string_view body = text.substr(name.offset + 1, name.length - 2);
+    if (body.find('\\') == std::string_view::npos) return body;
+    if (!unescape(body, storage)) return {};
+    return storage;
 }
 
 EnvelopeScanner::EnvelopeScanner(std::size_t max_message_bytes)

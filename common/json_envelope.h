@@ -47,7 +47,9 @@ struct Envelope {
     Span subscription_id;  // params._meta or result._meta "io.modelcontextprotocol/subscriptionId"
     Span related_task_id;  // params._meta "io.modelcontextprotocol/related-task".taskId
     std::string uri;       // params.uri, when a string
-    std::string name;      // params.name, when a string (the tool of a tools/call)
+    // params.name, when a string (the tool of a tools/call): its raw token, quotes included,
+    // read only when needed (tool_name).
+    Span name;
     std::string level;     // params.level, when a string
     std::string task_id;   // params.taskId, when a string
     std::string created_task_id;  // result.task.taskId (2025-11-25) or result.taskId (2026 ext)
@@ -61,6 +63,10 @@ struct Envelope {
 
     // Back to a fresh envelope, keeping the strings' memory (one is filled per message).
     void clear();
+
+    // params.name as text, from `text` (the message scanned): where it lies when it has no
+    // escapes, else unescaped into `storage`. Empty when there is none.
+    std::string_view name_in(std::string_view text, std::string& storage) const;
 
     bool is_request() const { return has_method && id_kind != IdKind::absent; }
     bool is_notification() const { return has_method && id_kind == IdKind::absent; }

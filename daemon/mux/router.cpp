@@ -217,7 +217,7 @@ void Router::on_child_gone(const std::string& reason) {
     child_ready_ = false;
     discover_cache_.reset();  // the next process answers for itself
     for (auto& [child_id, p] : pending_) {
-        settle(p, Outcome::child_died, 0);
+        settle(child_id, p, Outcome::child_died, 0);
         fail_waiters(p, "the server stopped before answering", reason);
         if (p.session == 0 || p.kind == PendingKind::internal) continue;
         if (SessionState* s = find(p.session)) {
@@ -284,7 +284,7 @@ void Router::fail_waiting(const std::string& reason) {
 void Router::release(std::uint64_t child_id, bool tombstoned, Outcome outcome) {
     const auto it = pending_.find(child_id);
     if (it == pending_.end()) return;
-    settle(it->second, outcome, 0);
+    settle(child_id, it->second, outcome, 0);
     if (!it->second.own_token.empty()) progress_.erase(it->second.own_token);
     if (SessionState* s = find(it->second.session)) s->in_flight.erase(it->second.original_id);
     pending_.erase(it);
@@ -292,15 +292,23 @@ void Router::release(std::uint64_t child_id, bool tombstoned, Outcome outcome) {
     pump_serialized();
 }
 
-void Router::settle(const Pending& p, Outcome outcome, std::size_t bytes_out) {
+void Router::settle(std::uint64_t child_id, const Pending& p, Outcome outcome,
+                    std::size_t bytes_out) {
     if (p.counted == nullptr) return;
     const TimePoint now = env_.now();
     stats_.answered(p.session, p.counted, outcome, bytes_out, now - p.sent, now);
-    if (!log_requests_) return;
+    if (logged_names_.empty()) return;
+    const auto names = logged_names_.find(child_id);
+    if (names == logged_names_.end()) return;  // sent before the log was turned on
     const auto s = sessions_.find(p.session);
-    env_.request_settled(SettledRequest{
-        p.session, s == sessions_.end() ? std::string_view() : std::string_view(s->second.client_name),
-        p.logged_method, p.logged_tool, outcome, now - p.sent, p.bytes_in, bytes_out});
+    if (log_requests_) {
+        env_.request_settled(SettledRequest{
+            p.session,
+            s == sessions_.end() ? std::string_view() : std::string_view(s->second.client_name),
+            names->second.first, names->second.second, outcome, now - p.sent, p.bytes_in,
+            bytes_out});
+    }
+    logged_names_.erase(names);
 }
 
 void Router::tombstone(std::uint64_t child_id) {

@@ -260,7 +260,6 @@ private:
         CallCounters* counted = nullptr;
         TimePoint sent{};
         std::size_t bytes_in = 0;
-        std::string logged_method, logged_tool;  // only while the request log is on
     };
     struct ProgressRoute {
         SessionId session = 0;
@@ -399,8 +398,9 @@ private:
     void restore_child_state();
     // A request leaves pending_ unanswered; it counts as `outcome`.
     void release(std::uint64_t child_id, bool tombstone, Outcome outcome = Outcome::cancelled);
-    // Count request `p` as settled (no-op for one not counted), and log it when asked to.
-    void settle(const Pending& p, Outcome outcome, std::size_t bytes_out);
+    // Count request `p` (child id `child_id`) as settled (no-op for one not counted), and log
+    // it when asked to.
+    void settle(std::uint64_t child_id, const Pending& p, Outcome outcome, std::size_t bytes_out);
     void tombstone(std::uint64_t child_id);
     void flush_queue();
     // sharing = "serialized": one session request at the child at a time.
@@ -457,6 +457,9 @@ private:
     std::map<SessionId, TimePoint> roots_deadlines_;
     TrafficStats stats_;
     bool log_requests_ = false;
+    // While the request log is on: each counted request's method and tool, by child id (kept
+    // apart so that Pending stays small when it is off).
+    std::unordered_map<std::uint64_t, std::pair<std::string, std::string>> logged_names_;
 };
 
 // RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.

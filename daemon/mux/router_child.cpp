@@ -154,7 +154,8 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     }
     Pending p = std::move(it->second);
     pending_.erase(it);
-    settle(p, e.has_error ? Outcome::error : e.is_error ? Outcome::tool_error : Outcome::reply,
+    settle(*child_id, p,
+           e.has_error ? Outcome::error : e.is_error ? Outcome::tool_error : Outcome::reply,
            line.size());
     pump_serialized();
     if (!p.own_token.empty()) {

@@ -405,15 +405,13 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
         changes.push_back({e.progress_token, token_text});
     }
     if (kind != PendingKind::listen) {
+        std::string unescaped;  // a tool name with escapes, rarely
         const std::string_view tool =
-            e.method == "tools/call" ? std::string_view(e.name) : std::string_view();
+            e.method == "tools/call" ? e.name_in(line, unescaped) : std::string_view();
         p.counted = stats_.request(s.id, e.method, tool, line.size());
         p.sent = env_.now();
         p.bytes_in = line.size();
-        if (log_requests_) {
-            p.logged_method = e.method;
-            p.logged_tool = tool;
-        }
+        if (log_requests_) logged_names_[child_id] = {e.method, std::string(tool)};
     }
     s.in_flight[p.original_id] = child_id;
     const bool timed = p.deadline.has_value();

@@ -5,11 +5,12 @@
 
 namespace mcpd {
 
-void LatencyHistogram::add(std::uint64_t us) {
-    const auto bound = std::lower_bound(kBoundsUs.begin(), kBoundsUs.end(), us);
-    buckets_[static_cast<std::size_t>(bound - kBoundsUs.begin())] += 1;
-    count_ += 1;
-    sum_us_ += us;
+std::size_t LatencyHistogram::bucket_of(std::uint64_t us) {
+    // From the smallest bound up: nearly every MCP answer takes well under a second, so this
+    // stops after a few comparisons.
+    std::size_t i = 0;
+    while (i < kBoundsUs.size() && us > kBoundsUs[i]) ++i;
+    return i;
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {
@@ -90,7 +91,8 @@ void count_request(CallCounters& c, std::size_t bytes) {
     c.bytes_in += bytes;
 }
 
-void count_answer(CallCounters& c, Outcome outcome, std::size_t bytes, std::uint64_t us) {
+void count_answer(CallCounters& c, Outcome outcome, std::size_t bytes, std::size_t bucket,
+                  std::uint64_t us) {
     switch (outcome) {
         case Outcome::reply:
             c.replies += 1;
@@ -113,7 +115,7 @@ void count_answer(CallCounters& c, Outcome outcome, std::size_t bytes, std::uint
     }
     if (c.in_flight > 0) c.in_flight -= 1;
     c.bytes_out += bytes;
-    c.latency.add(us);
+    c.latency.add_to(bucket, us);
 }
 
 }  // namespace
@@ -147,9 +149,19 @@ CallCounters& TrafficStats::named(Names& names, std::string_view name) {
     return names[std::string(name)];
 }
 
+CallCounters& TrafficStats::named_cached(Names& names, std::string_view name) {
+    if (last_names_ == &names && last_name_ == name) return *last_counters_;
+    CallCounters& counters = named(names, name);
+    last_names_ = &names;
+    last_name_ = name;
+    last_counters_ = &counters;
+    return counters;
+}
+
 CallCounters* TrafficStats::request(SessionId session, std::string_view method,
                                     std::string_view tool, std::size_t bytes) {
-    CallCounters& name = tool.empty() ? named(methods_, method) : named(tools_, tool);
+    CallCounters& name =
+        tool.empty() ? named_cached(methods_, method) : named_cached(tools_, tool);
     count_request(total_, bytes);
     count_request(name, bytes);
     count_request(sessions_[session], bytes);
@@ -160,10 +172,11 @@ void TrafficStats::answered(SessionId session, CallCounters* named, Outcome outc
                             std::size_t bytes, Clock::duration latency, TimePoint now) {
     const auto us = static_cast<std::uint64_t>(
         std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(latency).count()));
-    count_answer(total_, outcome, bytes, us);
-    if (named != nullptr) count_answer(*named, outcome, bytes, us);
+    const std::size_t bucket = LatencyHistogram::bucket_of(us);
+    count_answer(total_, outcome, bytes, bucket, us);
+    if (named != nullptr) count_answer(*named, outcome, bytes, bucket, us);
     if (const auto found = sessions_.find(session); found != sessions_.end())
-        count_answer(found->second, outcome, bytes, us);
+        count_answer(found->second, outcome, bytes, bucket, us);
     recent_.add(now);
 }
 

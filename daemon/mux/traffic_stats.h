@@ -28,7 +28,15 @@ public:
         100000,  250000,  500000,  1000000,  2500000,  5000000,  10000000, 30000000, 60000000};
     static constexpr std::size_t kBuckets = kBoundsUs.size() + 1;
 
-    void add(std::uint64_t us);
+    void add(std::uint64_t us) { add_to(bucket_of(us), us); }
+    // The bucket `us` falls in, and adding it there: an answer counted in several histograms
+    // (the server's, its name's, its session's) finds its bucket once.
+    static std::size_t bucket_of(std::uint64_t us);
+    void add_to(std::size_t bucket, std::uint64_t us) {
+        buckets_[bucket] += 1;
+        count_ += 1;
+        sum_us_ += us;
+    }
     void merge(const LatencyHistogram& other);
     std::uint64_t count() const { return count_; }
     std::uint64_t sum_us() const { return sum_us_; }
@@ -90,6 +98,11 @@ public:
     static constexpr std::string_view kOther = "other";
     using Names = std::map<std::string, CallCounters, std::less<>>;
 
+    TrafficStats() = default;
+    // The cache of the last name points into this object's own maps.
+    TrafficStats(const TrafficStats&) = delete;
+    TrafficStats& operator=(const TrafficStats&) = delete;
+
     // A request forwarded: `tool` is the tool of a tools/call (empty otherwise: the method
     // names it). Returns its name's counters, which live as long as this object: the caller
     // keeps them with the request and hands them to answered().
@@ -117,6 +130,7 @@ public:
 
 private:
     CallCounters& named(Names& names, std::string_view name);
+    CallCounters& named_cached(Names& names, std::string_view name);
 
     CallCounters total_;
     Names tools_;
@@ -124,6 +138,10 @@ private:
     std::map<SessionId, CallCounters> sessions_;
     RecentRate recent_;
     std::uint64_t sessions_total_ = 0;
+    // The last name looked up: calls come in runs of the same tool, and this spares the map.
+    const Names* last_names_ = nullptr;
+    std::string last_name_;
+    CallCounters* last_counters_ = nullptr;
 };
 
 }  // namespace mcpd
