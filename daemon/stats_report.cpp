@@ -77,21 +77,6 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
     unsigned restarts = 0;
     std::map<std::string, unsigned> reasons;
     std::optional<ProcessUsage> usage;
-    const auto add_usage = [&usage](const ProcessUsage& more) {
-        if (!usage) {
-            usage = more;
-            return;
-        }
-        usage->processes += more.processes;
-        usage->cpu_ms += more.cpu_ms;
-        usage->rss_bytes += more.rss_bytes;
-        usage->cpu_percent += more.cpu_percent;
-        if (usage->pss_bytes && more.pss_bytes) {
-            *usage->pss_bytes += *more.pss_bytes;
-        } else {
-            usage->pss_bytes.reset();
-        }
-    };
     pool.for_each_instance([&](const ManagedServer& instance) {
         if (instance.name() != name) return;
         const TrafficStats& stats = instance.router().stats();
@@ -108,7 +93,13 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
         }
         if (const std::optional<ServerMark> mark = instance.process_mark()) {
             children += 1;
-            if (auto sampled = sampler_.sample(processes, *mark, ::getpid(), now)) add_usage(*sampled);
+            if (auto sampled = sampler_.sample(processes, *mark, ::getpid(), now)) {
+                if (usage) {
+                    *usage += *sampled;
+                } else {
+                    usage = *sampled;
+                }
+            }
         }
     });
     const CallCounters& total = merged.total();

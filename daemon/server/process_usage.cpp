@@ -29,6 +29,19 @@ constexpr auto kForgetAfter = std::chrono::minutes(10);
 
 }  // namespace
 
+ProcessUsage& ProcessUsage::operator+=(const ProcessUsage& more) {
+    processes += more.processes;
+    cpu_ms += more.cpu_ms;
+    rss_bytes += more.rss_bytes;
+    cpu_percent += more.cpu_percent;
+    if (pss_bytes && more.pss_bytes) {
+        *pss_bytes += *more.pss_bytes;
+    } else {
+        pss_bytes.reset();
+    }
+    return *this;
+}
+
 std::optional<std::uint64_t> parse_pss(std::string_view text) {
     // "Pss:                 1234 kB"
     for (std::size_t at = 0; at < text.size();) {

@@ -25,6 +25,10 @@ struct ProcessUsage {
     // CPU use in percent of one CPU: since the previous sample of the same server process,
     // or over the processes' lifetime for the first.
     double cpu_percent = 0;
+
+    // Another process tree's usage added (a server's several children): PSS stays known only
+    // while both are.
+    ProcessUsage& operator+=(const ProcessUsage& more);
 };
 
 // The Pss line of /proc/PID/smaps_rollup, in bytes.

@@ -38,20 +38,25 @@ const std::pair<std::string, std::string> kOutcomes[] = {
     {"cancelled", "cancelled"}, {"timeout", "timeouts"}, {"child_died", "child_died"},
 };
 
-// A loopback port nothing listens on now: bound to port 0, read back, closed.
-int free_loopback_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+// A TCP socket of the test's own bound to a port the system chose on 127.0.0.1; its port.
+int bind_loopback(int& fd) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd >= 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof address;
-    const bool bound =
-        ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    ::close(fd);
-    REQUIRE(bound);
+    REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
     return ntohs(address.sin_port);
+}
+
+// A loopback port nothing listens on now: bound to port 0, read back, closed.
+int free_loopback_port() {
+    int fd = -1;
+    const int port = bind_loopback(fd);
+    ::close(fd);
+    return port;
 }
 
 // Send `request` to 127.0.0.1:port and read until the server closes (10 s at most).
@@ -427,16 +432,10 @@ TEST_CASE("metrics: a reload moves the endpoint to a changed address", "[metrics
 TEST_CASE("metrics: an address in use is logged and mcpd runs without it", "[metrics]") {
     TestEnv env("metrics-in-use");
     // A listener of the test's own on the port (bound, listening, never accepting).
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+    int fd = -1;
+    const int port = bind_loopback(fd);
     REQUIRE(::listen(fd, 1) == 0);
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-    const std::string taken = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+    const std::string taken = "127.0.0.1:" + std::to_string(port);
     env.write_registry("[daemon]\nmetrics_listen = \"" + taken + "\"\n\n" + server_toml("demo"));
     env.start_daemon();
     env.wait_state("demo", "running");
