@@ -82,7 +82,10 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
         const TrafficStats& stats = instance.router().stats();
         merged.absorb(stats);
         recent += stats.recent().per_second(now);
-        for (const auto& [id, counters] : stats.by_session()) by_session[id].merge(counters);
+        if (want.sessions) {
+            instance.router().for_each_session_counters(
+                [&](SessionId id, const CallCounters& counters) { by_session[id].merge(counters); });
+        }
         attached += instance.router().session_count();
         restarts += instance.supervisor().restarts();
         for (const auto& [reason, count] : instance.supervisor().restart_reasons())
@@ -102,7 +105,7 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
             }
         }
     });
-    const CallCounters& total = merged.total();
+    const CallCounters total = merged.total();
     const double since = seconds(now - pool.added_at(name));
     const std::uint64_t settled = total.requests - std::min(total.requests, total.in_flight);
 

@@ -112,7 +112,6 @@ void Router::detach(SessionId session) {
     if (s.departed) --departed_;
     roots_deadlines_.erase(session);
     sessions_.erase(it);
-    stats_.forget(session);
     drop_subscriptions(session, uris);
     if (had_level) update_child_level();
     env_.deadlines_changed();
@@ -121,6 +120,11 @@ void Router::detach(SessionId session) {
 std::string_view Router::protocol_of(SessionId session) const {
     const auto it = sessions_.find(session);
     return it == sessions_.end() ? std::string_view() : std::string_view(it->second.protocol);
+}
+
+void Router::for_each_session_counters(
+    const std::function<void(SessionId, const CallCounters&)>& visit) const {
+    for (const auto& [id, s] : sessions_) visit(id, s.counters);
 }
 
 std::vector<SessionSummary> Router::summaries() const {
@@ -296,15 +300,15 @@ void Router::settle(std::uint64_t child_id, const Pending& p, Outcome outcome,
                     std::size_t bytes_out) {
     if (p.counted == nullptr) return;
     const TimePoint now = env_.now();
-    stats_.answered(p.session, p.counted, outcome, bytes_out, now - p.sent, now);
+    SessionState* s = find(p.session);
+    stats_.answered(p.counted, s != nullptr ? &s->counters : nullptr, outcome, bytes_out,
+                    now - p.sent, now);
     if (logged_names_.empty()) return;
     const auto names = logged_names_.find(child_id);
     if (names == logged_names_.end()) return;  // sent before the log was turned on
-    const auto s = sessions_.find(p.session);
     if (log_requests_) {
         env_.request_settled(SettledRequest{
-            p.session,
-            s == sessions_.end() ? std::string_view() : std::string_view(s->second.client_name),
+            p.session, s == nullptr ? std::string_view() : std::string_view(s->client_name),
             names->second.first, names->second.second, outcome, now - p.sent, p.bytes_in,
             bytes_out});
     }

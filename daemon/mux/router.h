@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -140,6 +141,9 @@ public:
     bool has_session(SessionId session) const { return sessions_.contains(session); }
     std::size_t session_count() const { return sessions_.size(); }
     std::vector<SessionSummary> summaries() const;
+    // Each session's counters at this child, departed ones included.
+    void for_each_session_counters(
+        const std::function<void(SessionId, const CallCounters&)>& visit) const;
     // The protocol version `session` negotiated; empty before its initialize (and on a
     // modern child, which has no handshake).
     std::string_view protocol_of(SessionId session) const;
@@ -233,6 +237,8 @@ private:
         // It moved to another child with requests of its still here: it is neither ready nor
         // initialized for this child any more, and goes once they are answered.
         bool departed = false;
+        // What it asked of this child, counted (stats_ keeps the names and the totals).
+        CallCounters counters;
     };
     enum class PendingKind { forward, subscribe, unsubscribe, set_level, internal, listen };
     struct Waiter {  // a session's request answered with the answer to another's

@@ -390,10 +390,11 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
         p.level = log_severity(e.level);
         level_request_ = child_id;
     }
+    const TimePoint now = env_.now();
     // tasks/result blocks until the task ends, by design: no request_timeout for it.
     if (config_.request_timeout.count() > 0 && kind != PendingKind::listen &&
         e.method != "tasks/result") {
-        p.deadline = env_.now() + config_.request_timeout;
+        p.deadline = now + config_.request_timeout;
     }
 
     std::vector<wire::Replacement> changes{{e.id, id_text}};
@@ -407,9 +408,10 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     if (kind != PendingKind::listen) {
         std::string unescaped;  // a tool name with escapes, rarely
         const std::string_view tool =
-            e.method == "tools/call" ? e.name_in(line, unescaped) : std::string_view();
-        p.counted = stats_.request(s.id, e.method, tool, line.size());
-        p.sent = env_.now();
+            e.method == std::string_view("tools/call") ? e.name_in(line, unescaped)
+                                                       : std::string_view();
+        p.counted = stats_.request(s.counters, e.method, tool, line.size());
+        p.sent = now;
         p.bytes_in = line.size();
         if (log_requests_) logged_names_[child_id] = {e.method, std::string(tool)};
     }

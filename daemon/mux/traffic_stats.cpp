@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace mcpd {
 
@@ -91,28 +92,15 @@ void count_request(CallCounters& c, std::size_t bytes) {
     c.bytes_in += bytes;
 }
 
+// Each outcome's counter, in the order of Outcome: an answer is counted without a branch.
+constexpr std::uint64_t CallCounters::* kOutcomeCounter[] = {
+    &CallCounters::replies,   &CallCounters::errors,   &CallCounters::tool_errors,
+    &CallCounters::cancelled, &CallCounters::timeouts, &CallCounters::child_died};
+static_assert(std::size(kOutcomeCounter) == static_cast<std::size_t>(Outcome::child_died) + 1);
+
 void count_answer(CallCounters& c, Outcome outcome, std::size_t bytes, std::size_t bucket,
                   std::uint64_t us) {
-    switch (outcome) {
-        case Outcome::reply:
-            c.replies += 1;
-            break;
-        case Outcome::error:
-            c.errors += 1;
-            break;
-        case Outcome::tool_error:
-            c.tool_errors += 1;
-            break;
-        case Outcome::cancelled:
-            c.cancelled += 1;
-            break;
-        case Outcome::timeout:
-            c.timeouts += 1;
-            break;
-        case Outcome::child_died:
-            c.child_died += 1;
-            break;
-    }
+    c.*kOutcomeCounter[static_cast<std::size_t>(outcome)] += 1;
     if (c.in_flight > 0) c.in_flight -= 1;
     c.bytes_out += bytes;
     c.latency.add_to(bucket, us);
@@ -158,38 +146,36 @@ CallCounters& TrafficStats::named_cached(Names& names, std::string_view name) {
     return counters;
 }
 
-CallCounters* TrafficStats::request(SessionId session, std::string_view method,
+CallCounters* TrafficStats::request(CallCounters& session, std::string_view method,
                                     std::string_view tool, std::size_t bytes) {
     CallCounters& name =
         tool.empty() ? named_cached(methods_, method) : named_cached(tools_, tool);
-    count_request(total_, bytes);
     count_request(name, bytes);
-    count_request(sessions_[session], bytes);
+    count_request(session, bytes);
     return &name;
 }
 
-void TrafficStats::answered(SessionId session, CallCounters* named, Outcome outcome,
+void TrafficStats::answered(CallCounters* named, CallCounters* session, Outcome outcome,
                             std::size_t bytes, Clock::duration latency, TimePoint now) {
     const auto us = static_cast<std::uint64_t>(
         std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(latency).count()));
     const std::size_t bucket = LatencyHistogram::bucket_of(us);
-    count_answer(total_, outcome, bytes, bucket, us);
     if (named != nullptr) count_answer(*named, outcome, bytes, bucket, us);
-    if (const auto found = sessions_.find(session); found != sessions_.end())
-        count_answer(found->second, outcome, bytes, bucket, us);
+    if (session != nullptr) count_answer(*session, outcome, bytes, bucket, us);
     recent_.add(now);
 }
 
 void TrafficStats::absorb(const TrafficStats& other) {
-    total_.merge(other.total_);
     sessions_total_ += other.sessions_total_;
     for (const auto& [name, counters] : other.tools_) named(tools_, name).merge(counters);
     for (const auto& [name, counters] : other.methods_) named(methods_, name).merge(counters);
 }
 
-const CallCounters* TrafficStats::session(SessionId id) const {
-    const auto found = sessions_.find(id);
-    return found == sessions_.end() ? nullptr : &found->second;
+CallCounters TrafficStats::total() const {
+    CallCounters sum;
+    for (const auto& [name, counters] : tools_) sum.merge(counters);
+    for (const auto& [name, counters] : methods_) sum.merge(counters);
+    return sum;
 }
 
 }  // namespace mcpd

@@ -3,8 +3,9 @@
 //
 // Pure and cheap: the router calls request() when it forwards a request and answered() when
 // the answer (or its failure) goes back, with sizes it already knows and one clock reading
-// each. Memory is bounded: at most kMaxNames names per server (later ones count as "other"),
-// and a session's counters go when it does.
+// each. Memory is bounded: at most kMaxNames names per server (later ones count as "other").
+// A session's counters are kept in the router's state of that session, so they go with it and
+// cost no lookup here; the totals are the sum of the names, added up when asked.
 #pragma once
 
 #include <array>
@@ -14,7 +15,6 @@
 #include <string_view>
 
 #include "common/clock.h"
-#include "daemon/mux/session_sink.h"
 
 namespace mcpd {
 
@@ -103,39 +103,35 @@ public:
     TrafficStats(const TrafficStats&) = delete;
     TrafficStats& operator=(const TrafficStats&) = delete;
 
-    // A request forwarded: `tool` is the tool of a tools/call (empty otherwise: the method
-    // names it). Returns its name's counters, which live as long as this object: the caller
-    // keeps them with the request and hands them to answered().
-    CallCounters* request(SessionId session, std::string_view method, std::string_view tool,
+    // A request forwarded, by the session whose counters are `session`: `tool` is the tool
+    // of a tools/call (empty otherwise: the method names it). Returns its name's counters,
+    // which live as long as this object: the caller keeps them with the request and hands
+    // them to answered().
+    CallCounters* request(CallCounters& session, std::string_view method, std::string_view tool,
                           std::size_t bytes);
-    // It was settled `latency` after it was sent, at `now`.
-    void answered(SessionId session, CallCounters* named, Outcome outcome, std::size_t bytes,
+    // It was settled `latency` after it was sent, at `now`. `session`: its session's
+    // counters, null when the session has gone.
+    void answered(CallCounters* named, CallCounters* session, Outcome outcome, std::size_t bytes,
                   Clock::duration latency, TimePoint now);
     // A session attached (counted in all, not kept).
     void attached() { sessions_total_ += 1; }
     std::uint64_t sessions_total() const { return sessions_total_; }
-    // The session left: its counters go (the totals keep what it did).
-    void forget(SessionId session) { sessions_.erase(session); }
-    // Add what `other` counted (a child that is gone) to these totals and names; sessions
-    // are not taken over.
+    // Add what `other` counted (a child that is gone) to these names.
     void absorb(const TrafficStats& other);
 
-    const CallCounters& total() const { return total_; }
+    // Every name's counters added up.
+    CallCounters total() const;
     // tools/call by tool name, and every other method by its name.
     const Names& tools() const { return tools_; }
     const Names& methods() const { return methods_; }
-    const std::map<SessionId, CallCounters>& by_session() const { return sessions_; }
-    const CallCounters* session(SessionId id) const;
     const RecentRate& recent() const { return recent_; }
 
 private:
     CallCounters& named(Names& names, std::string_view name);
     CallCounters& named_cached(Names& names, std::string_view name);
 
-    CallCounters total_;
     Names tools_;
     Names methods_;
-    std::map<SessionId, CallCounters> sessions_;
     RecentRate recent_;
     std::uint64_t sessions_total_ = 0;
     // The last name looked up: calls come in runs of the same tool, and this spares the map.

@@ -285,6 +285,12 @@ TEST_CASE("a session whose roots change is asked again, and moves with a request
     // Then it is gone from the old child, which is told.
     CHECK_FALSE(old_child.router.has_session(1));
     CHECK(old_child.env.departed_gone == std::vector<SessionId>{1});
+    // Its answered call stays in the old child's totals; its session's counters went with it.
+    CHECK(old_child.router.stats().total().replies == 2);  // the subscribe and the call
+    std::vector<SessionId> counted;
+    old_child.router.for_each_session_counters(
+        [&](SessionId id, const CallCounters&) { counted.push_back(id); });
+    CHECK(counted == std::vector<SessionId>{2});
 }
 
 TEST_CASE("a project child's roots/list is answered from its project, touching no session",

@@ -1,6 +1,7 @@
 // Router: what each forwarded request counts as in its traffic stats (docs/STATS.md), for every
 // way a request can end, and the request log's records of them.
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
 
 #include "fake_router_environment.h"
@@ -14,6 +15,13 @@ namespace {
 std::string call(int id, const std::string& tool) {
     return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
            R"(,"method":"tools/call","params":{"name":")" + tool + R"(","arguments":{}}})";
+}
+
+std::map<SessionId, CallCounters> session_counters(const Router& router) {
+    std::map<SessionId, CallCounters> out;
+    router.for_each_session_counters(
+        [&](SessionId id, const CallCounters& counters) { out[id] = counters; });
+    return out;
 }
 
 }  // namespace
@@ -70,9 +78,19 @@ TEST_CASE("router: each outcome of a forwarded request is counted, per tool and 
     CHECK(stats.methods().at("resources/read").latency.percentile_us(99) == 1000000);
     CHECK(total.bytes_in > 0);
     CHECK(total.bytes_out > 0);
-    REQUIRE(stats.session(1) != nullptr);
-    CHECK(stats.session(1)->requests == 3);
-    CHECK(stats.session(2)->requests == 3);
+    const std::map<SessionId, CallCounters> sessions = session_counters(h.router);
+    REQUIRE(sessions.size() == 2);
+    CHECK(sessions.at(1).requests == 3);
+    CHECK(sessions.at(2).requests == 3);
+    // Each session's own: 1 a reply, an isError and a timeout; 2 an error, a cancel, the end.
+    CHECK(sessions.at(1).replies == 1);
+    CHECK(sessions.at(1).tool_errors == 1);
+    CHECK(sessions.at(1).timeouts == 1);
+    CHECK(sessions.at(1).latency.count() == 3);
+    CHECK(sessions.at(2).errors == 1);
+    CHECK(sessions.at(2).cancelled == 1);
+    CHECK(sessions.at(2).child_died == 1);
+    CHECK(sessions.at(2).in_flight == 0);
     CHECK(stats.sessions_total() == 2);
 
     CHECK(h.env.settled == std::vector<std::string>{
@@ -86,7 +104,7 @@ TEST_CASE("router: each outcome of a forwarded request is counted, per tool and 
 
     // A session that leaves takes its counters; the totals stay.
     h.router.detach(1);
-    CHECK(stats.session(1) == nullptr);
+    CHECK(!session_counters(h.router).contains(1));
     CHECK(stats.total().requests == 6);
 }
 

@@ -56,15 +56,19 @@ TEST_CASE("histograms of several children merge into the server's", "[stats]") {
 
 TEST_CASE("each outcome has its counter; in flight goes up and down", "[stats]") {
     TrafficStats stats;
+    CallCounters session;
     const TimePoint now{};
     const Outcome outcomes[] = {Outcome::reply,     Outcome::error,   Outcome::tool_error,
                                 Outcome::cancelled, Outcome::timeout, Outcome::child_died};
     for (const Outcome outcome : outcomes) {
-        CallCounters* echo = stats.request(1, "tools/call", "echo", 100);
+        CallCounters* echo = stats.request(session, "tools/call", "echo", 100);
         CHECK(stats.total().in_flight == 1);
-        stats.answered(1, echo, outcome, 40, 3ms, now);
+        CHECK(session.in_flight == 1);
+        stats.answered(echo, &session, outcome, 40, 3ms, now);
         CHECK(stats.total().in_flight == 0);
+        CHECK(session.in_flight == 0);
         CHECK(stats.total().count(outcome) == 1);
+        CHECK(session.count(outcome) == 1);
     }
     const CallCounters& echo = stats.tools().at("echo");
     CHECK(echo.requests == 6);
@@ -74,15 +78,17 @@ TEST_CASE("each outcome has its counter; in flight goes up and down", "[stats]")
     CHECK(echo.latency.percentile_us(50) == 5000);
     CHECK(stats.methods().empty());
     CHECK(to_string(Outcome::tool_error) == "tool_error");
-    REQUIRE(stats.session(1) != nullptr);
-    CHECK(stats.session(1)->requests == 6);
+    CHECK(session.requests == 6);
+    CHECK(session.latency.count() == 6);
+    CHECK(session.bytes_out == 240);
 }
 
 TEST_CASE("tools are counted by tool, other methods by method, apart", "[stats]") {
     TrafficStats stats;
-    stats.answered(1, stats.request(1, "tools/call", "ping", 1), Outcome::reply, 1, 1ms, {});
-    stats.answered(1, stats.request(1, "ping", "", 1), Outcome::reply, 1, 1ms, {});
-    stats.answered(1, stats.request(1, "resources/read", "", 1), Outcome::error, 1, 1ms, {});
+    CallCounters s;
+    stats.answered(stats.request(s, "tools/call", "ping", 1), &s, Outcome::reply, 1, 1ms, {});
+    stats.answered(stats.request(s, "ping", "", 1), &s, Outcome::reply, 1, 1ms, {});
+    stats.answered(stats.request(s, "resources/read", "", 1), &s, Outcome::error, 1, 1ms, {});
     CHECK(stats.tools().size() == 1);
     CHECK(stats.tools().at("ping").replies == 1);
     CHECK(stats.methods().size() == 2);
@@ -90,42 +96,45 @@ TEST_CASE("tools are counted by tool, other methods by method, apart", "[stats]"
     CHECK(stats.methods().at("resources/read").errors == 1);
 }
 
-TEST_CASE("names are capped per server; a session that left keeps no counters", "[stats]") {
+TEST_CASE("names are capped per server; the totals are the names' sum", "[stats]") {
     TrafficStats stats;
+    CallCounters s;
     for (std::size_t i = 0; i < TrafficStats::kMaxNames + 50; ++i) {
         const std::string name = "tool_" + std::to_string(i);
-        stats.answered(7, stats.request(7, "tools/call", name, 1), Outcome::reply, 1, 1ms, {});
+        stats.answered(stats.request(s, "tools/call", name, 1), &s, Outcome::reply, 1, 1ms, {});
     }
     CHECK(stats.tools().size() == TrafficStats::kMaxNames + 1);
     CHECK(stats.tools().at("other").requests == 50);
     CHECK(stats.tools().at("tool_0").requests == 1);  // names seen first keep their own
     CHECK(stats.total().requests == TrafficStats::kMaxNames + 50);
     // Methods share the cap.
-    stats.request(7, "prompts/get", "", 1);
+    stats.request(s, "prompts/get", "", 1);
     CHECK(stats.methods().at("other").requests == 1);
-    stats.forget(7);
-    CHECK(stats.session(7) == nullptr);
-    CHECK(stats.by_session().empty());
     CHECK(stats.total().requests == TrafficStats::kMaxNames + 51);
-    // An answer for a session that left still counts in the totals.
-    CallCounters* echo = stats.request(8, "tools/call", "echo", 1);
-    stats.forget(8);
-    stats.answered(8, echo, Outcome::cancelled, 0, 1ms, {});
+    CHECK(s.requests == TrafficStats::kMaxNames + 51);
+    // An answer for a session that left (no counters of its any more) still counts in the
+    // totals.
+    CallCounters* echo = stats.request(s, "tools/call", "echo", 1);
+    stats.answered(echo, nullptr, Outcome::cancelled, 0, 1ms, {});
     CHECK(stats.total().cancelled == 1);
-    CHECK(stats.by_session().empty());
+    CHECK(s.cancelled == 0);
 }
 
 TEST_CASE("a child that is gone leaves its counts to the server's", "[stats]") {
     TrafficStats gone, kept;
-    gone.answered(1, gone.request(1, "tools/call", "echo", 10), Outcome::reply, 5, 2ms, {});
-    gone.answered(1, gone.request(1, "tools/list", "", 10), Outcome::reply, 5, 2ms, {});
-    kept.answered(2, kept.request(2, "tools/call", "echo", 10), Outcome::error, 5, 20ms, {});
+    CallCounters s;
+    gone.attached();
+    kept.attached();
+    gone.answered(gone.request(s, "tools/call", "echo", 10), &s, Outcome::reply, 5, 2ms, {});
+    gone.answered(gone.request(s, "tools/list", "", 10), &s, Outcome::reply, 5, 2ms, {});
+    kept.answered(kept.request(s, "tools/call", "echo", 10), &s, Outcome::error, 5, 20ms, {});
     kept.absorb(gone);
     CHECK(kept.total().requests == 3);
     CHECK(kept.tools().at("echo").requests == 2);
     CHECK(kept.tools().at("echo").latency.count() == 2);
     CHECK(kept.methods().at("tools/list").replies == 1);
-    CHECK(kept.by_session().size() == 1);  // sessions are not taken over
+    CHECK(kept.total().errors == 1);
+    CHECK(kept.sessions_total() == 2);
 }
 
 TEST_CASE("calls per second over the last ten seconds", "[stats]") {

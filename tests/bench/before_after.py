@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""CPU per forwarded line (figure 2 of docs/PERFORMANCE.md) of two builds, taken in one run.
+
+    tests/bench/before_after.py BENCH BEFORE_BIN_DIR AFTER_BIN_DIR [ROUNDS]
+
+BENCH is an mcpd-bench binary; each bin dir holds the mcpd, mcpctl, demo server and relay of
+one build. The two are run in turn, ROUNDS times each (default 10), so that a change in the
+machine's load falls on both. The report gives, per session count, each build's median and the
+median of the after/before ratios of the runs taken side by side, with their middle half (a
+spread that holds 1.00 says the two cannot be told apart). Nothing is judged: it prints the
+figures.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def one_run(bench, bin_dir, out):
+    subprocess.run([bench, "--bin-dir", bin_dir, "--quick", "--only", "throughput", "--out", out],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        rounds = json.load(f)["figures"]["throughput"]["rounds"]
+    figures = {}
+    for r in rounds:
+        for sessions, pair in r.items():
+            if isinstance(pair, dict) and "mcpd" in pair:
+                figures.setdefault(sessions, []).append(pair["mcpd"]["middle_cpu_us_per_line"])
+    return figures
+
+
+def main():
+    if len(sys.argv) not in (4, 5):
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    bench, before, after = sys.argv[1:4]
+    rounds = int(sys.argv[4]) if len(sys.argv) == 5 else 10
+    samples = {"before": {}, "after": {}}
+    ratios = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run.json")
+        for _ in range(rounds):
+            run = {label: one_run(bench, bin_dir, out)
+                   for label, bin_dir in (("before", before), ("after", after))}
+            for label, figures in run.items():
+                for sessions, values in figures.items():
+                    samples[label].setdefault(sessions, []).extend(values)
+            for sessions, values in run["before"].items():
+                b = statistics.median(values)
+                a = statistics.median(run["after"][sessions])
+                ratios.setdefault(sessions, []).append(a / b)
+    print("| sessions | before µs/line | after µs/line | after/before, paired | middle half |")
+    print("|---|---|---|---|---|")
+    for sessions in sorted(samples["before"], key=int):
+        b = statistics.median(samples["before"][sessions])
+        a = statistics.median(samples["after"][sessions])
+        q = statistics.quantiles(ratios[sessions], n=4)
+        print(f"| {sessions} | {b:.3f} | {a:.3f} | {statistics.median(ratios[sessions]):.3f} "
+              f"| {q[0]:.3f} to {q[2]:.3f} |")
+    print(f"\n{rounds} runs of each build, in turn (medians of all their rounds).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
