@@ -397,12 +397,13 @@ void ServerPool::for_each_instance(const std::function<void(ManagedServer&)>& vi
     for (auto& [key, child] : projects_) visit(*child.server);
 }
 
-void ServerPool::for_each_instance(const std::function<void(const ManagedServer&)>& visit) const {
-    for (const auto& [name, server] : shared_) visit(*server);
-    for (const auto& server : retired_) visit(*server);
-    for (const auto& [id, server] : exclusive_) visit(*server);
-    for (const auto& [key, server] : legacy_) visit(*server);
-    for (const auto& [key, child] : projects_) visit(*child.server);
+void ServerPool::for_each_instance(
+    const std::function<void(const ManagedServer&, const InstanceRole&)>& visit) const {
+    for (const auto& [name, server] : shared_) visit(*server, {"shared"});
+    for (const auto& server : retired_) visit(*server, {"retired"});
+    for (const auto& [id, server] : exclusive_) visit(*server, {"exclusive"});
+    for (const auto& [key, server] : legacy_) visit(*server, {"legacy"});
+    for (const auto& [key, child] : projects_) visit(*child.server, {"project", &child.project});
 }
 
 void ServerPool::keep_stats(const ManagedServer& server) {

@@ -125,9 +125,15 @@ public:
     // next turn.
     void drained(ManagedServer& server);
 
-    // Every instance: shared, retired, exclusive, legacy.
+    // Which of its server's processes an instance is (the stats' breakdown per child).
+    struct InstanceRole {
+        std::string_view kind;             // shared, retired, exclusive, legacy or project
+        const Project* project = nullptr;  // kind "project": the project it serves
+    };
+    // Every instance: shared, retired, exclusive, legacy, project children.
     void for_each_instance(const std::function<void(ManagedServer&)>& visit);
-    void for_each_instance(const std::function<void(const ManagedServer&)>& visit) const;
+    void for_each_instance(
+        const std::function<void(const ManagedServer&, const InstanceRole&)>& visit) const;
     // What the instances of `name` that were freed had counted (their routers' stats), and
     // when the server was first added.
     const TrafficStats* gone_stats(const std::string& name) const;

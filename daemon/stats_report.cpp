@@ -51,6 +51,27 @@ json counters_json(const CallCounters& c) {
             {"bytes_out", c.bytes_out}, {"latency", latency_json(c.latency)}};
 }
 
+namespace {
+
+// One live child of a server (docs/STATS.md, "per_child"): what it is, its process and what
+// its own sessions asked of it.
+json child_json(const ManagedServer& instance, const ServerPool::InstanceRole& role,
+                const TrafficStats& stats, const std::optional<ProcessUsage>& usage) {
+    json child = {{"kind", role.kind},
+                  {"pid", instance.supervisor().pid() > 0 ? json(instance.supervisor().pid())
+                                                          : json(nullptr)},
+                  {"state", to_string(instance.supervisor().state())},
+                  {"sessions", instance.router().session_count()},
+                  {"restarts", instance.supervisor().restarts()},
+                  {"cpu_ms", usage ? json(usage->cpu_ms) : json(nullptr)},
+                  {"rss_bytes", usage ? json(usage->rss_bytes) : json(nullptr)},
+                  {"totals", counters_json(stats.total())}};
+    if (role.project != nullptr) child["project"] = role.project->directory;
+    return child;
+}
+
+}  // namespace
+
 json StatsReport::build(const std::vector<const ManagedServer*>& servers, const ServerPool& pool,
                         const SessionTable& sessions, Want want, Duration uptime) {
     const TimePoint now = Clock::now();
@@ -77,7 +98,8 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
     unsigned restarts = 0;
     std::map<std::string, unsigned> reasons;
     std::optional<ProcessUsage> usage;
-    pool.for_each_instance([&](const ManagedServer& instance) {
+    json per_child = json::array();
+    pool.for_each_instance([&](const ManagedServer& instance, const ServerPool::InstanceRole& role) {
         if (instance.name() != name) return;
         const TrafficStats& stats = instance.router().stats();
         merged.absorb(stats);
@@ -96,7 +118,10 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
         }
         if (const std::optional<ServerMark> mark = instance.process_mark()) {
             children += 1;
-            if (auto sampled = sampler_.sample(processes, *mark, ::getpid(), now)) {
+            const std::optional<ProcessUsage> sampled =
+                sampler_.sample(processes, *mark, ::getpid(), now);
+            per_child.push_back(child_json(instance, role, stats, sampled));
+            if (sampled) {
                 if (usage) {
                     *usage += *sampled;
                 } else {
@@ -122,7 +147,8 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
                 {"pss_bytes", usage && usage->pss_bytes ? json(*usage->pss_bytes) : json(nullptr)},
                 {"calls_per_s_10s", recent},
                 {"calls_per_s", since > 0 ? static_cast<double>(settled) / since : 0.0},
-                {"totals", counters_json(total)}};
+                {"totals", counters_json(total)},
+                {"per_child", std::move(per_child)}};
     if (want.tools) {
         json tools = json::array();
         add_names(tools, merged.tools(), true);

@@ -2,6 +2,8 @@
 // `mcpctl stats`, and the request log that names each call but never its arguments.
 #include <unistd.h>
 
+#include <set>
+
 #include <catch2/catch.hpp>
 
 #include "harness.h"
@@ -172,4 +174,39 @@ TEST_CASE("stats count a known mix of calls exactly, per tool, per session and i
     CHECK(count_of(log, "tool=slow outcome=cancelled") == 1);
     CHECK(count_of(log, "s3cret-argument") == 0);
     CHECK(count_of(log, "[timed] request ") == 0);
+}
+
+TEST_CASE("a server with a process per session breaks its counts down per child", "[stats]") {
+    TestEnv env("stats-children");
+    env.write_registry(server_toml("private", {}, {{"sharing", "\"exclusive\""}}));
+    env.start_daemon();
+
+    McpSession one(env.socket(), "private");
+    one.initialize("one-client");
+    McpSession two(env.socket(), "private");
+    two.initialize("two-client");
+    for (int i = 0; i < 3; ++i)
+        CHECK_FALSE(one.wait_response(one.call_tool("echo", {{"text", "a"}})).is_error());
+    CHECK(two.wait_response(two.call_tool("nope", json::object())).error_code() == -32602);
+
+    const json server = server_in(stats_of(env, {"private"}), "private");
+    INFO(server.dump(2));
+    CHECK(server["children"] == 2);
+    CHECK(server["totals"]["requests"] == 4);
+    const json& children = server.at("per_child");
+    REQUIRE(children.size() == 2);
+    std::multiset<std::pair<std::uint64_t, std::uint64_t>> replies_and_errors;
+    std::set<int> pids;
+    for (const json& child : children) {
+        CHECK(child["kind"] == "exclusive");
+        CHECK(child["sessions"] == 1);
+        CHECK(child["state"] == "running");
+        CHECK(child["rss_bytes"].get<std::uint64_t>() > 0);
+        pids.insert(child["pid"].get<int>());
+        replies_and_errors.insert({child["totals"]["replies"].get<std::uint64_t>(),
+                                   child["totals"]["errors"].get<std::uint64_t>()});
+    }
+    CHECK(pids.size() == 2);
+    // Each child counted its own session's calls: three replies at one, an error at the other.
+    CHECK(replies_and_errors == std::multiset<std::pair<std::uint64_t, std::uint64_t>>{{3, 0}, {0, 1}});
 }
