@@ -151,6 +151,51 @@ grep -q '"id":3,"result":{}' "$dir/session.out" ||
 [ "$(wc -l <"$dir/session.out")" -eq 3 ] ||
     fail "connect over ssh: expected exactly 3 lines: $(cat "$dir/session.out")"
 
+# 5b. stats over ssh count that session's echo call.
+"$ctl" --host "$host" --json stats --tools demo >"$dir/stats.json" 2>"$dir/err" ||
+    fail "stats over ssh failed: $(cat "$dir/err")"
+/usr/bin/python3 - "$dir/stats.json" <<'PY' || fail "stats over ssh: $(cat "$dir/stats.json")"
+import json, sys
+server = json.load(open(sys.argv[1]))["servers"][0]
+echo = [t for t in server["tools"] if t["tool"] == "echo"]
+assert server["name"] == "demo" and echo and echo[0]["requests"] == 1 and echo[0]["replies"] == 1
+PY
+
+# 5c. top over ssh: without a terminal one plain screen; in a terminal (a pane of a private
+# tmux server, 80x24) the table, refreshed, until q, which exits 0.
+"$ctl" --host "$host" top >"$dir/top.out" 2>"$dir/err" || fail "top over ssh in a pipe failed: $(cat "$dir/err")"
+grep -q '^demo ' "$dir/top.out" || fail "top over ssh in a pipe does not show demo: $(cat "$dir/top.out")"
+if ! command -v tmux >/dev/null; then
+    fail "tmux is not installed (./dev installs it)"
+fi
+tmux_name="mcpd-remote-top-$$"
+tmux_() { tmux -L "$tmux_name" -f /dev/null "$@"; }
+tmux_ new-session -d -x 80 -y 24 -s top "'$ctl' --host '$host' top; echo \"top exited \$?\"; sleep 600" ||
+    fail "tmux new-session failed"
+tmux_socket=$(tmux_ display-message -p -t top '#{socket_path}')
+screen=
+for _ in $(seq 150); do
+    screen=$(tmux_ capture-pane -p -t top)
+    case "$screen" in *CALL/S*demo*) break ;; esac
+    sleep 0.1
+done
+case "$screen" in
+    *CALL/S*demo*) ;;
+    *) tmux_ kill-server; rm -f "$tmux_socket"; fail "top over ssh in tmux shows no table: $screen" ;;
+esac
+tmux_ send-keys -t top q
+for _ in $(seq 100); do
+    screen=$(tmux_ capture-pane -p -t top)
+    case "$screen" in *"top exited"*) break ;; esac
+    sleep 0.1
+done
+tmux_ kill-server
+rm -f "$tmux_socket"
+case "$screen" in
+    *"top exited 0"*) ;;
+    *) fail "top over ssh did not exit 0 on q: $screen" ;;
+esac
+
 # 6. A remote socket nobody listens on: exit 3, said so.
 "$ctl" --host "ssh://$user@127.0.0.1:$port$dir/nothing.sock" status >/dev/null 2>"$dir/err"
 status=$?
@@ -180,4 +225,4 @@ if [ "$failures" -ne 0 ]; then
     cat "$dir/sshd.log" >&2
     exit 1
 fi
-echo "ok: status, version, --socket, logs, connect, not running, ssh failure, bad URL"
+echo "ok: status, version, --socket, logs, connect, stats, top, not running, ssh failure, bad URL"
