@@ -150,6 +150,7 @@ json to_json(const StatsRequest& r) {
     if (!r.servers.empty()) out["servers"] = r.servers;
     if (r.tools) out["tools"] = true;
     if (r.sessions) out["sessions"] = true;
+    if (r.children) out["children"] = true;
     return out;
 }
 
@@ -250,7 +251,10 @@ Result<StatsRequest> parse_stats(const json& request) {
     if (!tools) return tools.failure();
     const Result<bool> sessions = flag(request, "sessions", false);
     if (!sessions) return sessions.failure();
-    return StatsRequest{std::move(servers).value(), tools.value(), sessions.value()};
+    const Result<bool> children = flag(request, "children", false);
+    if (!children) return children.failure();
+    return StatsRequest{std::move(servers).value(), tools.value(), sessions.value(),
+                        children.value()};
 }
 
 json ok_reply(json result) {

@@ -121,6 +121,7 @@ struct StatsRequest {
     std::vector<std::string> servers;  // empty: every server the peer may see
     bool tools = false;     // each server's figures per tool and method too
     bool sessions = false;  // and per session
+    bool children = false;  // and per process, where a server has several
 };
 
 nlohmann::json to_json(const StatusRequest& request);

@@ -1,4 +1,4 @@
-// mcpctl stats [NAME...] [--tools] [--sessions]: the traffic figures of docs/STATS.md, once.
+// mcpctl stats [NAME...] [--tools] [--sessions] [--children]: the traffic figures of docs/STATS.md, once.
 #include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/stats_view.h"
@@ -10,18 +10,20 @@ namespace {
 constexpr OptionSpec kOptions[] = {
     {'\0', "tools", "", "a row per tool and method of each server too"},
     {'\0', "sessions", "", "a row per session of each server too"},
+    {'\0', "children", "", "a row per process of each server too"},
 };
 
 mcpd::Result<nlohmann::json> build(const CommandLine& line) {
     return mcpd::control::to_json(
-        mcpd::control::StatsRequest{line.args, line.has("tools"), line.has("sessions")});
+        mcpd::control::StatsRequest{line.args, line.has("tools"), line.has("sessions"),
+                                    line.has("children")});
 }
 
 }  // namespace
 
 extern const Command cmd_stats{
     .name = "stats",
-    .usage = "stats [NAME...] [--tools] [--sessions]",
+    .usage = "stats [NAME...] [--tools] [--sessions] [--children]",
     .summary = "show what the sessions asked of each server: calls, errors, latency",
     .help =
         "One row per server, of every server or of the named ones:\n"
@@ -45,6 +47,9 @@ extern const Command cmd_stats{
         "With --sessions, a table per session: SERVER, ID, CLIENT (name and version from\n"
         "its initialize), PID and UID of the process that attached it, CALLS, ERR%, P99,\n"
         "IN-FL.\n"
+        "With --children, a table per process of each server (one for a shared server; one\n"
+        "per session, project, legacy or retired process where it has several): SERVER,\n"
+        "KIND, PID, PROJECT, SESS, CALLS, ERR%, P99, IN-FL, RSS.\n"
         "'-' where there is no figure (no process, nothing settled yet). --json prints\n"
         "mcpd's reply; see docs/STATS.md for its fields.\n",
     .options = kOptions,

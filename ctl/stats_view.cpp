@@ -471,6 +471,29 @@ std::vector<std::string> sessions_table(const json& result, const TableStyle& st
     return layout(columns, header_cells(columns, {}), rows, style.width);
 }
 
+std::vector<std::string> children_table(const json& result, const TableStyle& style) {
+    static const std::vector<Column> columns = {
+        {"SERVER", false, true}, {"KIND", false}, {"PID", true},   {"PROJECT", false, true},
+        {"SESS", true},          {"CALLS", true}, {"ERR%", true},  {"P99", true},
+        {"IN-FL", true},         {"RSS", true}};
+    std::vector<std::vector<std::string>> rows;
+    for (const json* server : ordered_servers(result, style.sort)) {
+        const json& children = member(*server, "per_child");
+        if (!children.is_array()) continue;
+        for (const json& child : children) {
+            const json& counters = totals(child);
+            rows.push_back({field_text(*server, "name"), field_text(child, "kind"),
+                            field_text(child, "pid"), field_text(child, "project"),
+                            field_text(child, "sessions"), field_text(counters, "requests"),
+                            error_percent_text(counters), percentile_text(counters, "p99_us"),
+                            field_text(counters, "in_flight"),
+                            bytes_text(member(child, "rss_bytes"))});
+        }
+    }
+    if (rows.empty()) return {"no server processes"};
+    return layout(columns, header_cells(columns, {}), rows, style.width);
+}
+
 std::vector<std::string> restart_lines(const json& result) {
     std::vector<std::string> lines;
     for (const json& server : servers_of(result)) {
@@ -495,15 +518,18 @@ std::string stats_text(const json& result) {
     if (servers_of(result).empty()) return "no servers to show\n";
     bool tools = false;
     bool sessions = false;
+    bool children = false;
     for (const json& server : servers_of(result)) {
         tools = tools || member(server, "tools").is_array();
         sessions = sessions || member(server, "sessions_detail").is_array();
+        children = children || member(server, "per_child").is_array();
     }
     std::string text;
     append_section(text, servers_table(result));
     append_section(text, restart_lines(result));
     if (tools) append_section(text, tools_table(result));
     if (sessions) append_section(text, sessions_table(result));
+    if (children) append_section(text, children_table(result));
     return text;
 }
 

@@ -82,11 +82,15 @@ std::vector<std::string> servers_table(const nlohmann::json& result, const Table
 std::vector<std::string> tools_table(const nlohmann::json& result, const TableStyle& style = {});
 // SERVER ID CLIENT PID UID CALLS ERR% P99 IN-FL: one row per session of a server.
 std::vector<std::string> sessions_table(const nlohmann::json& result, const TableStyle& style = {});
+// SERVER KIND PID PROJECT SESS CALLS ERR% P99 IN-FL RSS: one row per process of a server
+// ("per_child", asked with --children).
+std::vector<std::string> children_table(const nlohmann::json& result, const TableStyle& style = {});
 // "demo: 3 restarts (exit 1: 2, signal 9: 1)" for each server that restarted.
 std::vector<std::string> restart_lines(const nlohmann::json& result);
 
-// `mcpctl stats`: the servers table, the restarts, then the tools and the sessions tables when
-// the result has them (asked with --tools, --sessions), a blank line apart.
+// `mcpctl stats`: the servers table, the restarts, then the tools, sessions and children
+// tables when the result has them (asked with --tools, --sessions, --children), a blank line
+// apart.
 std::string stats_text(const nlohmann::json& result);
 
 // ---- top

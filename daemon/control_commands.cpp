@@ -93,7 +93,7 @@ void ControlCommands::stats(ControlConnection& c, const json& request) {
         for (const ManagedServer* s : daemon_.pool().servers())
             if (allowed(c, *s)) named.push_back(s);
     }
-    c.reply_ok(daemon_.stats(named, {parsed->tools, parsed->sessions}));
+    c.reply_ok(daemon_.stats(named, {parsed->tools, parsed->sessions, parsed->children}));
 }
 
 bool ControlCommands::trusted(const ControlConnection& c) const {

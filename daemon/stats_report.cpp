@@ -120,7 +120,7 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
             children += 1;
             const std::optional<ProcessUsage> sampled =
                 sampler_.sample(processes, *mark, ::getpid(), now);
-            per_child.push_back(child_json(instance, role, stats, sampled));
+            if (want.children) per_child.push_back(child_json(instance, role, stats, sampled));
             if (sampled) {
                 if (usage) {
                     *usage += *sampled;
@@ -147,8 +147,8 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
                 {"pss_bytes", usage && usage->pss_bytes ? json(*usage->pss_bytes) : json(nullptr)},
                 {"calls_per_s_10s", recent},
                 {"calls_per_s", since > 0 ? static_cast<double>(settled) / since : 0.0},
-                {"totals", counters_json(total)},
-                {"per_child", std::move(per_child)}};
+                {"totals", counters_json(total)}};
+    if (want.children) out["per_child"] = std::move(per_child);
     if (want.tools) {
         json tools = json::array();
         add_names(tools, merged.tools(), true);

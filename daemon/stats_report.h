@@ -26,6 +26,7 @@ public:
     struct Want {
         bool tools = false;
         bool sessions = false;
+        bool children = false;
     };
 
     // The result for `servers` (registry entries: the pool's shared instances, in order).

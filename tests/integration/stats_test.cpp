@@ -189,7 +189,8 @@ TEST_CASE("a server with a process per session breaks its counts down per child"
         CHECK_FALSE(one.wait_response(one.call_tool("echo", {{"text", "a"}})).is_error());
     CHECK(two.wait_response(two.call_tool("nope", json::object())).error_code() == -32602);
 
-    const json server = server_in(stats_of(env, {"private"}), "private");
+    CHECK_FALSE(server_in(stats_of(env, {"private"}), "private").contains("per_child"));
+    const json server = server_in(stats_of(env, {"private", "--children"}), "private");
     INFO(server.dump(2));
     CHECK(server["children"] == 2);
     CHECK(server["totals"]["requests"] == 4);

@@ -116,6 +116,31 @@ TEST_CASE("stats renders the servers, restarts, tools and sessions tables", "[st
           "demo     7  claude-code 2.0.1  4242  1000     10   20%  500ms      0\n");
 }
 
+TEST_CASE("stats --children: a row per process, its kind, pid, project and counts", "[stats]") {
+    json result = sample_result();
+    for (json& server : result["servers"]) {
+        server.erase("tools");
+        server.erase("sessions_detail");
+        server["restarts"] = 0;
+    }
+    result["servers"][0]["per_child"] = {
+        {{"kind", "project"}, {"pid", 4310}, {"project", "/home/ann/web"}, {"sessions", 2},
+         {"rss_bytes", 9437184}, {"totals", counters(4, 1, 0, 0, 250, 500000)}},
+        {{"kind", "project"}, {"pid", 4377}, {"project", "/home/ann/api\x1b[2J"}, {"sessions", 0},
+         {"rss_bytes", nullptr}, {"totals", counters(0, 0, 0, 0, nullptr, nullptr)}}};
+    result["servers"][1]["per_child"] = json::array();
+    CHECK(mcpctl::stats_text(result) ==
+          "SERVER  STATE    CALL/S  AVG/S  ERR%    P50    P99  IN-FL  SESS  CPU%     RSS\n"
+          "demo    running     3.2    0.5   20%  250us  500ms      0     2   1.5  9.0MiB\n"
+          "idle    stopped     0.0    0.0     -      -      -      0     0     -       -\n"
+          "\n"
+          "SERVER  KIND      PID  PROJECT                 SESS  CALLS  ERR%    P99  IN-FL     RSS\n"
+          "demo    project  4310  /home/ann/web              2      5   20%  500ms      0  9.0MiB\n"
+          "demo    project  4377  /home/ann/api\\u001b[2J     0      0     -      -      0       -\n");
+    result["servers"].erase(0);
+    CHECK(mcpctl::children_table(result) == std::vector<std::string>{"no server processes"});
+}
+
 TEST_CASE("stats without tools or sessions in the result shows the servers only", "[stats]") {
     json result = sample_result();
     for (json& server : result["servers"]) {
@@ -321,12 +346,14 @@ TEST_CASE("stats and top build the stats request; top checks its options", "[sta
     mcpctl::Invocation invocation;
     mcpctl::UsageError error;
     REQUIRE(
-        mcpctl::parse_invocation({"stats", "a", "b", "--tools", "--sessions"}, invocation, error));
+        mcpctl::parse_invocation({"stats", "a", "b", "--tools", "--sessions", "--children"},
+                                 invocation, error));
     CHECK(invocation.request == json{{"protocol", 1},
                                      {"command", "stats"},
                                      {"servers", {"a", "b"}},
                                      {"tools", true},
-                                     {"sessions", true}});
+                                     {"sessions", true},
+                                     {"children", true}});
     REQUIRE(mcpctl::parse_invocation({"top", "--sort", "p99", "--interval", "0.5", "--tools"},
                                      invocation, error));
     CHECK(invocation.request["tools"] == true);
