@@ -98,6 +98,16 @@ std::size_t widest(const std::vector<std::string>& lines) {
     return width;
 }
 
+// The same result without the tools and sessions breakdowns, and no restarts.
+json servers_only(json result) {
+    for (json& server : result["servers"]) {
+        server.erase("tools");
+        server.erase("sessions_detail");
+        server["restarts"] = 0;
+    }
+    return result;
+}
+
 }  // namespace
 
 TEST_CASE("stats renders the servers, restarts, tools and sessions tables", "[stats]") {
@@ -117,12 +127,7 @@ TEST_CASE("stats renders the servers, restarts, tools and sessions tables", "[st
 }
 
 TEST_CASE("stats --children: a row per process, its kind, pid, project and counts", "[stats]") {
-    json result = sample_result();
-    for (json& server : result["servers"]) {
-        server.erase("tools");
-        server.erase("sessions_detail");
-        server["restarts"] = 0;
-    }
+    json result = servers_only(sample_result());
     result["servers"][0]["per_child"] = {
         {{"kind", "project"}, {"pid", 4310}, {"project", "/home/ann/web"}, {"sessions", 2},
          {"rss_bytes", 9437184}, {"totals", counters(4, 1, 0, 0, 250, 500000)}},
@@ -142,12 +147,7 @@ TEST_CASE("stats --children: a row per process, its kind, pid, project and count
 }
 
 TEST_CASE("stats without tools or sessions in the result shows the servers only", "[stats]") {
-    json result = sample_result();
-    for (json& server : result["servers"]) {
-        server.erase("tools");
-        server.erase("sessions_detail");
-        server["restarts"] = 0;
-    }
+    json result = servers_only(sample_result());
     CHECK(mcpctl::stats_text(result) ==
           "SERVER  STATE    CALL/S  AVG/S  ERR%    P50    P99  IN-FL  SESS  CPU%     RSS\n"
           "demo    running     3.2    0.5   20%  250us  500ms      0     2   1.5  9.0MiB\n"
