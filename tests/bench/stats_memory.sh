@@ -9,7 +9,7 @@
 # difference per counted name. Runs on a private socket in a temporary directory and stops
 # everything it started.
 set -euo pipefail
-bin=${1:?usage: stats_memory.sh BIN_DIR [SERVERS [TOOLS]]}
+bin=$(realpath "${1:?usage: stats_memory.sh BIN_DIR [SERVERS [TOOLS]]}")
 servers=${2:-100}
 tools=${3:-50}
 dir=$(mktemp -d /tmp/mcpd-stats-memory.XXXXXX)
