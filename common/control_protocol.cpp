@@ -253,8 +253,10 @@ Result<StatsRequest> parse_stats(const json& request) {
     if (!sessions) return sessions.failure();
     const Result<bool> children = flag(request, "children", false);
     if (!children) return children.failure();
-    return StatsRequest{std::move(servers).value(), tools.value(), sessions.value(),
-                        children.value()};
+    return StatsRequest{.servers = std::move(servers).value(),
+                        .tools = tools.value(),
+                        .sessions = sessions.value(),
+                        .children = children.value()};
 }
 
 json ok_reply(json result) {

@@ -9,7 +9,7 @@ namespace mcpctl {
 namespace {
 
 mcpd::Result<nlohmann::json> build(const CommandLine& line) {
-    return mcpd::control::to_json(mcpd::control::StatsRequest{line.args, true, false, false});
+    return mcpd::control::to_json(mcpd::control::StatsRequest{.servers = line.args, .tools = true});
 }
 
 }  // namespace

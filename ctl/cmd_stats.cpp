@@ -1,4 +1,5 @@
-// mcpctl stats [NAME...] [--tools] [--sessions] [--children]: the traffic figures of docs/STATS.md, once.
+// mcpctl stats [NAME...] [--tools] [--sessions] [--children]: the traffic figures of
+// docs/STATS.md, once.
 #include "common/control_protocol.h"
 #include "ctl/command.h"
 #include "ctl/stats_view.h"
@@ -15,8 +16,10 @@ constexpr OptionSpec kOptions[] = {
 
 mcpd::Result<nlohmann::json> build(const CommandLine& line) {
     return mcpd::control::to_json(
-        mcpd::control::StatsRequest{line.args, line.has("tools"), line.has("sessions"),
-                                    line.has("children")});
+        mcpd::control::StatsRequest{.servers = line.args,
+                                    .tools = line.has("tools"),
+                                    .sessions = line.has("sessions"),
+                                    .children = line.has("children")});
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ mcpd::Result<TopOptions> parse_options(const CommandLine& line) {
 mcpd::Result<json> build(const CommandLine& line) {
     const mcpd::Result<TopOptions> options = parse_options(line);
     if (!options) return options.failure();
-    return control::to_json(control::StatsRequest{line.args, options->tools, false, false});
+    return control::to_json(control::StatsRequest{.servers = line.args, .tools = options->tools});
 }
 
 // The stats of each tick. One connection is kept while ticks come often enough, and a new one

@@ -53,16 +53,16 @@ json counters_json(const CallCounters& c) {
 
 namespace {
 
-// One live child of a server (docs/STATS.md, "per_child"): what it is, its process and what
-// its own sessions asked of it.
+// One live child of a server (docs/STATS.md, "per_child"): what it is, its process (as
+// `mcpctl status` shows it) and what its own sessions asked of it.
 json child_json(const ManagedServer& instance, const ServerPool::InstanceRole& role,
                 const TrafficStats& stats, const std::optional<ProcessUsage>& usage) {
+    const json status = instance.status_json();
     json child = {{"kind", role.kind},
-                  {"pid", instance.supervisor().pid() > 0 ? json(instance.supervisor().pid())
-                                                          : json(nullptr)},
-                  {"state", to_string(instance.supervisor().state())},
+                  {"pid", status["pid"]},
+                  {"state", status["state"]},
                   {"sessions", instance.router().session_count()},
-                  {"restarts", instance.supervisor().restarts()},
+                  {"restarts", status["restarts"]},
                   {"cpu_ms", usage ? json(usage->cpu_ms) : json(nullptr)},
                   {"rss_bytes", usage ? json(usage->rss_bytes) : json(nullptr)},
                   {"totals", counters_json(stats.total())}};

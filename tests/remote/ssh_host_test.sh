@@ -170,27 +170,31 @@ if ! command -v tmux >/dev/null; then
 fi
 tmux_name="mcpd-remote-top-$$"
 tmux_() { tmux -L "$tmux_name" -f /dev/null "$@"; }
+# Wait up to 15 s for the pane to show $1; the last capture is in $screen either way.
+wait_pane() {
+    for _ in $(seq 150); do
+        screen=$(tmux_ capture-pane -p -t top)
+        case "$screen" in *"$1"*) return 0 ;; esac
+        sleep 0.1
+    done
+    return 1
+}
+# tmux leaves its socket behind when its server is killed.
+stop_tmux() {
+    tmux_ kill-server
+    rm -f "$tmux_socket"
+}
 tmux_ new-session -d -x 80 -y 24 -s top "'$ctl' --host '$host' top; echo \"top exited \$?\"; sleep 600" ||
     fail "tmux new-session failed"
 tmux_socket=$(tmux_ display-message -p -t top '#{socket_path}')
 screen=
-for _ in $(seq 150); do
-    screen=$(tmux_ capture-pane -p -t top)
-    case "$screen" in *CALL/S*demo*) break ;; esac
-    sleep 0.1
-done
-case "$screen" in
-    *CALL/S*demo*) ;;
-    *) tmux_ kill-server; rm -f "$tmux_socket"; fail "top over ssh in tmux shows no table: $screen" ;;
-esac
+if ! wait_pane "CALL/S" || ! wait_pane "demo"; then
+    stop_tmux
+    fail "top over ssh in tmux shows no table: $screen"
+fi
 tmux_ send-keys -t top q
-for _ in $(seq 100); do
-    screen=$(tmux_ capture-pane -p -t top)
-    case "$screen" in *"top exited"*) break ;; esac
-    sleep 0.1
-done
-tmux_ kill-server
-rm -f "$tmux_socket"
+wait_pane "top exited" || true
+stop_tmux
 case "$screen" in
     *"top exited 0"*) ;;
     *) fail "top over ssh did not exit 0 on q: $screen" ;;
