@@ -33,6 +33,9 @@ struct Envelope {
     Span id;  // the raw token, quotes included for strings
     bool has_method = false;
     std::string method;
+    // Compares by length first. `method == "ping"` on the std::string measures the literal and
+    // compares bytes every time, and the router tests each message against a dozen names.
+    bool method_is(std::string_view wanted) const { return std::string_view(method) == wanted; }
     bool has_params = false;
     bool has_result = false;
     bool has_error = false;

@@ -134,7 +134,7 @@ void GroupRouter::handle_client_line(std::string_view line) {
         client_response(e, line);
         return;
     }
-    if (initializing_ && e.method != "ping") {
+    if (initializing_ && !e.method_is("ping")) {
         // Answered once the members have been; a client that will not wait is not queued
         // without end.
         if (before_initialize_.size() < kMaxEarlyLines) {
@@ -230,7 +230,7 @@ void GroupRouter::client_request(const json& message, std::string_view raw_id,
 
 void GroupRouter::client_notification(const json& message, const wire::Envelope& e,
                                       std::string_view line) {
-    const std::string& method = e.method;
+    const std::string_view method = e.method;
     if (method == "notifications/cancelled") {
         const std::string target(e.request_id.in(line));
         if (std::any_of(streams_.begin(), streams_.end(), [&](const Stream& s) { return s.raw_id == target; })) {

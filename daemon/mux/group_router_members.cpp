@@ -110,7 +110,7 @@ void GroupRouter::member_request(std::size_t member, const wire::Envelope& e,
 
 void GroupRouter::member_notification(std::size_t member, const wire::Envelope& e,
                                       std::string_view line) {
-    const std::string& method = e.method;
+    const std::string_view method = e.method;
     if (era_ == Era::modern && method == "notifications/cancelled") {
         // A modern member ended a listen stream (its server went away): reopened when back.
         const auto id = json_read::as_integer(parse(e.request_id.in(line)));
@@ -135,7 +135,7 @@ void GroupRouter::member_notification(std::size_t member, const wire::Envelope& 
         return;
     }
     if (method.ends_with("/list_changed")) {
-        const std::string list = method.substr(14, method.size() - 14 - 13);  // "notifications/" … "/list_changed"
+        const std::string_view list = method.substr(14, method.size() - 14 - 13);  // "notifications/" … "/list_changed"
         if (list == "tools") ++epochs_["tools/list"];
         if (list == "prompts") ++epochs_["prompts/list"];
         if (list == "resources") {

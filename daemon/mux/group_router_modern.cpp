@@ -247,7 +247,7 @@ bool GroupRouter::to_streams(std::size_t member, const wire::Envelope& e, std::s
             const auto own = stream.member_listens.find(member);
             if (!id || own == stream.member_listens.end() || own->second != static_cast<std::uint64_t>(*id))
                 continue;
-            if (e.method == "notifications/subscriptions/acknowledged") return true;
+            if (e.method_is("notifications/subscriptions/acknowledged")) return true;
             std::string out;
             wire::splice(line, {wire::Replacement{e.subscription_id, stream.raw_id}}, out);
             env_.to_client(out);
@@ -257,7 +257,7 @@ bool GroupRouter::to_streams(std::size_t member, const wire::Envelope& e, std::s
     }
     if (members_[member].modern) return false;  // a modern member sends nothing unasked
     bool sent = false;
-    const std::string& method = e.method;
+    const std::string_view method = e.method;
     for (const Stream& stream : streams_) {
         const bool wanted = (method == "notifications/tools/list_changed" && stream.tools) ||
                             (method == "notifications/prompts/list_changed" && stream.prompts) ||

@@ -221,10 +221,11 @@ void Router::on_child_gone(const std::string& reason) {
     child_ready_ = false;
     discover_cache_.reset();  // the next process answers for itself
     for (auto& [child_id, p] : pending_) {
-        settle(child_id, p, Outcome::child_died, 0);
+        SessionState* s = find(p.session);
+        settle(child_id, p, s, Outcome::child_died, 0);
         fail_waiters(p, "the server stopped before answering", reason);
         if (p.session == 0 || p.kind == PendingKind::internal) continue;
-        if (SessionState* s = find(p.session)) {
+        if (s != nullptr) {
             s->in_flight.erase(p.original_id);
             if (p.kind == PendingKind::listen) {
                 // The stream died with the child; ending it tells the client to listen again.
@@ -288,19 +289,19 @@ void Router::fail_waiting(const std::string& reason) {
 void Router::release(std::uint64_t child_id, bool tombstoned, Outcome outcome) {
     const auto it = pending_.find(child_id);
     if (it == pending_.end()) return;
-    settle(child_id, it->second, outcome, 0);
+    SessionState* s = find(it->second.session);
+    settle(child_id, it->second, s, outcome, 0);
     if (!it->second.own_token.empty()) progress_.erase(it->second.own_token);
-    if (SessionState* s = find(it->second.session)) s->in_flight.erase(it->second.original_id);
+    if (s != nullptr) s->in_flight.erase(it->second.original_id);
     pending_.erase(it);
     if (tombstoned) tombstone(child_id);
     pump_serialized();
 }
 
-void Router::settle(std::uint64_t child_id, const Pending& p, Outcome outcome,
+void Router::settle(std::uint64_t child_id, const Pending& p, SessionState* s, Outcome outcome,
                     std::size_t bytes_out) {
     if (p.counted == nullptr) return;
     const TimePoint now = env_.now();
-    SessionState* s = find(p.session);
     stats_.answered(p.counted, s != nullptr ? &s->counters : nullptr, outcome, bytes_out,
                     now - p.sent, now);
     if (logged_names_.empty()) return;

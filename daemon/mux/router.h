@@ -405,8 +405,9 @@ private:
     // A request leaves pending_ unanswered; it counts as `outcome`.
     void release(std::uint64_t child_id, bool tombstone, Outcome outcome = Outcome::cancelled);
     // Count request `p` (child id `child_id`) as settled (no-op for one not counted), and log
-    // it when asked to.
-    void settle(std::uint64_t child_id, const Pending& p, Outcome outcome, std::size_t bytes_out);
+    // it when asked to. `s`: its session, which the caller has looked up; null when gone.
+    void settle(std::uint64_t child_id, const Pending& p, SessionState* s, Outcome outcome,
+                std::size_t bytes_out);
     void tombstone(std::uint64_t child_id);
     void flush_queue();
     // sharing = "serialized": one session request at the child at a time.

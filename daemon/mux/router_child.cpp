@@ -154,7 +154,8 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     }
     Pending p = std::move(it->second);
     pending_.erase(it);
-    settle(*child_id, p,
+    SessionState* s = find(p.session);
+    settle(*child_id, p, s,
            e.has_error ? Outcome::error : e.is_error ? Outcome::tool_error : Outcome::reply,
            line.size());
     pump_serialized();
@@ -176,7 +177,6 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     if (p.task_result) mark_task_ended(p.task_id);
     if (!p.reported_task.empty() && e.has_result && is_terminal(e.status))
         mark_task_ended(p.reported_task);
-    SessionState* s = find(p.session);
     if (s != nullptr) s->in_flight.erase(p.original_id);
     if (p.deadline) env_.deadlines_changed();
 
@@ -227,7 +227,7 @@ bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view messa
 }
 
 void Router::handle_child_notification(std::string_view line, const wire::Envelope& e) {
-    const std::string& method = e.method;
+    const std::string_view method = e.method;
     if (method == "notifications/message" && !e.related_task_id.empty()) {
         // A task's log line is its owner's alone, at the level that session asked for; who
         // happens to be busy has nothing to do with it.
@@ -364,7 +364,7 @@ std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, st
 }
 
 void Router::handle_child_request(std::string_view line, const wire::Envelope& e) {
-    const std::string& method = e.method;
+    const std::string_view method = e.method;
     if (modern_) {
         // Modern servers never send requests (they return input_required results instead).
         env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kMethodNotFound,
@@ -392,7 +392,7 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
         return;
     }
     if (const std::string_view needed = newer_revision_needed(*s, e, line); !needed.empty()) {
-        std::string message = method;
+        std::string message(method);
         message += " needs protocol revision ";
         message += needed;
         message += " or later, and the client session negotiated ";
@@ -413,7 +413,7 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
         return;
     }
     const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
-    child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), method,
+    child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), std::string(method),
                                                std::string(e.progress_token.in(line))};
     if (method == "elicitation/create" && !e.elicitation_id.empty()) {
         // Its notifications/elicitation/complete will come for this session alone.
@@ -439,7 +439,7 @@ std::string Router::unusable_task_link(const wire::Envelope& e, std::string_view
 
 std::string Router::missing_capability(const SessionState& s, const wire::Envelope& e,
                                        std::string_view line) const {
-    const std::string& method = e.method;
+    const std::string_view method = e.method;
     const char* name = method == "roots/list"               ? "roots"
                        : method == "sampling/createMessage" ? "sampling"
                        : method == "elicitation/create"     ? "elicitation"
@@ -481,9 +481,9 @@ std::string Router::missing_capability(const SessionState& s, const wire::Envelo
 void Router::decline_child_request(std::string_view line, const wire::Envelope& e,
                                    const std::string& why) {
     const std::string_view raw_id = e.id.in(line);
-    if (e.method == "elicitation/create") {
+    if (e.method_is("elicitation/create")) {
         env_.child_send(jsonrpc::result(raw_id, R"({"action":"cancel"})"));
-    } else if (e.method == "sampling/createMessage") {
+    } else if (e.method_is("sampling/createMessage")) {
         env_.child_send(jsonrpc::error(raw_id, -1, "sampling declined by mcpd: " + why));
     } else {
         env_.child_send(jsonrpc::error(raw_id, jsonrpc::kMethodNotFound, e.method + " is not available: " + why));

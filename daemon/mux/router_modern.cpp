@@ -15,11 +15,11 @@ void Router::handle_modern_request(SessionState& s, std::string_view line,
                                    const wire::Envelope& e) {
     // No shared state to aggregate on a stateless child: most requests pass as they are.
     const std::string_view raw_id = e.id.in(line);
-    if (e.method == "subscriptions/listen") {
+    if (e.method_is("subscriptions/listen")) {
         forward_listen(s, line, e);
         return;
     }
-    if (e.method == "server/discover") {
+    if (e.method_is("server/discover")) {
         if (const json* cached = fresh_discover()) {
             reply(s, raw_id, cached->dump(-1, ' ', false, json::error_handler_t::replace));
             return;
@@ -27,7 +27,7 @@ void Router::handle_modern_request(SessionState& s, std::string_view line,
         forward_request(s, line, e);  // its answer refreshes the cache
         return;
     }
-    if (e.method == "tasks/list") {
+    if (e.method_is("tasks/list")) {
         if (!child_has_tasks()) {
             reply_error(s.id, raw_id, jsonrpc::kMethodNotFound,
                         "tasks/list is not available: the server does not offer tasks");
@@ -152,7 +152,7 @@ void Router::end_listen_stream(std::string_view line, const wire::Envelope& e) {
 }
 
 void Router::handle_modern_notification(std::string_view line, const wire::Envelope& e) {
-    if (e.method == "notifications/cancelled") {
+    if (e.method_is("notifications/cancelled")) {
         end_listen_stream(line, e);
         return;
     }
@@ -165,7 +165,7 @@ void Router::handle_modern_notification(std::string_view line, const wire::Envel
         send_spliced(stream->session, line, {{e.subscription_id, stream->original_id}});
         return;
     }
-    if (e.method == "notifications/message") {
+    if (e.method_is("notifications/message")) {
         // Request-scoped, but nothing on stdio says which request: only when one session
         // is waiting can it be delivered for sure.
         if (const std::optional<SessionId> only = only_busy_session()) sessions_out_.send(*only, line);

@@ -186,7 +186,7 @@ void Router::cancel_for_departed(SessionId session, std::string_view line) {
     if (s == nullptr || !s->departed) return;
     std::string copy(line);
     wire::Envelope e;
-    if (scanner_.scan(copy, e) != wire::ScanStatus::ok || e.method != "notifications/cancelled") return;
+    if (scanner_.scan(copy, e) != wire::ScanStatus::ok || !e.method_is("notifications/cancelled")) return;
     // Only a request of its here: anything else would be asked of the other children again.
     if (!s->in_flight.contains(std::string(e.request_id.in(copy)))) return;
     cancel_request(*s, copy, e);

@@ -109,7 +109,7 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     }
 
     // Until the child is ready, everything but ping waits (bounded by start_timeout).
-    if (!child_ready_ && !(e.is_request() && e.method == "ping")) {
+    if (!child_ready_ && !(e.is_request() && e.method_is("ping"))) {
         if (queue_.size() >= kMaxQueuedLines) {
             if (e.is_request()) {
                 reply_error(id, raw_id, jsonrpc::kInternalError, "too many requests waiting for the server to start");
@@ -196,7 +196,7 @@ void Router::handle_session_message(SessionState& s, std::string_view line,
 void Router::handle_session_request(SessionState& s, std::string_view line,
                                     const wire::Envelope& e) {
     const std::string_view raw_id = e.id.in(line);
-    const std::string& method = e.method;
+    const std::string_view method = e.method;
     if (method == "ping") {
         reply(s, raw_id, "{}");
         return;
@@ -380,11 +380,11 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     p.kind = kind;
     p.original_id = std::string(e.id.in(line));
     p.uri = std::move(uri);
-    if (e.method == "tasks/result" || e.method == "tasks/cancel") p.task_id = e.task_id;
-    if (e.method == "tasks/get" || e.method == "tasks/cancel") p.reported_task = e.task_id;
-    p.task_result = e.method == "tasks/result";
-    p.own_tasks_only = e.method == "tasks/list";  // trimmed to this session's (send_own_tasks)
-    p.discover = modern_ && e.method == "server/discover";
+    if (e.method_is("tasks/result") || e.method_is("tasks/cancel")) p.task_id = e.task_id;
+    if (e.method_is("tasks/get") || e.method_is("tasks/cancel")) p.reported_task = e.task_id;
+    p.task_result = e.method_is("tasks/result");
+    p.own_tasks_only = e.method_is("tasks/list");  // trimmed to this session's (send_own_tasks)
+    p.discover = modern_ && e.method_is("server/discover");
     p.subscribes = kind == PendingKind::subscribe;
     if (kind == PendingKind::set_level) {
         p.level = log_severity(e.level);
@@ -393,7 +393,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     const TimePoint now = env_.now();
     // tasks/result blocks until the task ends, by design: no request_timeout for it.
     if (config_.request_timeout.count() > 0 && kind != PendingKind::listen &&
-        e.method != "tasks/result") {
+        !e.method_is("tasks/result")) {
         p.deadline = now + config_.request_timeout;
     }
 
@@ -408,8 +408,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     if (kind != PendingKind::listen) {
         std::string unescaped;  // a tool name with escapes, rarely
         const std::string_view tool =
-            e.method == std::string_view("tools/call") ? e.name_in(line, unescaped)
-                                                       : std::string_view();
+            e.method_is("tools/call") ? e.name_in(line, unescaped) : std::string_view();
         p.counted = stats_.request(s.counters, e.method, tool, line.size());
         p.sent = now;
         p.bytes_in = line.size();
@@ -424,7 +423,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
 
 void Router::handle_session_notification(SessionState& s, std::string_view line,
                                          const wire::Envelope& e) {
-    const std::string& method = e.method;
+    const std::string_view method = e.method;
     if (method == "notifications/initialized") {
         if (s.initialized) {
             s.ready = true;
@@ -482,7 +481,7 @@ void Router::handle_session_response(SessionState& s, std::string_view line,
         child_requests_.erase(it);
         return;
     }
-    if (it->second.method == "roots/list") compare_roots(s, line);
+    if (it->second.method == std::string_view("roots/list")) compare_roots(s, line);
     const std::string child_id = std::move(it->second.child_id);
     child_requests_.erase(it);
     send_spliced_to_child(line, {{e.id, child_id}});

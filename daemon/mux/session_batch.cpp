@@ -106,7 +106,7 @@ void BatchCollector::element_routed(std::string_view element) {
     if (e.is_request() && usable_id(e)) {
         batches_[open_key_].awaited.emplace_back(e.id.in(text_));
         ++awaiting_;
-    } else if (e.is_notification() && e.method == "notifications/cancelled" &&
+    } else if (e.is_notification() && e.method_is("notifications/cancelled") &&
                !e.request_id.empty()) {
         cancel(e.request_id.in(text_));
     }
@@ -160,7 +160,7 @@ void BatchCollector::line_routed(wire::PaddedText line) {
     if (scanner_.scan(line, envelope_) != wire::ScanStatus::ok) return;
     const wire::Envelope& e = envelope_;
     if (e.jsonrpc_ok && !e.malformed && e.is_notification() &&
-        e.method == "notifications/cancelled" && !e.request_id.empty()) {
+        e.method_is("notifications/cancelled") && !e.request_id.empty()) {
         cancel(e.request_id.in(line.text));
     }
 }

@@ -1,17 +1,43 @@
 #include "daemon/mux/traffic_stats.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <iterator>
 
 namespace mcpd {
 
+namespace {
+
+// Each bound is at least twice the one before, so the values of one bit width, [2^(w-1), 2^w),
+// pass at most one bound: the first bucket such a value can be in, per width, and one
+// comparison find its bucket at the same cost for any latency.
+constexpr bool bounds_double() {
+    const auto& b = LatencyHistogram::kBoundsUs;
+    for (std::size_t i = 1; i < b.size(); ++i) {
+        if (b[i] < 2 * b[i - 1]) return false;
+    }
+    return true;
+}
+static_assert(bounds_double());
+
+constexpr std::array<std::uint8_t, 65> first_bucket_by_width() {
+    std::array<std::uint8_t, 65> first{};
+    for (std::size_t width = 1; width < first.size(); ++width) {
+        const std::uint64_t smallest = std::uint64_t{1} << (width - 1);
+        std::size_t i = 0;
+        while (i < LatencyHistogram::kBoundsUs.size() && smallest > LatencyHistogram::kBoundsUs[i]) ++i;
+        first[width] = static_cast<std::uint8_t>(i);
+    }
+    return first;
+}
+constexpr std::array<std::uint8_t, 65> kFirstBucketByWidth = first_bucket_by_width();
+
+}  // namespace
+
 std::size_t LatencyHistogram::bucket_of(std::uint64_t us) {
-    // From the smallest bound up: nearly every MCP answer takes well under a second, so this
-    // stops after a few comparisons.
-    std::size_t i = 0;
-    while (i < kBoundsUs.size() && us > kBoundsUs[i]) ++i;
-    return i;
+    const std::size_t i = kFirstBucketByWidth[static_cast<std::size_t>(std::bit_width(us))];
+    return i < kBoundsUs.size() && us > kBoundsUs[i] ? i + 1 : i;
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {

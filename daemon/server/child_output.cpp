@@ -46,7 +46,7 @@ void ChildOutput::on_message(wire::PaddedText message, Handshake* handshake, Rou
         return;
     }
     const wire::Envelope& e = envelope_;
-    if (e.is_request() && e.method == "ping") {
+    if (e.is_request() && e.method_is("ping")) {
         // An id that is neither a string nor an integer cannot be echoed in a valid answer.
         if (e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer) {
             to_child_(jsonrpc::result(e.id.in(line), "{}"));

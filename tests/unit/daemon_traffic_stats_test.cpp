@@ -1,5 +1,8 @@
 // Counting a server's traffic: the latency histogram, its percentiles and merge, the cap on
 // names, and the counters of each outcome.
+#include <cstdint>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "daemon/mux/traffic_stats.h"
@@ -23,6 +26,31 @@ TEST_CASE("latency buckets: each value in the first bucket whose bound holds it"
     CHECK(b[LatencyHistogram::kBuckets - 1] == 1);
     CHECK(h.count() == 6);
     CHECK(h.sum_us() == 0 + 50 + 51 + 1000 + 1001 + 99000000);
+}
+
+TEST_CASE("latency buckets: the first bound at or above, at every bound and bit width", "[stats]") {
+    // The definition, bound by bound, against the table lookup the histogram uses.
+    const auto by_definition = [](std::uint64_t us) {
+        std::size_t i = 0;
+        while (i < LatencyHistogram::kBoundsUs.size() && us > LatencyHistogram::kBoundsUs[i]) ++i;
+        return i;
+    };
+    std::vector<std::uint64_t> values = {0, 1, ~std::uint64_t{0}};
+    for (const std::uint64_t bound : LatencyHistogram::kBoundsUs) {
+        for (const std::uint64_t v : {bound - 1, bound, bound + 1}) values.push_back(v);
+    }
+    for (int width = 1; width < 64; ++width) {
+        const std::uint64_t power = std::uint64_t{1} << width;
+        for (const std::uint64_t v : {power - 1, power, power + 1}) values.push_back(v);
+    }
+    for (const std::uint64_t v : values) {
+        INFO("latency " << v << " µs");
+        CHECK(LatencyHistogram::bucket_of(v) == by_definition(v));
+    }
+    CHECK(LatencyHistogram::bucket_of(50) == 0);
+    CHECK(LatencyHistogram::bucket_of(51) == 1);
+    CHECK(LatencyHistogram::bucket_of(60000000) == LatencyHistogram::kBuckets - 2);
+    CHECK(LatencyHistogram::bucket_of(60000001) == LatencyHistogram::kBuckets - 1);
 }
 
 TEST_CASE("percentiles are exact to a bucket", "[stats]") {
