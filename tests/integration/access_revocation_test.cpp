@@ -14,8 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kOpenSocket = "[daemon]\nsocket_mode = \"0666\"\n\n";
-
 std::string allow(const OtherUser& user) {
     return "[\"" + user.id() + "\"]";
 }

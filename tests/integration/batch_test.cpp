@@ -34,7 +34,7 @@ std::string batch_of(const std::vector<std::string>& lines) {
     return out;
 }
 
-std::string echo(std::string_view raw_id, const std::string& text) {
+std::string echo_request(std::string_view raw_id, const std::string& text) {
     return request_line(raw_id, "tools/call", {{"name", "echo"}, {"arguments", {{"text", text}}}});
 }
 
@@ -64,11 +64,11 @@ TEST_CASE("a 2025-03-26 batch is split and its answers come back as one array", 
     initialize_2025_03_26(s);
 
     REQUIRE(s.send_line(batch_of({
-        echo("1", "first"),
+        echo_request("1", "first"),
         request_line(R"("p\u0071")", "ping"),
         R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})",
         "42",
-        echo("12345678901234567890", "second"),
+        echo_request("12345678901234567890", "second"),
         request_line(R"("init")", "initialize", {{"protocolVersion", "2025-03-26"}}),
     })));
     const McpMessage reply = wait_array(s);
@@ -101,8 +101,8 @@ TEST_CASE("a batch's reply waits for its slowest request; other traffic is not h
                         {{"name", "slow"},
                          {"arguments", {{"steps", 4}, {"interval_ms", 150}}},
                          {"_meta", {{"progressToken", "t"}}}}}};
-    REQUIRE(s.send_line(batch_of({slow.dump(), echo("2", "quick")})));
-    REQUIRE(s.send_line(echo("3", "alone")));
+    REQUIRE(s.send_line(batch_of({slow.dump(), echo_request("2", "quick")})));
+    REQUIRE(s.send_line(echo_request("3", "alone")));
     const McpMessage alone = s.wait_response(3);
     CHECK(alone.tool_text() == "alone");
     const McpMessage reply = wait_array(s);
@@ -204,7 +204,7 @@ TEST_CASE("a cancelled request no longer holds its batch; a session leaving drop
         request_line(R"("long")", "tools/call",
                      {{"name", "slow"}, {"arguments", {{"steps", 1000}, {"interval_ms", 100}}}});
 
-    REQUIRE(s.send_line(batch_of({forever, echo("2", "kept")})));
+    REQUIRE(s.send_line(batch_of({forever, echo_request("2", "kept")})));
     s.pump(300ms);
     CHECK(s.inbox().empty());  // the echo's answer waits for the slow call
     s.notify("notifications/cancelled", {{"requestId", "long"}, {"reason", "enough"}});
@@ -216,11 +216,11 @@ TEST_CASE("a cancelled request no longer holds its batch; a session leaving drop
     {
         McpSession leaving(env.socket(), "demo");
         initialize_2025_03_26(leaving);
-        REQUIRE(leaving.send_line(batch_of({forever, echo("2", "lost")})));
+        REQUIRE(leaving.send_line(batch_of({forever, echo_request("2", "lost")})));
         leaving.pump(100ms);
     }
     // The server and mcpd carry on for everyone else.
-    REQUIRE(s.send_line(batch_of({echo("3", "still")})));
+    REQUIRE(s.send_line(batch_of({echo_request("3", "still")})));
     const McpMessage still = wait_array(s);
     CHECK(answer_to(still, 3)["result"]["content"][0]["text"] == "still");
 }

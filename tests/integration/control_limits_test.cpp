@@ -17,10 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-// Every user may reach the socket (as with the system unit's group socket): only mcpd's own
-// checks stand in the way.
-const std::string kOpenSocket = "[daemon]\nsocket_mode = \"0666\"\n\n";
-
 // mcpd's limits (daemon/control/connection_limits.h, daemon/control/control_connection.h).
 constexpr int kMaxConnectionsPerUser = 64;
 constexpr Duration kIdleTimeout = 10s;
@@ -28,7 +24,8 @@ constexpr Duration kIdleTimeout = 10s;
 // "Promptly": far below any client timeout, far above a loaded machine's scheduling noise.
 constexpr Duration kPrompt = 3s;
 
-RunResult ctl_as(const OtherUser& user, const TestEnv& env, const std::vector<std::string>& args) {
+RunResult ctl_as_within_30s(const OtherUser& user, const TestEnv& env,
+                            const std::vector<std::string>& args) {
     std::vector<std::string> argv{bin("mcpctl"), "--socket", env.socket()};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_process(user.command(argv), 30s);
@@ -109,7 +106,7 @@ TEST_CASE("a denied mcpctl is told why", "[dos][socket]") {
     int told = 0;
     std::string last;
     for (int run = 0; run < 20; ++run) {
-        const RunResult refused = ctl_as(stranger, env, {"status"});
+        const RunResult refused = ctl_as_within_30s(stranger, env, {"status"});
         if (refused.exit_code == 1 && refused.err.find(sentence) != std::string::npos)
             ++told;
         else
@@ -171,7 +168,7 @@ TEST_CASE("each user's connections are capped and idle ones time out", "[dos][so
           static_cast<std::size_t>(kMaxConnectionsPerUser));  // under the log's rate limit
 
     // Its places are back: the user gets in again.
-    const RunResult again = ctl_as(user, env, {"--json", "status"});
+    const RunResult again = ctl_as_within_30s(user, env, {"--json", "status"});
     INFO(again.describe());
     CHECK(again.exit_code == 0);
 }

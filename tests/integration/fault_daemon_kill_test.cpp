@@ -3,7 +3,6 @@
 // keeper kills the groups), and the next mcpd starts cleanly on the same socket.
 #include <poll.h>
 
-#include <algorithm>
 #include <catch2/catch.hpp>
 #include <csignal>
 
@@ -23,13 +22,6 @@ namespace {
 const std::string kFamilyScript =
     "sleep 300 & exec 3<&0; mcpd-demo-server --stdin-eof=ignore --ignore-sigterm <&3 3<&- & "
     "wait";
-
-std::vector<pid_t> named(const std::vector<pid_t>& pids, const std::string& name) {
-    std::vector<pid_t> out;
-    std::copy_if(pids.begin(), pids.end(), std::back_inserter(out),
-                 [&](pid_t pid) { return process_name(pid) == name; });
-    return out;
-}
 
 // mcpd's keeper: its child named mcpd-keeper.
 std::optional<pid_t> keeper_of(pid_t mcpd) {

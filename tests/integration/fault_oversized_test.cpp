@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "byte_units.h"
 #include "harness.h"
 #include "mcp_session.h"
 
@@ -17,12 +18,11 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kMiB = 1024 * 1024;
 constexpr std::size_t kDefaultMaxMessage = 16 * kMiB;
 constexpr std::size_t kHugeLine = 100 * kMiB;
 
 // An echo call from `session` that must come back intact.
-void expect_echo(McpSession& session, const std::string& text, Duration timeout = 30s) {
+void expect_long_echo(McpSession& session, const std::string& text, Duration timeout = 30s) {
     INFO(session.label() << " echoes " << text.substr(0, 40));
     CHECK(session.wait_response(session.call_tool("echo", {{"text", text}}), timeout).tool_text() ==
           text);
@@ -78,7 +78,7 @@ TEST_CASE("a 100 MiB line from a session gets an error with its id and nothing e
     int served = 0;
     for (std::size_t sent = 0; sent < kHugeLine; sent += piece.size()) {
         send_bytes(sender, piece);
-        expect_echo(bystander, "between pieces " + std::to_string(++served));
+        expect_long_echo(bystander, "between pieces " + std::to_string(++served));
         if (const auto rss = resident_bytes(mcpd)) peak_rss = std::max(peak_rss, *rss);
     }
     send_bytes(sender, "\"}}}\n");
@@ -89,8 +89,8 @@ TEST_CASE("a 100 MiB line from a session gets an error with its id and nothing e
     CHECK(refused.raw_id() == R"("huge")");
     CHECK(refused.json["error"].value("message", "").find("max_message_bytes") !=
           std::string::npos);
-    expect_echo(sender, "after the huge line");
-    expect_echo(bystander, "after the huge line");
+    expect_long_echo(sender, "after the huge line");
+    expect_long_echo(bystander, "after the huge line");
     sender.pump(200ms);
     CHECK(sender.responses().empty());  // one answer, nothing for the pieces
     CHECK(env.server_pid("demo") == server);
@@ -123,15 +123,15 @@ TEST_CASE("a 100 MiB line from the server fails the call it answers and the serv
     const json before = asker.call_tool("echo", {{"text", "before"}});
     const json huge = asker.call_tool("large", {{"bytes", kHugeLine}});
     const json after = asker.call_tool("echo", {{"text", "after"}});
-    for (int i = 0; i < 10; ++i) expect_echo(bystander, "during " + std::to_string(i));
+    for (int i = 0; i < 10; ++i) expect_long_echo(bystander, "during " + std::to_string(i));
     CHECK(asker.wait_response(before).tool_text() == "before");
     const McpMessage failed = asker.wait_response(huge, 60s);
     INFO("the reply: " << failed.raw);
     CHECK(failed.error_code() == -32603);
     CHECK(failed.json["error"].value("message", "").find("max_message_bytes") != std::string::npos);
     CHECK(asker.wait_response(after).tool_text() == "after");
-    expect_echo(asker, "later");
-    expect_echo(bystander, "later");
+    expect_long_echo(asker, "later");
+    expect_long_echo(bystander, "later");
     asker.pump(200ms);
     CHECK(asker.responses().empty());
     CHECK(bystander.responses().empty());
@@ -159,7 +159,7 @@ TEST_CASE("a line over 16 MiB that fits a raised max_message_bytes goes through 
     const McpMessage reply = session.wait_response(id, 60s);
     REQUIRE_FALSE(reply.is_error());
     CHECK(reply.tool_text() == text);
-    expect_echo(session, "and small ones still");
+    expect_long_echo(session, "and small ones still");
 }
 
 TEST_CASE("bytes that are not UTF-8 are refused from a session and from the server", "[fault]") {
@@ -190,7 +190,7 @@ TEST_CASE("bytes that are not UTF-8 are refused from a session and from the serv
         INFO("reply: " << reply.raw);
         CHECK(reply.error_code() == -32700);
         CHECK(reply.raw_id() == "null");
-        expect_echo(a, "after bad bytes");
+        expect_long_echo(a, "after bad bytes");
     }
 
     // From the server: its answer is not JSON either, so it is never forwarded; the call it
@@ -200,8 +200,8 @@ TEST_CASE("bytes that are not UTF-8 are refused from a session and from the serv
     INFO("reply: " << failed.raw);
     CHECK(failed.error_code() == -32603);
     CHECK(failed.json["error"].value("message", "").find("UTF-8") != std::string::npos);
-    expect_echo(a, "after a bad answer");
-    expect_echo(b, "unaffected");
+    expect_long_echo(a, "after a bad answer");
+    expect_long_echo(b, "unaffected");
     a.pump(200ms);
     b.pump(0ms);
     CHECK(a.responses().empty());

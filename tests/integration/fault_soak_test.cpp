@@ -17,7 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kSessions = 8;
+constexpr int kSoakSessions = 8;
 constexpr std::size_t kDepth = 64;  // calls each session keeps outstanding
 constexpr long long kDefaultRequests = 1'000'000;
 // Only a hang fails the soak on time: this long without a single reply.
@@ -28,7 +28,8 @@ long long soak_requests() {
     if (text == nullptr || *text == '\0') return kDefaultRequests;
     char* end = nullptr;
     const long long value = std::strtoll(text, &end, 10);
-    if (*end != '\0' || value < kSessions) FAIL("MCPD_SOAK_REQUESTS must be a count, not " << text);
+    if (*end != '\0' || value < kSoakSessions)
+        FAIL("MCPD_SOAK_REQUESTS must be a count, not " << text);
     return value;
 }
 
@@ -87,7 +88,7 @@ bool run(std::vector<Lane>& lanes, long long target) {
 TEST_CASE("a million pipelined requests through 8 sessions get every reply with no growth",
           "[fault][soak]") {
     const long long total = soak_requests();
-    const long long per_lane = total / kSessions;
+    const long long per_lane = total / kSoakSessions;
     const long long warm_up = std::max<long long>(1, std::min<long long>(per_lane / 20, 5000));
     const auto started = Clock::now();
     TestEnv env("fault-soak");
@@ -97,8 +98,8 @@ TEST_CASE("a million pipelined requests through 8 sessions get every reply with 
     const pid_t mcpd = env.daemon_pid();
     const pid_t server = *env.server_pid("demo");
 
-    std::vector<Lane> lanes(kSessions);
-    for (int i = 0; i < kSessions; ++i) {
+    std::vector<Lane> lanes(kSoakSessions);
+    for (int i = 0; i < kSoakSessions; ++i) {
         lanes[i].session = std::make_unique<McpSession>(env.socket(), "demo");
         lanes[i].session->initialize("soak-" + std::to_string(i));
     }
@@ -133,7 +134,7 @@ TEST_CASE("a million pipelined requests through 8 sessions get every reply with 
         wrong += lane.wrong;
     }
     CHECK(wrong == 0);
-    CHECK(answered == per_lane * kSessions);
+    CHECK(answered == per_lane * kSoakSessions);
 
     std::this_thread::sleep_for(200ms);
     const std::size_t rss_after = *resident_bytes(mcpd);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "call_text.h"
 #include "harness.h"
 #include "mcp_session.h"
 
@@ -47,10 +48,6 @@ std::vector<std::string> tool_names(McpSession& session) {
 
 bool has(const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-std::string call_text(McpSession& session, const std::string& tool, const json& arguments) {
-    return session.wait_response(session.call_tool(tool, arguments)).tool_text();
 }
 
 }  // namespace

@@ -2,23 +2,12 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "text_lines.h"
 
 using namespace integration;
 using nlohmann::json;
 
 namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::size_t begin = 0;
-    while (begin < text.size()) {
-        std::size_t end = text.find('\n', begin);
-        if (end == std::string::npos) end = text.size();
-        lines.push_back(text.substr(begin, end - begin));
-        begin = end + 1;
-    }
-    return lines;
-}
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/child_setup.h"
+#include "deadline.h"
 #include "harness.h"
 
 namespace integration {
@@ -26,11 +27,6 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kShownLineBytes = 300;
-
-int remaining_ms(Clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<Duration>(deadline - Clock::now());
-    return static_cast<int>(std::max<Duration::rep>(0, left.count()));
-}
 
 void set_nonblocking(int fd) {
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);

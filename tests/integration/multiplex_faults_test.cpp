@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "mcp_session.h"
+#include "session_list.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -18,14 +19,6 @@ using nlohmann::json;
 namespace {
 
 // Whether `mcpctl --json sessions` lists session `id`.
-bool lists_session(const TestEnv& env, std::uint64_t id) {
-    const json listing = json::parse(env.ctl({"--json", "sessions"}).out);
-    for (const json& s : listing.value("sessions", json::array())) {
-        if (s["id"] == id) return true;
-    }
-    return false;
-}
-
 }  // namespace
 
 TEST_CASE("kill -9 of the server fails the calls in flight, the sessions carry on", "[multiplex]") {

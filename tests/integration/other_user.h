@@ -30,4 +30,8 @@ private:
 // Make `path` (a directory) reachable by every user: mode 0711, or 0755 with `listable`.
 void open_directory(const std::string& path, bool listable = false);
 
+// A registry's [daemon] table that lets every user reach the socket (as with the system unit's
+// group socket): only mcpd's own checks stand in the way.
+inline const std::string kOpenSocket = "[daemon]\nsocket_mode = \"0666\"\n\n";
+
 }  // namespace integration

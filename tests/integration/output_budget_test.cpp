@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "byte_units.h"
 #include "flood_reader.h"
 #include "harness.h"
 #include "mcp_session.h"
@@ -23,7 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kMiB = 1024 * 1024;
 constexpr std::size_t kSessionQueue = 4 * kMiB;  // max_session_queue_bytes, the default
 
 // A field of /proc/PID/status in bytes ("VmHWM", "VmRSS"); 0 when it cannot be read.

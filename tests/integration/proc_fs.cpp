@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
@@ -21,7 +22,7 @@ struct StatFields {
 
 // read(2), not a stream: reading a /proc file of a process that exits meanwhile fails with
 // ESRCH, which a file stream throws as an exception. What was read is kept.
-std::string read_file(const std::string& path) {
+std::string read_proc_file(const std::string& path) {
     std::string text;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return text;
@@ -43,7 +44,7 @@ std::string read_file(const std::string& path) {
 // /proc/PID/stat is "pid (comm) S ppid ...": comm may hold spaces and parentheses, so the
 // fields are read after the last ')'.
 std::optional<StatFields> read_stat(pid_t pid) {
-    const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const std::string text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
     const auto paren = text.rfind(')');
     if (paren == std::string::npos) return std::nullopt;
     std::istringstream rest(text.substr(paren + 1));
@@ -79,9 +80,16 @@ bool process_alive(pid_t pid) {
 }
 
 std::string process_name(pid_t pid) {
-    std::string name = read_file("/proc/" + std::to_string(pid) + "/comm");
+    std::string name = read_proc_file("/proc/" + std::to_string(pid) + "/comm");
     while (!name.empty() && name.back() == '\n') name.pop_back();
     return name;
+}
+
+std::vector<pid_t> named(const std::vector<pid_t>& pids, const std::string& name) {
+    std::vector<pid_t> out;
+    std::copy_if(pids.begin(), pids.end(), std::back_inserter(out),
+                 [&](pid_t pid) { return process_name(pid) == name; });
+    return out;
 }
 
 std::vector<pid_t> children_of(pid_t parent) {
@@ -105,7 +113,7 @@ std::vector<pid_t> processes_with_marker(const std::string& marker) {
     const std::string wanted = std::string(kMarkerVariable) + "=" + marker;
     std::vector<pid_t> found;
     for (pid_t pid : all_pids()) {
-        const std::string env_block = read_file("/proc/" + std::to_string(pid) + "/environ");
+        const std::string env_block = read_proc_file("/proc/" + std::to_string(pid) + "/environ");
         std::size_t begin = 0;
         while (begin < env_block.size()) {
             std::size_t end = env_block.find('\0', begin);
@@ -144,7 +152,7 @@ std::optional<std::size_t> open_fd_count(pid_t pid) {
 }
 
 std::optional<long long> cpu_time_ms(pid_t pid) {
-    const std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const std::string text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
     const auto paren = text.rfind(')');
     if (paren == std::string::npos) return std::nullopt;
     // After the command: state, ppid, pgrp, session, tty, tpgid, flags, minflt, cminflt,

@@ -23,6 +23,9 @@ bool process_alive(pid_t pid);
 // The command name of /proc/PID/comm, empty when the pid is gone.
 std::string process_name(pid_t pid);
 
+// The pids of `pids` whose command name is `name`.
+std::vector<pid_t> named(const std::vector<pid_t>& pids, const std::string& name);
+
 // Every pid whose parent is `parent`, zombies included.
 std::vector<pid_t> children_of(pid_t parent);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "call_text.h"
 #include "harness.h"
 #include "mcp_session.h"
 
@@ -36,10 +37,6 @@ std::unique_ptr<PipedProcess> connect_in(const TestEnv& env, const std::string& 
                                  "cd '" + directory + "' && exec '" + bin("mcpctl") +
                                      "' --socket '" + env.socket() + "' connect " + server},
         env.path(err));
-}
-
-std::string call_text(McpSession& session, const std::string& tool) {
-    return session.wait_response(session.call_tool(tool, json::object())).tool_text();
 }
 
 std::string project_registry(const std::string& max_children) {

@@ -9,16 +9,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "deadline.h"
+
 namespace integration {
-
-namespace {
-
-int remaining_ms(Clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<Duration>(deadline - Clock::now());
-    return static_cast<int>(std::max<Duration::rep>(0, left.count()));
-}
-
-}  // namespace
 
 RawClient::RawClient(const std::string& socket_path) {
     sockaddr_un addr{};

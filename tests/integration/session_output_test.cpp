@@ -12,15 +12,16 @@
 #include <string>
 #include <thread>
 
+#include "byte_units.h"
 #include "harness.h"
 #include "mcp_session.h"
+#include "session_list.h"
 
 using namespace integration;
 using nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kMiB = 1024 * 1024;
 constexpr std::size_t kLargeResult = 6 * kMiB;  // over the default 4 MiB queue cap
 
 // What the demo server's `large` tool returns: 'a' to 'z', repeating.
@@ -28,14 +29,6 @@ std::string large_text(std::size_t bytes) {
     std::string text(bytes, 'a');
     for (std::size_t i = 0; i < bytes; ++i) text[i] = static_cast<char>('a' + i % 26);
     return text;
-}
-
-bool lists_session(const TestEnv& env, std::uint64_t id) {
-    const json listing = json::parse(env.ctl({"--json", "sessions"}).out);
-    for (const json& s : listing.value("sessions", json::array())) {
-        if (s["id"] == id) return true;
-    }
-    return false;
 }
 
 // Reads a session's socket the way a client busy with what it reads does: 64 KiB, then a

@@ -10,17 +10,6 @@
 using namespace integration;
 using nlohmann::json;
 
-namespace {
-
-std::vector<pid_t> named(const std::vector<pid_t>& pids, const std::string& name) {
-    std::vector<pid_t> out;
-    std::copy_if(pids.begin(), pids.end(), std::back_inserter(out),
-                 [&](pid_t pid) { return process_name(pid) == name; });
-    return out;
-}
-
-}  // namespace
-
 TEST_CASE("a failed server answers a session's requests at once, not after start_timeout",
           "[supervision]") {
     TestEnv env("failed-answers");

@@ -12,6 +12,7 @@
 
 #include "harness.h"
 #include "mcp_session.h"
+#include "text_lines.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -23,11 +24,11 @@ std::string two_servers() {
 }
 
 // A session on each server: three echo calls on alpha, one add on beta.
-struct Traffic {
+struct AlphaBetaTraffic {
     McpSession alpha;
     McpSession beta;
 
-    explicit Traffic(const TestEnv& env)
+    explicit AlphaBetaTraffic(const TestEnv& env)
         : alpha(env.socket(), "alpha"), beta(env.socket(), "beta") {
         alpha.initialize("top-test");
         beta.initialize("top-test");
@@ -39,24 +40,17 @@ struct Traffic {
 };
 
 // The server named `name` in a stats result, null when it is not there.
-json server_in(const json& result, const std::string& name) {
+json server_or_null(const json& result, const std::string& name) {
     for (const json& server : result.value("servers", json::array()))
         if (server.value("name", "") == name) return server;
     return nullptr;
 }
 
 // The entry of `tool` in a server's "tools", null when it is not there.
-json tool_in(const json& server, const std::string& tool) {
+json tool_or_null(const json& server, const std::string& tool) {
     for (const json& entry : server.value("tools", json::array()))
         if (entry.value("tool", json()) == tool) return entry;
     return nullptr;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
 }
 
 // `text` quoted for sh.
@@ -169,15 +163,15 @@ TEST_CASE("stats --json has both servers with the calls they were asked", "[top]
     TestEnv env("stats-json");
     env.write_registry(two_servers());
     env.start_daemon();
-    const Traffic traffic(env);
+    const AlphaBetaTraffic traffic(env);
 
     const RunResult ran = env.ctl({"--json", "stats", "--tools", "--sessions"});
     INFO(ran.describe());
     REQUIRE(ran.exit_code == 0);
     const json result = json::parse(ran.out);
     CHECK(result["uptime_ms"].is_number());
-    const json alpha = server_in(result, "alpha");
-    const json beta = server_in(result, "beta");
+    const json alpha = server_or_null(result, "alpha");
+    const json beta = server_or_null(result, "beta");
     REQUIRE(alpha.is_object());
     REQUIRE(beta.is_object());
     CHECK(alpha["state"] == "running");
@@ -186,14 +180,14 @@ TEST_CASE("stats --json has both servers with the calls they were asked", "[top]
     CHECK(alpha["totals"]["in_flight"] == 0);
     CHECK(alpha["calls_per_s_10s"].get<double>() > 0);
     CHECK(alpha["rss_bytes"].get<double>() > 0);
-    const json echo = tool_in(alpha, "echo");
+    const json echo = tool_or_null(alpha, "echo");
     REQUIRE(echo.is_object());
     CHECK(echo["method"] == "tools/call");
     CHECK(echo["requests"] == 3);
     CHECK(echo["replies"] == 3);
     CHECK(echo["latency"]["count"] == 3);
     CHECK(echo["latency"]["buckets"].size() == 20);
-    CHECK(tool_in(beta, "add")["requests"] == 1);
+    CHECK(tool_or_null(beta, "add")["requests"] == 1);
     REQUIRE(alpha["sessions_detail"].size() == 1);
     CHECK(alpha["sessions_detail"][0]["client"]["name"] == "top-test");
     CHECK(alpha["sessions_detail"][0]["requests"].get<int>() >= 3);
@@ -202,14 +196,14 @@ TEST_CASE("stats --json has both servers with the calls they were asked", "[top]
     const RunResult one = env.ctl({"--json", "stats", "beta"});
     REQUIRE(one.exit_code == 0);
     CHECK(json::parse(one.out)["servers"].size() == 1);
-    CHECK(server_in(json::parse(one.out), "beta").is_object());
+    CHECK(server_or_null(json::parse(one.out), "beta").is_object());
 }
 
 TEST_CASE("stats prints a table with both servers", "[top]") {
     TestEnv env("stats-text");
     env.write_registry(two_servers());
     env.start_daemon();
-    const Traffic traffic(env);
+    const AlphaBetaTraffic traffic(env);
 
     const RunResult ran = env.ctl({"stats", "--tools"});
     INFO(ran.describe());
@@ -232,7 +226,7 @@ TEST_CASE("top in a terminal: the table, keys, q gives the terminal back with st
     TestEnv env("top-tmux");
     env.write_registry(two_servers());
     env.start_daemon();
-    const Traffic traffic(env);
+    const AlphaBetaTraffic traffic(env);
 
     const TmuxPane pane(top_command(env));
     std::string screen = wait_for_table(pane);
@@ -291,7 +285,7 @@ TEST_CASE("top into a pipe prints one plain screen; with --json a line per refre
     TestEnv env("top-pipe");
     env.write_registry(two_servers());
     env.start_daemon();
-    const Traffic traffic(env);
+    const AlphaBetaTraffic traffic(env);
 
     const RunResult plain = env.ctl({"top", "--iterations", "2", "--interval", "0.2"});
     INFO(plain.describe());
@@ -306,5 +300,6 @@ TEST_CASE("top into a pipe prints one plain screen; with --json a line per refre
     REQUIRE(lines.exit_code == 0);
     const std::vector<std::string> each = lines_of(lines.out);
     REQUIRE(each.size() == 2);
-    for (const std::string& line : each) CHECK(server_in(json::parse(line), "alpha").is_object());
+    for (const std::string& line : each)
+        CHECK(server_or_null(json::parse(line), "alpha").is_object());
 }

@@ -9,17 +9,12 @@
 
 #include "common/json_envelope.h"
 #include "envelope_scan.h"
+#include "replacement_char.h"
 
 using namespace mcpd::wire;
 using mcpd::testing::scan;
 using mcpd::testing::scan_ok;
 using mcpd::testing::Scanned;
-
-namespace {
-
-const std::string kReplacement = "\xef\xbf\xbd";  // U+FFFD in UTF-8
-
-}  // namespace
 
 TEST_CASE("envelope surrogates: lone halves in strings it only checks are accepted", "[envelope]") {
     const std::vector<std::string> good = {

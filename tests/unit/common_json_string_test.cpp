@@ -5,14 +5,9 @@
 #include <string>
 
 #include "common/json_string.h"
+#include "replacement_char.h"
 
 using namespace mcpd::wire;
-
-namespace {
-
-const std::string kReplacement = "\xef\xbf\xbd";  // U+FFFD in UTF-8
-
-}  // namespace
 
 TEST_CASE("json string: valid_escapes and unescape read a string's raw text", "[json_string]") {
     CHECK(valid_escapes(R"(a\"\\\/\b\f\n\r\t\u00e9)"));

@@ -15,11 +15,11 @@ using mcpd::log::LineOutput;
 namespace {
 
 // A pipe nobody reads until the test says so; its write end does not block.
-struct Pipe {
-    Pipe() {
+struct UnreadPipe {
+    UnreadPipe() {
         REQUIRE(::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0);
     }
-    ~Pipe() {
+    ~UnreadPipe() {
         ::close(fds[0]);
         ::close(fds[1]);
     }
@@ -34,14 +34,14 @@ struct Pipe {
 };
 
 std::vector<std::string> captured;
-void capture(mcpd::log::Level, std::string_view server, std::string_view message) {
+void capture_line(mcpd::log::Level, std::string_view server, std::string_view message) {
     captured.push_back(std::string(server) + "|" + std::string(message));
 }
 
 }  // namespace
 
 TEST_CASE("log lines to a full pipe are queued, bounded, and the drops are reported") {
-    Pipe pipe;
+    UnreadPipe pipe;
     LineOutput out(pipe.fds[1]);
     int backlogs = 0;
     static int* counter = nullptr;
@@ -74,7 +74,7 @@ TEST_CASE("log lines to a full pipe are queued, bounded, and the drops are repor
 
 TEST_CASE("a source over its rate is held back, and how many lines were is said") {
     captured.clear();
-    mcpd::log::set_sink(&capture);
+    mcpd::log::set_sink(&capture_line);
     const std::string source = "flood-" + std::to_string(::getpid());
     for (int i = 0; i < 20000; ++i) mcpd::log::info(source, "line " + std::to_string(i));
     const std::size_t written = captured.size();
@@ -95,7 +95,7 @@ TEST_CASE("a source over its rate is held back, and how many lines were is said"
 
 TEST_CASE("a long message is cut, saying how long it was") {
     captured.clear();
-    mcpd::log::set_sink(&capture);
+    mcpd::log::set_sink(&capture_line);
     mcpd::log::warning("long-" + std::to_string(::getpid()), std::string(1024 * 1024, 'i'));
     REQUIRE(captured.size() == 1);
     CHECK(captured[0].size() < mcpd::log::kMaxMessageBytes + 100);

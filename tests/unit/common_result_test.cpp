@@ -10,34 +10,32 @@
 #include "common/check.h"
 #include "common/result.h"
 
-using namespace mcpd;
-
 namespace {
 
-Result<int> parse_port(const std::string& text) {
-    if (text.empty()) return permanent_failure("the port is empty: give a number");
-    if (text == "busy") return transient_failure("the port is in use: try again later");
+mcpd::Result<int> parse_port(const std::string& text) {
+    if (text.empty()) return mcpd::permanent_failure("the port is empty: give a number");
+    if (text == "busy") return mcpd::transient_failure("the port is in use: try again later");
     return std::stoi(text);
 }
 
 }  // namespace
 
 TEST_CASE("result: a value or a sentence, transient or permanent", "[common][result]") {
-    const Result<int> good = parse_port("8080");
+    const mcpd::Result<int> good = parse_port("8080");
     REQUIRE(good.ok());
     CHECK(good.value() == 8080);
     CHECK_FALSE(good.transient());
 
-    const Result<int> empty = parse_port("");
+    const mcpd::Result<int> empty = parse_port("");
     REQUIRE_FALSE(empty.ok());
     CHECK(empty.error() == "the port is empty: give a number");
     CHECK_FALSE(empty.transient());
 
-    const Result<int> busy = parse_port("busy");
+    const mcpd::Result<int> busy = parse_port("busy");
     REQUIRE_FALSE(busy);
     CHECK(busy.transient());
 
-    const Result<Done> done = Done{};
+    const mcpd::Result<mcpd::Done> done = mcpd::Done{};
     CHECK(done.ok());
 }
 

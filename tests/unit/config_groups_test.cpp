@@ -4,31 +4,11 @@
 
 #include "config/registry.h"
 #include "config/registry_group.h"
+#include "registry_parse.h"
 
 using namespace mcpd::config;
 
 namespace {
-
-LoadResult parse(std::string_view text) {
-    return parse_registry(text, "/virtual/mcpd.toml");
-}
-
-std::string describe(const LoadResult& result) {
-    std::string text;
-    for (const ConfigError& error : result.errors) text += error.to_string() + "\n";
-    return text;
-}
-
-ConfigError only_error(const LoadResult& result) {
-    INFO(describe(result));
-    REQUIRE(result.errors.size() == 1);
-    CHECK_FALSE(result.registry.has_value());
-    return result.errors.front();
-}
-
-bool contains(const std::string& text, std::string_view part) {
-    return text.find(part) != std::string::npos;
-}
 
 constexpr std::string_view kTwoServers = R"([servers.github]
 command = "gh-mcp"

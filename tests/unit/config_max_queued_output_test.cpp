@@ -3,30 +3,9 @@
 #include <string>
 
 #include "config/registry.h"
+#include "registry_parse.h"
 
 using namespace mcpd::config;
-
-namespace {
-
-LoadResult parse(std::string_view text) {
-    return parse_registry(text, "/virtual/mcpd.toml");
-}
-
-std::string describe(const LoadResult& result) {
-    std::string text;
-    for (const ConfigError& error : result.errors) text += error.to_string() + "\n";
-    return text;
-}
-
-// The single error `result` must hold.
-ConfigError only_error(const LoadResult& result) {
-    INFO(describe(result));
-    REQUIRE(result.errors.size() == 1);
-    CHECK_FALSE(result.registry.has_value());
-    return result.errors.front();
-}
-
-}  // namespace
 
 TEST_CASE("max_queued_output defaults to 64 MiB", "[registry][budget]") {
     const LoadResult result = parse("[daemon]\n");

@@ -3,33 +3,16 @@
 #include <string>
 
 #include "config/registry.h"
+#include "registry_parse.h"
 
 using namespace mcpd::config;
 
 namespace {
 
-LoadResult parse(std::string_view text) {
-    return parse_registry(text, "/virtual/mcpd.toml");
-}
-
-std::string describe(const LoadResult& result) {
-    std::string text;
-    for (const ConfigError& error : result.errors) text += error.to_string() + "\n";
-    return text;
-}
-
 const Registry& loaded(const LoadResult& result) {
     INFO(describe(result));
     REQUIRE(result.registry.has_value());
     return *result.registry;
-}
-
-// The single error `result` must hold.
-ConfigError only_error(const LoadResult& result) {
-    INFO(describe(result));
-    REQUIRE(result.errors.size() == 1);
-    CHECK_FALSE(result.registry.has_value());
-    return result.errors.front();
 }
 
 constexpr std::string_view kExpected =

@@ -12,6 +12,7 @@
 
 #include "config/env_file.h"
 #include "config/registry.h"
+#include "registry_parse.h"
 
 using namespace mcpd::config;
 using namespace std::chrono_literals;
@@ -51,25 +52,6 @@ private:
     fs::path path_;
 };
 
-// Every error, one per line, for failure messages.
-std::string describe(const LoadResult& result) {
-    std::string text;
-    for (const ConfigError& error : result.errors) text += error.to_string() + "\n";
-    return text;
-}
-
-LoadResult parse(std::string_view text) {
-    return parse_registry(text, "/virtual/mcpd.toml");
-}
-
-// The single error `result` must hold (a copy: `result` is often a temporary).
-ConfigError only_error(const LoadResult& result) {
-    INFO(describe(result));
-    REQUIRE(result.errors.size() == 1);
-    CHECK_FALSE(result.registry.has_value());
-    return result.errors.front();
-}
-
 // The one server of a registry that must have loaded cleanly (a copy, as above).
 ServerConfig only_server(const LoadResult& result) {
     INFO(describe(result));
@@ -77,10 +59,6 @@ ServerConfig only_server(const LoadResult& result) {
     REQUIRE(result.registry.has_value());
     REQUIRE(result.registry->servers.size() == 1);
     return result.registry->servers.front();
-}
-
-bool contains(const std::string& text, std::string_view part) {
-    return text.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -10,13 +10,15 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ctl/adopt.h"
 #include "ctl/command.h"
 #include "ctl/jsonc_edit.h"
+#include "jsonc_parse.h"
+#include "read_file.h"
+#include "run_mcpctl.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -26,19 +28,8 @@ namespace {
 
 const fs::path kFixtures = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "adopt";
 
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
 std::string fixture(const std::string& relative) {
     return read_file(kFixtures / relative);
-}
-
-json parse(const std::string& text) {
-    return json::parse(mcpctl::without_trailing_commas(text), nullptr, true, true);
 }
 
 mcpctl::AdoptPlan plan(const std::string& text, const std::string& group = {}) {
@@ -64,19 +55,6 @@ void check_connects(const json& entry, const std::string& name) {
     CHECK(entry["args"] == json({"connect", name}));
     CHECK_FALSE(entry.contains("env"));
     CHECK_FALSE(entry.contains("cwd"));
-}
-
-struct Run {
-    int exit_code;
-    std::string out;
-    std::string err;
-};
-
-Run run(const std::vector<std::string>& args) {
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = mcpctl::run(args, out, err);
-    return {code, out.str(), err.str()};
 }
 
 // HOME and the current directory set for one test, put back afterwards.
@@ -331,7 +309,7 @@ TEST_CASE("mcpctl adopt rewrites every agent's files, twice the same, and undoes
     const Environment environment((root / "home").string(), (root / "project").string());
     const auto original = snapshot(root);
 
-    const Run dry = run({"--socket", socket, "adopt", "--dry-run", "--registry", registry});
+    const Ran dry = run({"--socket", socket, "adopt", "--dry-run", "--registry", registry});
     CHECK(dry.exit_code == 0);
     CHECK(snapshot(root) == original);
     CHECK_FALSE(fs::exists(registry));
@@ -343,7 +321,7 @@ TEST_CASE("mcpctl adopt rewrites every agent's files, twice the same, and undoes
         CHECK(dry.err.find(secret) == std::string::npos);
     }
 
-    const Run first = run({"--socket", socket, "adopt", "--registry", registry});
+    const Ran first = run({"--socket", socket, "adopt", "--registry", registry});
     CHECK(first.exit_code == 0);
     CHECK_THAT(first.err, Catch::Contains("added 13 servers to " + registry) &&
                               Catch::Contains("mcpd is not running"));
@@ -365,13 +343,13 @@ TEST_CASE("mcpctl adopt rewrites every agent's files, twice the same, and undoes
           (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
 
     const std::string registry_after = read_file(registry);
-    const Run second = run({"--socket", socket, "adopt", "--registry", registry});
+    const Ran second = run({"--socket", socket, "adopt", "--registry", registry});
     CHECK(second.exit_code == 0);
     CHECK_THAT(second.out, Catch::EndsWith("nothing to change\n"));
     CHECK(snapshot(root) == adopted);
     CHECK(read_file(registry) == registry_after);
 
-    const Run undo = run({"--socket", socket, "adopt", "--undo", "--registry", registry});
+    const Ran undo = run({"--socket", socket, "adopt", "--undo", "--registry", registry});
     CHECK(undo.exit_code == 0);
     CHECK_THAT(undo.out, Catch::Contains("restored " + (root / "home/.claude.json").string()) &&
                              Catch::Contains("the registry " + registry + " still has memory"));
@@ -391,7 +369,7 @@ TEST_CASE("mcpctl adopt keeps the first backup and takes FILE arguments", "[adop
     std::string text = read_file(file);
     text.insert(text.find("\"a\""), "\"b\": {\"command\": \"y\"}, ");
     { std::ofstream(file, std::ios::binary) << text; }
-    const Run more = run({"--socket", socket, "--json", "adopt", file, "--registry", registry});
+    const Ran more = run({"--socket", socket, "--json", "adopt", file, "--registry", registry});
     CHECK(more.exit_code == 0);
     const json report = json::parse(more.out);
     CHECK(report["files"][0]["added"] == json({"b"}));
@@ -424,29 +402,29 @@ TEST_CASE("mcpctl adopt explains what it cannot do", "[adopt]") {
     fs::create_directory(home);
     const Environment environment(home, home);
 
-    const Run unknown = run({"--socket", socket, "adopt", "emacs", "--registry", registry});
+    const Ran unknown = run({"--socket", socket, "adopt", "emacs", "--registry", registry});
     CHECK(unknown.exit_code == 1);
     CHECK_THAT(unknown.err, Catch::Contains("unknown agent 'emacs'; the known agents are "
                                             "claude-code, claude-desktop"));
-    const Run missing =
+    const Ran missing =
         run({"--socket", socket, "adopt", dir.path("none.json"), "--registry", registry});
     CHECK(missing.exit_code == 1);
     CHECK_THAT(missing.err, Catch::Contains(dir.path("none.json") + ": no such file"));
 
-    const Run absent = run({"--socket", socket, "adopt", "gemini", "--registry", registry});
+    const Ran absent = run({"--socket", socket, "adopt", "gemini", "--registry", registry});
     CHECK(absent.exit_code == 1);
     CHECK_THAT(absent.err,
                Catch::Contains("gemini: no " + home + "/.gemini/settings.json, skipped"));
 
     { std::ofstream(dir.path("bad.json")) << "{\n  \"mcpServers\": {\n    \"a\": \n}\n"; }
-    const Run bad =
+    const Ran bad =
         run({"--socket", socket, "adopt", dir.path("bad.json"), "--registry", registry});
     CHECK(bad.exit_code == 1);
     CHECK_THAT(bad.err, Catch::Contains(dir.path("bad.json") + ": not valid JSON") &&
                             Catch::Contains("line 4"));
     CHECK_FALSE(fs::exists(registry));
 
-    const Run no_backup = run({"--socket", socket, "adopt", "--undo", dir.path("bad.json")});
+    const Ran no_backup = run({"--socket", socket, "adopt", "--undo", dir.path("bad.json")});
     CHECK(no_backup.exit_code == 1);
     CHECK_THAT(no_backup.err, Catch::Contains("no " + dir.path("bad.json") + ".mcpd-backup"));
 }

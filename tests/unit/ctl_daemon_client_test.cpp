@@ -38,13 +38,13 @@ mcpd::UniqueFd bound_socket(const std::string& path, bool listening) {
 
 // Accepts one connection, reads one request line, writes `script` verbatim, keeps the
 // connection open for `hold`, then closes it.
-class FakeDaemon {
+class StubDaemon {
 public:
-    FakeDaemon(std::string path, std::string script, std::chrono::milliseconds hold = 0ms)
+    StubDaemon(std::string path, std::string script, std::chrono::milliseconds hold = 0ms)
         : path_(std::move(path)), listener_(bound_socket(path_, true)) {
         thread_ = std::thread([this, script = std::move(script), hold] { serve(script, hold); });
     }
-    ~FakeDaemon() {
+    ~StubDaemon() {
         if (thread_.joinable()) thread_.join();
     }
 
@@ -139,7 +139,7 @@ TEST_CASE("usage errors exit 2 and print the usage line", "[ctl][client]") {
 
 TEST_CASE("status against a fake daemon: request, table, exit 0", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"),
+    StubDaemon daemon(dir.path("d.sock"),
                       R"({"ok": true, "result": {"servers": [{"name": "demo", "state": "failed",)"
                       R"( "pid": null, "restarts": 0, "sessions": 0, "last_exit": null,)"
                       R"( "error": "command 'x' not found"}]}})"
@@ -156,7 +156,7 @@ TEST_CASE("status against a fake daemon: request, table, exit 0", "[ctl][client]
 
 TEST_CASE("mcpctl --json prints the daemon's result as it is", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"servers": []}})"
+    StubDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"servers": []}})"
                                           "\n");
     const Ran ran = run({"--json", "status", "--socket", daemon.path()});
     CHECK(ran.exit_code == 0);
@@ -165,7 +165,7 @@ TEST_CASE("mcpctl --json prints the daemon's result as it is", "[ctl][client]") 
 
 TEST_CASE("a daemon that closes the connection mid-reply: exit 1, clear message", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"), R"({"ok": tr)");
+    StubDaemon daemon(dir.path("d.sock"), R"({"ok": tr)");
     const Ran ran = run({"--socket", daemon.path(), "status"});
     CHECK(ran.exit_code == 1);
     CHECK(ran.err ==
@@ -174,7 +174,7 @@ TEST_CASE("a daemon that closes the connection mid-reply: exit 1, clear message"
 
 TEST_CASE("a daemon that closes the connection without answering: exit 1", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"), "");
+    StubDaemon daemon(dir.path("d.sock"), "");
     const Ran ran = run({"--socket", daemon.path(), "reload"});
     CHECK(ran.exit_code == 1);
     CHECK(ran.err.find("closed the connection without answering") != std::string::npos);
@@ -182,7 +182,7 @@ TEST_CASE("a daemon that closes the connection without answering: exit 1", "[ctl
 
 TEST_CASE("an error reply prints its message and details on stderr, exit 1", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"),
+    StubDaemon daemon(dir.path("d.sock"),
                       R"({"ok": false, "error": {"code": "config", "message": "r.toml has errors",)"
                       R"( "details": ["r.toml:3:1: unknown key 'comand'"]}})"
                       "\n");
@@ -194,7 +194,7 @@ TEST_CASE("an error reply prints its message and details on stderr, exit 1", "[c
 
 TEST_CASE("a protocol error is printed as the daemon wrote it", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(
+    StubDaemon daemon(
         dir.path("d.sock"),
         R"({"ok": false, "error": {"code": "protocol", "message": "protocol 1 is not 2"}})"
         "\n");
@@ -206,7 +206,7 @@ TEST_CASE("a protocol error is printed as the daemon wrote it", "[ctl][client]")
 
 TEST_CASE("start --wait: a failed server prints its error and exits 1", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"),
+    StubDaemon daemon(dir.path("d.sock"),
                       R"({"ok": true, "result": {"servers": [{"name": "demo", "state": "failed",)"
                       R"( "pid": null, "error": "command 'x' not found"}]}})"
                       "\n");
@@ -221,7 +221,7 @@ TEST_CASE("start --wait: a failed server prints its error and exits 1", "[ctl][c
 
 TEST_CASE("stop: a server left failed is no error", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(
+    StubDaemon daemon(
         dir.path("d.sock"),
         R"({"ok": true, "result": {"servers": [{"name": "demo", "state": "failed"}]}})"
         "\n");
@@ -230,7 +230,7 @@ TEST_CASE("stop: a server left failed is no error", "[ctl][client]") {
 
 TEST_CASE("logs --follow prints the backlog, then log messages until the close", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"lines": ["old 1", "old 2"]}})"
+    StubDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"lines": ["old 1", "old 2"]}})"
                                           "\n"
                                           R"({"log": "new 1"})"
                                           "\n"
@@ -247,7 +247,7 @@ TEST_CASE("logs --follow prints the backlog, then log messages until the close",
 
 TEST_CASE("logs --follow: a close in the middle of a line is an error", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"lines": []}})"
+    StubDaemon daemon(dir.path("d.sock"), R"({"ok": true, "result": {"lines": []}})"
                                           "\n"
                                           R"({"log": "cut)");
     const Ran ran = run({"--socket", daemon.path(), "logs", "--follow", "demo"});
@@ -257,7 +257,7 @@ TEST_CASE("logs --follow: a close in the middle of a line is an error", "[ctl][c
 
 TEST_CASE("shutdown --wait returns once mcpd lets go of the connection", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"),
+    StubDaemon daemon(dir.path("d.sock"),
                       R"({"ok": true, "result": {}})"
                       "\n",
                       200ms);
@@ -268,7 +268,7 @@ TEST_CASE("shutdown --wait returns once mcpd lets go of the connection", "[ctl][
 
 TEST_CASE("shutdown --wait gives up after --timeout", "[ctl][client]") {
     const TempDir dir("mcpctl-test");
-    FakeDaemon daemon(dir.path("d.sock"),
+    StubDaemon daemon(dir.path("d.sock"),
                       R"({"ok": true, "result": {}})"
                       "\n",
                       800ms);

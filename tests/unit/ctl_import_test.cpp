@@ -6,12 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ctl/command.h"
 #include "ctl/import_mcp_json.h"
+#include "read_file.h"
+#include "run_mcpctl.h"
 #include "temp_dir.h"
 
 using mcpctl::ImportResult;
@@ -48,26 +49,6 @@ void write_file(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);
     out << text;
     REQUIRE(out.good());
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
-struct Run {
-    int exit_code;
-    std::string out;
-    std::string err;
-};
-
-Run run(const std::vector<std::string>& args) {
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = mcpctl::run(args, out, err);
-    return {code, out.str(), err.str()};
 }
 
 }  // namespace
@@ -251,7 +232,7 @@ TEST_CASE("mcpctl import prints TOML, reports skips and exits 1 for them", "[ctl
     write_file(
         dir.path("agent.json"),
         R"({"mcpServers": {"demo": {"command": "mcpd-demo-server"}, "web": {"url": "https://x"}}})");
-    const Run result = run({"import", dir.path("agent.json")});
+    const Ran result = run({"import", dir.path("agent.json")});
     CHECK(result.exit_code == 1);
     CHECK_THAT(result.out,
                Catch::StartsWith("# Imported by mcpctl from " + dir.path("agent.json")) &&
@@ -262,7 +243,7 @@ TEST_CASE("mcpctl import prints TOML, reports skips and exits 1 for them", "[ctl
     write_file(dir.path("clean.json"), R"({"mcpServers": {"demo": {"command": "x"}}})");
     CHECK(run({"import", dir.path("clean.json")}).exit_code == 0);
 
-    const Run json_run = run({"--json", "import", dir.path("agent.json")});
+    const Ran json_run = run({"--json", "import", dir.path("agent.json")});
     CHECK(json_run.exit_code == 1);
     const auto report = nlohmann::json::parse(json_run.out);
     CHECK_THAT(report["toml"].get<std::string>(), Catch::Contains("[servers.demo]"));
@@ -271,10 +252,10 @@ TEST_CASE("mcpctl import prints TOML, reports skips and exits 1 for them", "[ctl
     CHECK(report["written"].is_null());
 
     write_file(dir.path("bad.json"), "{\"mcpServers\": ");
-    const Run bad = run({"import", dir.path("bad.json")});
+    const Ran bad = run({"import", dir.path("bad.json")});
     CHECK(bad.exit_code == 1);
     CHECK_THAT(bad.err, Catch::StartsWith("mcpctl: " + dir.path("bad.json") + ": not valid JSON"));
-    const Run missing = run({"import", dir.path("missing.json")});
+    const Ran missing = run({"import", dir.path("missing.json")});
     CHECK(missing.exit_code == 1);
     CHECK_THAT(missing.err,
                Catch::StartsWith("mcpctl: " + dir.path("missing.json") + ": cannot be read"));
@@ -288,7 +269,7 @@ TEST_CASE("mcpctl import --write appends to the registry and refuses duplicates"
                R"({"mcpServers": {"demo": {"command": "mcpd-demo-server", "args": ["x\"y"]}}})");
     write_file(dir.path("b.json"), R"({"servers": {"other": {"type": "stdio", "command": "o"}}})");
 
-    const Run first =
+    const Ran first =
         run({"--socket", socket, "import", dir.path("a.json"), "--write", "--registry", registry});
     CHECK(first.exit_code == 0);
     CHECK_THAT(first.err, Catch::Contains("wrote 1 server to " + registry) &&
@@ -297,7 +278,7 @@ TEST_CASE("mcpctl import --write appends to the registry and refuses duplicates"
     CHECK_THAT(after_first, Catch::Contains("[servers.demo]\ncommand = \"mcpd-demo-server\"\n"
                                             "args = [\"x\\\"y\"]\n"));
 
-    const Run second =
+    const Ran second =
         run({"--socket", socket, "import", dir.path("b.json"), "--write", "--registry", registry});
     CHECK(second.exit_code == 0);
     const std::string after_second = read_file(registry);
@@ -307,13 +288,13 @@ TEST_CASE("mcpctl import --write appends to the registry and refuses duplicates"
     CHECK(table["servers"]["demo"]["command"].value<std::string>() == "mcpd-demo-server");
     CHECK(table["servers"]["other"]["command"].value<std::string>() == "o");
 
-    const Run duplicate =
+    const Ran duplicate =
         run({"--socket", socket, "import", dir.path("a.json"), "--write", "--registry", registry});
     CHECK(duplicate.exit_code == 1);
     CHECK_THAT(duplicate.err, Catch::Contains("already has a server named demo"));
     CHECK(read_file(registry) == after_second);
 
-    const Run json_run = run({"--socket", socket, "--json", "import", dir.path("a.json"), "--write",
+    const Ran json_run = run({"--socket", socket, "--json", "import", dir.path("a.json"), "--write",
                               "--registry", dir.path("fresh.toml")});
     CHECK(json_run.exit_code == 0);
     const auto report = nlohmann::json::parse(json_run.out);

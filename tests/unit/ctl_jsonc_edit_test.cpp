@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ctl/jsonc_edit.h"
+#include "jsonc_parse.h"
 
 using mcpctl::JsonMember;
 using mcpctl::JsonSpan;
@@ -32,11 +33,6 @@ std::string apply(const std::string& text, std::vector<TextEdit> edits) {
     mcpd::Result<std::string> out = mcpctl::apply_edits(text, std::move(edits));
     REQUIRE(out.ok());
     return std::move(out).value();
-}
-
-// Parse as nlohmann reads JSON with comments, trailing commas made blanks first.
-nlohmann::json parse(const std::string& text) {
-    return nlohmann::json::parse(mcpctl::without_trailing_commas(text), nullptr, true, true);
 }
 
 // Remove the members of the object at `path` whose keys are in `keys`.

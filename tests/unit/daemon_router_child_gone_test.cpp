@@ -12,7 +12,7 @@ using namespace mcpd::testing;
 
 namespace {
 
-const std::string kSampling =
+const std::string kSamplingRequest =
     R"({"jsonrpc":"2.0","id":"srv-1","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}})";
 
 }  // namespace
@@ -21,7 +21,7 @@ TEST_CASE("router: a child request in flight at a session is cancelled when the 
           "[router]") {
     ClientPair h;
     h.busy(1);
-    h.from_child(kSampling);
+    h.from_child(kSamplingRequest);
     const std::string at_session = h.only_line_to(1);
     const std::string session_side_id = raw_id_of(at_session);
     h.env.clear_records();

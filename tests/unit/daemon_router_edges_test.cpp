@@ -10,6 +10,7 @@
 
 #include "fake_router_environment.h"
 #include "router_clients.h"
+#include "router_lines.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -28,16 +29,6 @@ std::string url_elicitation(const std::string& raw_id, const std::string& elicit
 std::string elicitation_complete(const std::string& elicitation_id) {
     return R"({"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":")" +
            elicitation_id + R"("}})";
-}
-
-std::string related(const std::string& task_id_json) {
-    return R"("_meta":{"io.modelcontextprotocol/related-task":{"taskId":)" + task_id_json + "}}";
-}
-
-std::string task_request(const std::string& raw_id, const std::string& method,
-                         const std::string& task_id_json) {
-    return R"({"jsonrpc":"2.0","id":)" + raw_id + R"(,"method":")" + method +
-           R"(","params":{"taskId":)" + task_id_json + "}}";
 }
 
 std::string create_task_result(const std::string& task_id_json) {
@@ -62,7 +53,8 @@ void create_task(Pair& h, const std::string& task_id_json) {
 }
 
 // The child was told no, the spec's way for its method, with its own id.
-void check_declined(RouterHarness& h, const std::string& raw_id, const std::string& method) {
+void check_sampling_or_elicitation_declined(RouterHarness& h, const std::string& raw_id,
+                                            const std::string& method) {
     const std::string reply = h.only_child_line();
     INFO(reply);
     CHECK(raw_id_of(reply) == raw_id);
@@ -362,7 +354,7 @@ TEST_CASE("router edges: a request tied to an ended task is declined", "[router]
                         : R"({"message":"m","requestedSchema":{"type":"object"},)" +
                               related(R"("t-1")") + "}";
                 h.from_child(child_request(R"("late")", method, params));
-                check_declined(h, R"("late")", method);
+                check_sampling_or_elicitation_declined(h, R"("late")", method);
                 CHECK(h.env.sent_to(1).empty());
                 CHECK(h.env.sent_to(2).empty());
             }
@@ -401,14 +393,14 @@ TEST_CASE("router edges: a request tied to an unknown task is never guessed", "[
     h.env.clear_records();
     h.from_child(child_request("7", "sampling/createMessage",
                                R"({"messages":[],"maxTokens":1,)" + related(R"("t-none")") + "}"));
-    check_declined(h, "7", "sampling/createMessage");
+    check_sampling_or_elicitation_declined(h, "7", "sampling/createMessage");
     CHECK(h.env.sent_to(1).empty());
     // Nor one whose taskId is not a string.
     h.env.clear_records();
     h.from_child(child_request(
         "8", "elicitation/create",
         R"({"message":"m","requestedSchema":{"type":"object"},)" + related("17") + "}"));
-    check_declined(h, "8", "elicitation/create");
+    check_sampling_or_elicitation_declined(h, "8", "elicitation/create");
     CHECK(h.env.sent_to(1).empty());
 }
 
@@ -421,7 +413,7 @@ TEST_CASE("router edges: a request tied to a departed session's task is declined
     h.from_child(child_request(
         R"("x")", "elicitation/create",
         R"({"message":"m","requestedSchema":{"type":"object"},)" + related(R"("t-1")") + "}"));
-    check_declined(h, R"("x")", "elicitation/create");
+    check_sampling_or_elicitation_declined(h, R"("x")", "elicitation/create");
     CHECK(h.env.sent_to(2).empty());
 }
 

@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Row {
+struct CapabilityRow {
     const char* what;
     json capabilities;
     const char* method;
@@ -22,8 +22,6 @@ struct Row {
     const char* missing;  // what the decline names
 };
 
-const std::string kTools =
-    R"({"messages":[],"maxTokens":5,"tools":[{"name":"t","inputSchema":{"type":"object"}}]})";
 const std::string kForm = R"({"message":"m","requestedSchema":{"type":"object"}})";
 const std::string kFormExplicit =
     R"({"mode":"form","message":"m","requestedSchema":{"type":"object"}})";
@@ -36,7 +34,7 @@ std::string with_context(const std::string& value) {
     return params;
 }
 
-std::vector<Row> rows() {
+std::vector<CapabilityRow> rows() {
     const json sampling = {{"sampling", json::object()}};
     const json elicitation = {{"elicitation", json::object()}};
     const json form = {{"elicitation", {{"form", json::object()}}}};
@@ -54,9 +52,9 @@ std::vector<Row> rows() {
         {"sampling undeclared", {{"roots", json::object()}}, "sampling/createMessage", sample, -32601, "sampling"},
         {"sampling true", {{"sampling", true}}, "sampling/createMessage", sample, -32601, "sampling"},
         {"sampling declared", sampling, "sampling/createMessage", sample, 0, ""},
-        {"tools without sampling.tools", sampling, "sampling/createMessage", kTools, -32601, "sampling.tools"},
-        {"tools with sampling.tools null", {{"sampling", {{"tools", nullptr}}}}, "sampling/createMessage", kTools, -32601, "sampling.tools"},
-        {"tools with sampling.tools", {{"sampling", {{"tools", json::object()}}}}, "sampling/createMessage", kTools, 0, ""},
+        {"tools without sampling.tools", sampling, "sampling/createMessage", kSamplingToolsParams, -32601, "sampling.tools"},
+        {"tools with sampling.tools null", {{"sampling", {{"tools", nullptr}}}}, "sampling/createMessage", kSamplingToolsParams, -32601, "sampling.tools"},
+        {"tools with sampling.tools", {{"sampling", {{"tools", json::object()}}}}, "sampling/createMessage", kSamplingToolsParams, 0, ""},
         {"thisServer without sampling.context", sampling, "sampling/createMessage", this_server, -32601, "sampling.context"},
         {"allServers without sampling.context", {{"sampling", {{"tools", json::object()}}}}, "sampling/createMessage", all_servers, -32601, "sampling.context"},
         {"allServers with sampling.context null", {{"sampling", {{"context", nullptr}}}}, "sampling/createMessage", all_servers, -32601, "sampling.context"},
@@ -82,7 +80,7 @@ std::vector<Row> rows() {
 }  // namespace
 
 TEST_CASE("router exact: every capability row of a child request", "[router][exact]") {
-    for (const Row& row : rows()) {
+    for (const CapabilityRow& row : rows()) {
         DYNAMIC_SECTION(row.method << ": " << row.what) {
             RouterHarness h;
             h.child_ready();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fake_router_environment.h"
+#include "router_lines.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -16,12 +17,6 @@ namespace {
 const std::string kInitialize =
     R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}})";
 const std::string kVendorNote = R"({"jsonrpc":"2.0","method":"x-vendor/note","params":{"n":1}})";
-
-bool noted(const FakeRouterEnvironment& env, const std::string& text) {
-    return std::any_of(env.notes.begin(), env.notes.end(), [&](const std::string& note) {
-        return note.find(text) != std::string::npos;
-    });
-}
 
 // The methods of what session `id` was sent, sorted.
 std::vector<std::string> methods_sent_to(RouterHarness& h, SessionId id) {

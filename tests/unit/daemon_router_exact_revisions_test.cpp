@@ -1,12 +1,12 @@
 // Router, legacy children: what the child sends a session is limited to what the session's
 // negotiated protocol revision has.
-#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
 #include "fake_router_environment.h"
 #include "router_clients.h"
+#include "router_lines.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -31,15 +31,6 @@ struct OlderSession : RouterHarness {
     std::string busy;
 };
 
-bool noted(const FakeRouterEnvironment& env, const std::string& text) {
-    return std::any_of(env.notes.begin(), env.notes.end(), [&](const std::string& note) {
-        return note.find(text) != std::string::npos;
-    });
-}
-
-const std::string kTools =
-    R"({"messages":[],"maxTokens":5,"tools":[{"name":"t","inputSchema":{"type":"object"}}]})";
-
 }  // namespace
 
 TEST_CASE("router exact: a child request the session's revision lacks is declined -32601",
@@ -55,8 +46,8 @@ TEST_CASE("router exact: a child request the session's revision lacks is decline
          "2025-06-18"},
         {"2025-03-26", "elicitation/create", R"({"message":"m","requestedSchema":{}})",
          "2025-06-18"},
-        {"2025-06-18", "sampling/createMessage", kTools, "2025-11-25"},
-        {"2025-03-26", "sampling/createMessage", kTools, "2025-11-25"},
+        {"2025-06-18", "sampling/createMessage", kSamplingToolsParams, "2025-11-25"},
+        {"2025-03-26", "sampling/createMessage", kSamplingToolsParams, "2025-11-25"},
         {"2025-06-18", "tasks/get", R"({"taskId":"x"})", "2025-11-25"},
         {"2025-06-18", "tasks/result", R"({"taskId":"x"})", "2025-11-25"},
         {"2025-06-18", "tasks/list", "{}", "2025-11-25"},
@@ -91,7 +82,7 @@ TEST_CASE("router exact: a child request the session's revision has is delivered
         {"2025-06-18", "sampling/createMessage", kSamplingParams},
         {"2024-11-05", "sampling/createMessage", kSamplingParams},
         {"2024-11-05", "roots/list", "{}"},
-        {"2025-11-25", "sampling/createMessage", kTools},
+        {"2025-11-25", "sampling/createMessage", kSamplingToolsParams},
         {"2025-11-25", "tasks/get", R"({"taskId":"x"})"},
     };
     for (const Case& c : cases) {

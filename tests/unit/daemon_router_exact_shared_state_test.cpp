@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fake_router_environment.h"
+#include "router_lines.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -23,37 +24,11 @@ struct Three : RouterHarness {
     }
 };
 
-std::string subscribe(const std::string& id, const std::string& uri) {
-    std::string line = R"({"jsonrpc":"2.0","id":)";
-    line += id;
-    line += R"(,"method":"resources/subscribe","params":{"uri":")";
-    line += uri;
-    line += R"("}})";
-    return line;
-}
-
-std::string set_level(const std::string& id, const std::string& level) {
-    std::string line = R"({"jsonrpc":"2.0","id":)";
-    line += id;
-    line += R"(,"method":"logging/setLevel","params":{"level":")";
-    line += level;
-    line += R"("}})";
-    return line;
-}
-
 std::string cancel(const std::string& id) {
     std::string line =
         R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)";
     line += id;
     line += "}}";
-    return line;
-}
-
-std::string updated(const std::string& uri) {
-    std::string line =
-        R"({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":")";
-    line += uri;
-    line += R"("}})";
     return line;
 }
 

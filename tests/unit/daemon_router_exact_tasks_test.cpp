@@ -11,7 +11,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string create_task_result(const std::string& task_id) {
+std::string create_task_result_for(const std::string& task_id) {
     std::string result = R"({"task":{"taskId":")";
     result += task_id;
     result +=
@@ -45,8 +45,8 @@ struct LegacyTasks : RouterHarness {
         connect(1);
         connect(2);
         env.next_child_id = 100;
-        answer(forward(1, tools_call(R"("c1")", true)), create_task_result("t-1"));
-        answer(forward(2, tools_call(R"("c2")", true)), create_task_result("t-2"));
+        answer(forward(1, tools_call(R"("c1")", true)), create_task_result_for("t-1"));
+        answer(forward(2, tools_call(R"("c2")", true)), create_task_result_for("t-2"));
         env.clear_records();
     }
 };

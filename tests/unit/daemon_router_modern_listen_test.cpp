@@ -16,8 +16,9 @@ constexpr const char* kSubscriptionId = "io.modelcontextprotocol/subscriptionId"
 
 // A modern child with sessions 1 and 2 attached (no handshake: each request carries its own
 // _meta), child ids from 100.
-struct Modern : RouterHarness {
-    explicit Modern(const config::ServerConfig& config = router_config()) : RouterHarness(config) {
+struct ModernListen : RouterHarness {
+    explicit ModernListen(const config::ServerConfig& config = router_config())
+        : RouterHarness(config) {
         modern_child_ready();
         router.attach(1);
         router.attach(2);
@@ -70,7 +71,7 @@ std::string subscription_of(const std::string& line) {
 
 TEST_CASE("router modern: a listen request passes with its _meta, only its id replaced",
           "[router][modern]") {
-    Modern h;
+    ModernListen h;
     const std::string request =
         modern_request("5", "subscriptions/listen", R"("notifications":{"toolsListChanged":true})");
     CHECK(h.forward(1, request) == modern_request("100", "subscriptions/listen",
@@ -82,7 +83,7 @@ TEST_CASE("router modern: a listen request passes with its _meta, only its id re
 
 TEST_CASE("router modern: stream notifications go to their owner alone, named by its own id",
           "[router][modern]") {
-    Modern h;
+    ModernListen h;
     // Both sessions number their requests alike: the child sees two different streams.
     const std::string own_1 = GENERATE(std::string("1"), std::string(R"("listen-1")"));
     const std::string own_2 = "1";
@@ -119,7 +120,7 @@ TEST_CASE("router modern: stream notifications go to their owner alone, named by
 TEST_CASE("router modern: a listen stream is not subject to request_timeout", "[router][modern]") {
     config::ServerConfig config = router_config();
     config.request_timeout = 5s;
-    Modern h(config);
+    ModernListen h(config);
     const std::string child_id = h.listen(1, "3");
     h.env.advance(60s);
     h.router.on_timer();
@@ -131,7 +132,7 @@ TEST_CASE("router modern: a listen stream is not subject to request_timeout", "[
 
 TEST_CASE("router modern: the graceful close result is the owner's, with both ids its own",
           "[router][modern]") {
-    Modern h;
+    ModernListen h;
     const std::string own = GENERATE(std::string("8"), std::string(R"("s")"));
     const std::string child_id = h.listen(1, own);
     h.listen(2, own);
@@ -151,7 +152,7 @@ TEST_CASE("router modern: the graceful close result is the owner's, with both id
 
 TEST_CASE("router modern: the child's cancel ends a stream for its owner, named by its own id",
           "[router][modern]") {
-    Modern h;
+    ModernListen h;
     const std::string own_1 = R"("stream-a")";
     const std::string own_2 = "7";
     const std::string child_1 = h.listen(1, own_1);
@@ -202,7 +203,7 @@ TEST_CASE("router modern: the child's cancel ends a stream for its owner, named 
 
 TEST_CASE("router modern: a listen filter keeps only the session's own task ids",
           "[router][modern]") {
-    Modern h;
+    ModernListen h;
     h.own_task(1, "t-1");
     h.own_task(2, "t-2");
     h.env.next_child_id = 100;
@@ -247,7 +248,7 @@ TEST_CASE("router modern: a listen filter keeps only the session's own task ids"
 
 TEST_CASE("router modern: a restart ends open streams for their owners; new ones work",
           "[router][modern]") {
-    Modern h;
+    ModernListen h;
     const std::string child_1 = h.listen(1, R"("l1")");
     const std::string child_2 = h.listen(2, "9");
     h.from_child(acknowledged(child_1));

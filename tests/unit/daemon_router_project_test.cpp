@@ -22,7 +22,7 @@ const json kWithRoots = {{"roots", {{"listChanged", true}}}};
 
 // Attach, initialize (with `capabilities`) and send initialized; what the session was sent
 // is kept, the child's lines dropped.
-void initialize(RouterHarness& h, SessionId id, const json& capabilities) {
+void initialize_session(RouterHarness& h, SessionId id, const json& capabilities) {
     h.router.attach(id);
     h.send(id, json{{"jsonrpc", "2.0"},
                     {"id", 0},
@@ -57,7 +57,7 @@ TEST_CASE("a project session is asked its roots after initialized, and its lines
           "[router][project]") {
     RouterHarness h(project_config());
     h.child_ready();
-    initialize(h, 1, kWithRoots);
+    initialize_session(h, 1, kWithRoots);
     const std::string asked = roots_request_to(h, 1);
     CHECK(h.router.awaiting_project(1));
 
@@ -91,14 +91,14 @@ TEST_CASE("a project session whose client has no roots, or does not answer, is r
           "[router][project]") {
     RouterHarness h(project_config());
     h.child_ready();
-    initialize(h, 1, json::object());
+    initialize_session(h, 1, json::object());
     // Nothing is asked of a client that declared no roots.
     for (const std::string& line : h.env.sent_to(1)) CHECK(parse(line).contains("result"));
     REQUIRE(h.env.project_reports.size() == 1);
     CHECK(h.env.project_reports[0].roots_result.is_null());
     CHECK(h.env.project_reports[0].why == "its client declared no roots");
 
-    initialize(h, 2, kWithRoots);
+    initialize_session(h, 2, kWithRoots);
     const std::string asked = roots_request_to(h, 2);
     h.send(2, kCall);
     h.env.advance(Router::kProjectWait - 1ms);
@@ -116,7 +116,7 @@ TEST_CASE("a project session whose client has no roots, or does not answer, is r
     CHECK(h.env.project_reports.size() == 2);
     CHECK(h.env.child_lines.empty());
 
-    initialize(h, 3, kWithRoots);
+    initialize_session(h, 3, kWithRoots);
     h.send(3, R"({"jsonrpc":"2.0","id":)" + roots_request_to(h, 3) +
                   R"(,"error":{"code":-32601,"message":"no"}})");
     REQUIRE(h.env.project_reports.size() == 3);
@@ -129,7 +129,7 @@ TEST_CASE("a project session moves to its project's child with nothing left behi
     RouterHarness own(project_config());    // its project's child
     lobby.child_ready();
     own.child_ready();
-    initialize(lobby, 1, kWithRoots);
+    initialize_session(lobby, 1, kWithRoots);
     const std::string asked = roots_request_to(lobby, 1);
     lobby.send(1, R"({"jsonrpc":"2.0","id":"a","method":"logging/setLevel","params":{"level":"error"}})");
     lobby.send(1, kCall);
@@ -167,7 +167,7 @@ TEST_CASE("a project session that cannot be served has its held requests answere
           "[router][project]") {
     RouterHarness h(project_config());
     h.child_ready();
-    initialize(h, 1, json::object());
+    initialize_session(h, 1, json::object());
     h.env.session_lines.clear();
     h.send(1, kCall);
     h.send(1, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})");
@@ -181,7 +181,7 @@ TEST_CASE("a project session that cannot be served has its held requests answere
 TEST_CASE("a session of a shared server is never asked its roots", "[router][project]") {
     RouterHarness h;
     h.child_ready();
-    initialize(h, 1, kWithRoots);
+    initialize_session(h, 1, kWithRoots);
     for (const std::string& line : h.env.sent_to(1)) CHECK_FALSE(parse(line).contains("method"));
     CHECK(h.env.project_reports.empty());
     CHECK(parse(h.forward(1, kCall))["method"] == "tools/call");
@@ -191,8 +191,8 @@ TEST_CASE("a shared server whose sessions report different roots is told once to
           "[router][project]") {
     RouterHarness h;
     h.child_ready();
-    initialize(h, 1, kWithRoots);
-    initialize(h, 2, kWithRoots);
+    initialize_session(h, 1, kWithRoots);
+    initialize_session(h, 2, kWithRoots);
     // The child's roots/list goes to the only session with a request in flight: 1, then 2.
     const auto roots_round = [&h](SessionId id, const std::string& uri, int n) {
         const std::string call = h.forward(id, kCall);
@@ -230,8 +230,8 @@ TEST_CASE("a session whose roots change is asked again, and moves with a request
     RouterHarness new_child(project_config());
     old_child.child_ready();
     new_child.child_ready();
-    initialize(old_child, 1, kWithRoots);
-    initialize(old_child, 2, kWithRoots);
+    initialize_session(old_child, 1, kWithRoots);
+    initialize_session(old_child, 2, kWithRoots);
     for (SessionId id : {1, 2}) {
         old_child.send(id, R"({"jsonrpc":"2.0","id":)" + roots_request_to(old_child, id) +
                                R"(,"result":{"roots":[{"uri":"file:///w/one"}]}})");
@@ -299,7 +299,7 @@ TEST_CASE("a project child's roots/list is answered from its project, touching n
     config.roots = {"file:///w/one", "file:///w/My%20Two"};
     RouterHarness h(config);
     h.child_ready();
-    initialize(h, 1, kWithRoots);
+    initialize_session(h, 1, kWithRoots);
     h.env.session_lines.clear();
     h.from_child(R"({"jsonrpc":"2.0","id":41,"method":"roots/list"})");
     const json answer = parse(h.only_child_line());
@@ -325,7 +325,7 @@ TEST_CASE("a moved session cancels its request in flight at the child it left",
     RouterHarness new_child(project_config());
     old_child.child_ready();
     new_child.child_ready();
-    initialize(old_child, 1, json::object());
+    initialize_session(old_child, 1, json::object());
     old_child.router.release_held(1);
     const std::string in_flight = old_child.forward(1, kCall);
     std::optional<Router::MovedSession> moved = old_child.router.release_session(1);

@@ -22,7 +22,7 @@ struct Running : RouterHarness {
     }
 };
 
-std::string tools_call(const std::string& raw_id) {
+std::string slow_call(const std::string& raw_id) {
     return R"({"jsonrpc":"2.0","id":)" + raw_id +
            R"(,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}})";
 }
@@ -32,8 +32,8 @@ std::string tools_call(const std::string& raw_id) {
 TEST_CASE("router: when the child goes, every request in flight fails with the reason",
           "[router]") {
     Running h;
-    const std::string a = h.forward(1, tools_call(R"("a")"));
-    const std::string b = h.forward(2, tools_call("12345678901234567890"));
+    const std::string a = h.forward(1, slow_call(R"("a")"));
+    const std::string b = h.forward(2, slow_call("12345678901234567890"));
     h.router.on_child_gone("the server exited with status 1");
 
     const std::string to_a = h.only_line_to(1);
@@ -50,7 +50,7 @@ TEST_CASE("router: when the child goes, every request in flight fails with the r
     CHECK(h.router.in_flight() == 0);
     CHECK_FALSE(h.router.child_ready());
     // The same ids may be used again at once.
-    h.send(1, tools_call(R"("a")"));
+    h.send(1, slow_call(R"("a")"));
     CHECK(h.env.sent_to(1).empty());
 }
 
@@ -58,7 +58,7 @@ TEST_CASE("router: while the child is away, lines wait for the next one", "[rout
     Running h;
     h.router.on_child_gone("restarting");
     h.env.clear_records();
-    h.send(1, tools_call("1"));
+    h.send(1, slow_call("1"));
     h.send(1, R"({"jsonrpc":"2.0","method":"x-vendor/note"})");
     CHECK(h.env.child_lines.empty());
     CHECK(h.env.sent_to(1).empty());
@@ -194,7 +194,7 @@ TEST_CASE("router: a subscribe lost with the child is not held afterwards", "[ro
 TEST_CASE("router: a request the child could not take is failed when the child goes", "[router]") {
     Running h;
     h.env.child_accepts = false;
-    h.send(1, tools_call("1"));
+    h.send(1, slow_call("1"));
     CHECK(h.env.refused_child_lines.size() == 1);
     h.router.on_child_gone("stdin closed");
     const std::string reply = h.only_line_to(1);
@@ -256,7 +256,7 @@ TEST_CASE("router: an unanswered request is cancelled at request_timeout", "[rou
     config.request_timeout = 5s;
     Running h(config);
     const int changes = h.env.deadline_changes;
-    const std::string at_child = h.forward(1, tools_call(R"("slow")"));
+    const std::string at_child = h.forward(1, slow_call(R"("slow")"));
     CHECK(h.env.deadline_changes > changes);
     REQUIRE(h.router.next_deadline().has_value());
     CHECK(*h.router.next_deadline() == h.env.now() + 5s);
@@ -288,7 +288,7 @@ TEST_CASE("router: an answered request leaves no deadline behind", "[router]") {
     config::ServerConfig config = router_config();
     config.request_timeout = 5s;
     Running h(config);
-    h.answer(h.forward(1, tools_call("1")));
+    h.answer(h.forward(1, slow_call("1")));
     CHECK_FALSE(h.router.next_deadline().has_value());
     h.env.advance(10s);
     h.router.on_timer();
@@ -298,7 +298,7 @@ TEST_CASE("router: an answered request leaves no deadline behind", "[router]") {
 
 TEST_CASE("router: without request_timeout requests wait as long as the child works", "[router]") {
     Running h;
-    h.forward(1, tools_call("1"));
+    h.forward(1, slow_call("1"));
     CHECK_FALSE(h.router.next_deadline().has_value());
 }
 

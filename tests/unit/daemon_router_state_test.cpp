@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fake_router_environment.h"
+#include "router_lines.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -20,24 +21,9 @@ struct Ready : RouterHarness {
     }
 };
 
-std::string set_level(const std::string& id, const std::string& level) {
-    return R"({"jsonrpc":"2.0","id":)" + id +
-           R"(,"method":"logging/setLevel","params":{"level":")" + level + R"("}})";
-}
-
 std::string log_message(const std::string& level) {
     return R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":")" + level +
            R"(","logger":"demo","data":"something"}})";
-}
-
-std::string subscribe(const std::string& id, const std::string& uri, bool on = true) {
-    return R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"resources/)" +
-           (on ? "subscribe" : "unsubscribe") + R"(","params":{"uri":")" + uri + R"("}})";
-}
-
-std::string updated(const std::string& uri) {
-    return R"({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":")" +
-           uri + R"("}})";
 }
 
 // The level of a logging/setLevel request the child received.

@@ -12,7 +12,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string call(int id, const std::string& tool) {
+std::string call_tool(int id, const std::string& tool) {
     return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
            R"(,"method":"tools/call","params":{"name":")" + tool + R"(","arguments":{}}})";
 }
@@ -37,22 +37,22 @@ TEST_CASE("router: each outcome of a forwarded request is counted, per tool and 
     h.connect(2);
 
     // A reply after 3 ms.
-    const std::string echo = h.forward(1, call(1, "echo"));
+    const std::string echo = h.forward(1, call_tool(1, "echo"));
     CHECK(h.router.stats().total().in_flight == 1);
     h.env.advance(3ms);
     h.answer(echo, R"({"content":[{"type":"text","text":"hi"}]})");
     // A tool's failure (isError), a JSON-RPC error.
-    h.answer(h.forward(1, call(2, "echo")), R"({"content":[],"isError":true})");
-    h.answer_error(h.forward(2, call(3, "nope")), -32602, "unknown tool");
+    h.answer(h.forward(1, call_tool(2, "echo")), R"({"content":[],"isError":true})");
+    h.answer_error(h.forward(2, call_tool(3, "nope")), -32602, "unknown tool");
     // Cancelled by its client.
-    h.forward(2, call(4, "slow"));
+    h.forward(2, call_tool(4, "slow"));
     h.send(2, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}})");
     // Out of request_timeout: another method, counted by its name.
     h.forward(1, R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"demo://a"}})");
     h.env.advance(600ms);
     h.router.on_timer();
     // The child goes before answering.
-    h.forward(2, call(6, "echo"));
+    h.forward(2, call_tool(6, "echo"));
     h.router.on_child_gone("exited with status 1");
 
     const TrafficStats& stats = h.router.stats();
@@ -112,7 +112,7 @@ TEST_CASE("router: the request log is off unless asked for", "[router][stats]") 
     RouterHarness h;
     h.child_ready();
     h.connect(1);
-    h.answer(h.forward(1, call(1, "echo")));
+    h.answer(h.forward(1, call_tool(1, "echo")));
     CHECK(h.router.stats().total().replies == 1);
     CHECK(h.env.settled.empty());
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fake_router_environment.h"
+#include "router_lines.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -13,19 +14,9 @@ namespace {
 
 const json kCapabilities = {{"sampling", json::object()}, {"elicitation", json::object()}};
 
-std::string create_task_result(const std::string& task_id_json) {
+std::string create_task_result_polled(const std::string& task_id_json) {
     return R"({"task":{"taskId":)" + task_id_json +
            R"(,"status":"working","createdAt":"2025-11-25T10:00:00Z","lastUpdatedAt":"2025-11-25T10:00:00Z","ttl":60000,"pollInterval":500}})";
-}
-
-std::string task_request(const std::string& raw_id, const std::string& method,
-                         const std::string& task_id_json) {
-    return R"({"jsonrpc":"2.0","id":)" + raw_id + R"(,"method":")" + method +
-           R"(","params":{"taskId":)" + task_id_json + "}}";
-}
-
-std::string related(const std::string& task_id_json) {
-    return R"("_meta":{"io.modelcontextprotocol/related-task":{"taskId":)" + task_id_json + "}}";
 }
 
 // Session 1 owns task "t-1"; session 2 owns nothing.
@@ -38,9 +29,9 @@ struct Tasks : RouterHarness {
         created = forward(
             1,
             R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"long","arguments":{},"task":{"ttl":60000},"_meta":{"progressToken":"p"}}})");
-        answer(created, create_task_result(task_id_json));
-        CHECK(only_line_to(1) ==
-              R"({"jsonrpc":"2.0","id":"c","result":)" + create_task_result(task_id_json) + "}");
+        answer(created, create_task_result_polled(task_id_json));
+        CHECK(only_line_to(1) == R"({"jsonrpc":"2.0","id":"c","result":)" +
+                                     create_task_result_polled(task_id_json) + "}");
     }
     std::string created;  // the task-augmented request as the child saw it
 };
@@ -234,7 +225,7 @@ TEST_CASE("router: a session keeps the ended tasks it may fetch within a bound",
         const std::string id = "\"n-" + std::to_string(i) + "\"";
         const std::string call = h.forward(
             1, R"({"jsonrpc":"2.0","id":"k","method":"tools/call","params":{"name":"long","task":{}}})");
-        h.answer(call, create_task_result(id));
+        h.answer(call, create_task_result_polled(id));
         h.from_child(R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":)" +
                      id + R"(,"status":"completed"}})");
     }

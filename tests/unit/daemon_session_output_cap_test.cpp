@@ -2,15 +2,10 @@
 // not what waits in all.
 #include <catch2/catch.hpp>
 
+#include "byte_units.h"
 #include "daemon/mux/session.h"
 
 using mcpd::OutputCap;
-
-namespace {
-
-constexpr std::size_t kMiB = 1024 * 1024;
-
-}  // namespace
 
 TEST_CASE("output cap: messages that fit under the cap since the last read go", "[session][cap]") {
     OutputCap cap(1000);

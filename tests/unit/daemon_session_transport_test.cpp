@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "byte_units.h"
 #include "daemon/control/output_budget.h"
 #include "daemon/mux/session.h"
 
@@ -21,12 +22,10 @@ using mcpd::Session;
 
 namespace {
 
-constexpr std::size_t kMiB = 1024 * 1024;
-
 // One session on one end of a socket pair; the test is the client at the other end.
-class Rig {
+class SessionRig {
 public:
-    Rig(std::size_t max_message_bytes, std::size_t max_queue_bytes) {
+    SessionRig(std::size_t max_message_bytes, std::size_t max_queue_bytes) {
         int fds[2];
         REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
         client_ = fds[1];
@@ -48,13 +47,13 @@ public:
                                             max_queue_bytes, budget_, std::move(callbacks));
         session->start();
     }
-    ~Rig() {
+    ~SessionRig() {
         session.reset();
         ::close(client_);
         event_base_free(base_);
     }
-    Rig(const Rig&) = delete;
-    Rig& operator=(const Rig&) = delete;
+    SessionRig(const SessionRig&) = delete;
+    SessionRig& operator=(const SessionRig&) = delete;
 
     // One turn of the loop, without waiting.
     void turn() { event_base_loop(base_, EVLOOP_NONBLOCK); }
@@ -102,7 +101,7 @@ std::string message(std::size_t bytes, char fill) {
 
 TEST_CASE("session: two results larger than the cap sent at once reach a client that reads",
           "[session]") {
-    Rig rig(16 * kMiB, 4 * kMiB);  // the defaults
+    SessionRig rig(16 * kMiB, 4 * kMiB);  // the defaults
     const std::string first = message(6 * kMiB, 'a');
     const std::string second = message(6 * kMiB, 'b');
     rig.session->send(first);
@@ -134,7 +133,7 @@ TEST_CASE("session: two results larger than the cap sent at once reach a client 
 TEST_CASE("session: a client that reads nothing is cut once the cap has piled up", "[session]") {
     constexpr std::size_t kCap = 1 * kMiB;
     constexpr std::size_t kMessage = 64 * 1024;
-    Rig rig(16 * kMiB, kCap);
+    SessionRig rig(16 * kMiB, kCap);
     const std::string line = message(kMessage, 'x');
     std::size_t accepted = 0;
     for (int i = 0; i < 1000 && !rig.session->closed(); ++i) {
@@ -157,7 +156,7 @@ TEST_CASE("session: a client that reads nothing is cut once the cap has piled up
 
 TEST_CASE("session: a client that read and then stopped is cut too", "[session]") {
     constexpr std::size_t kCap = 1 * kMiB;
-    Rig rig(16 * kMiB, kCap);
+    SessionRig rig(16 * kMiB, kCap);
     const std::string big = message(3 * kMiB, 'y');
     rig.session->send(big);
     rig.session->send(big);
@@ -179,7 +178,7 @@ TEST_CASE("session: a client that read and then stopped is cut too", "[session]"
 
 TEST_CASE("session: an answer over max_message_bytes is reported by its id and the session stays",
           "[session]") {
-    Rig rig(4096, 4 * kMiB);
+    SessionRig rig(4096, 4 * kMiB);
     const std::string filler(10000, 'r');
     // The id first (most serialisers), and last (JavaScript SDKs).
     rig.write(R"({"jsonrpc":"2.0","id":"mcpd-7","result":{"roots":[{"uri":"file:///)" + filler +

@@ -26,19 +26,19 @@ namespace fs = std::filesystem;
 namespace {
 
 // A private directory under $TMPDIR, removed with everything in it at the end of the test.
-class TempDir {
+class SpawnTempDir {
 public:
-    TempDir() {
+    SpawnTempDir() {
         std::string pattern = (fs::temp_directory_path() / "mcpd-spawn-test.XXXXXX").string();
         REQUIRE(::mkdtemp(pattern.data()) != nullptr);
         path_ = pattern;
     }
-    ~TempDir() {
+    ~SpawnTempDir() {
         std::error_code ignored;
         fs::remove_all(path_, ignored);
     }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
+    SpawnTempDir(const SpawnTempDir&) = delete;
+    SpawnTempDir& operator=(const SpawnTempDir&) = delete;
 
     std::string path() const { return path_.string(); }
 
@@ -154,7 +154,7 @@ bool has_key(const std::vector<std::string>& env, const std::string& key) {
 }  // namespace
 
 TEST_CASE("resolve_command searches PATH in order, as execvp would") {
-    TempDir tmp;
+    SpawnTempDir tmp;
     const std::string a = tmp.dir("a"), b = tmp.dir("b");
     const std::string in_b = tmp.file("b/tool", 0755);
     Result<std::string> found = resolve_command("tool", a + ":" + b, "/");
@@ -168,7 +168,7 @@ TEST_CASE("resolve_command searches PATH in order, as execvp would") {
 }
 
 TEST_CASE("resolve_command says 'not found' for a name in no PATH directory") {
-    TempDir tmp;
+    SpawnTempDir tmp;
     const std::string path = tmp.dir("a") + ":" + tmp.dir("b");
     const Result<std::string> r = resolve_command("no-such-tool", path, "/");
     CHECK_FALSE(r.ok());
@@ -177,7 +177,7 @@ TEST_CASE("resolve_command says 'not found' for a name in no PATH directory") {
 }
 
 TEST_CASE("resolve_command reports a file without execute permission") {
-    TempDir tmp;
+    SpawnTempDir tmp;
     const std::string a = tmp.dir("a");
     tmp.file("a/tool", 0644);
     // Even root cannot execute a file with no x bit at all.
@@ -200,7 +200,7 @@ TEST_CASE("resolve_command reports a file without execute permission") {
 }
 
 TEST_CASE("resolve_command takes a relative path with '/' from base_dir, not PATH") {
-    TempDir tmp;
+    SpawnTempDir tmp;
     const std::string tool = tmp.file("bin/tool", 0755);
     const Result<std::string> r = resolve_command("bin/tool", "/usr/bin:/bin", tmp.path());
     REQUIRE(r.ok());
@@ -224,7 +224,7 @@ TEST_CASE("resolve_command accepts an absolute path as it is") {
 }
 
 TEST_CASE("resolve_command refuses a directory and an empty command") {
-    TempDir tmp;
+    SpawnTempDir tmp;
     tmp.dir("bin/tool");
     const Result<std::string> by_path = resolve_command("./bin/tool", "", tmp.path());
     CHECK_FALSE(by_path.ok());
@@ -338,7 +338,7 @@ TEST_CASE("spawn_process connects the child's stdin, stdout and stderr to pipes"
 }
 
 TEST_CASE("spawn_process runs the command with exactly the given argv, env and cwd") {
-    TempDir tmp;
+    SpawnTempDir tmp;
     SECTION("echo hi") {
         Child child(spawn_process(shell("echo hi")));
         CHECK(read_all(child.process().stdout_fd.get()) == "hi\n");
@@ -376,7 +376,7 @@ TEST_CASE("spawn_process reports a missing working directory and reaps the child
 }
 
 TEST_CASE("spawn_process reports an exec failure as a sentence") {
-    TempDir tmp;
+    SpawnTempDir tmp;
     SECTION("missing file") {
         const Result<SpawnedProcess> outcome =
             spawn_process(SpawnRequest{tmp.path() + "/missing", {"missing"}, {}, ""});

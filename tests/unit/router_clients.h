@@ -45,4 +45,8 @@ inline std::string child_request(const std::string& raw_id, const std::string& m
 inline const std::string kSamplingParams =
     R"({"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10})";
 
+// sampling/createMessage params offering the model a tool (2025-11-25's sampling.tools).
+inline const std::string kSamplingToolsParams =
+    R"({"messages":[],"maxTokens":5,"tools":[{"name":"t","inputSchema":{"type":"object"}}]})";
+
 }  // namespace mcpd::testing

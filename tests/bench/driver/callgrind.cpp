@@ -138,7 +138,10 @@ std::string profile_difference(const Config& c, const std::string& less, const s
     for (int i = 0; i < top && i < static_cast<int>(rows.size()); ++i) {
         std::snprintf(row, sizeof row, "%12.0f  ", rows[static_cast<std::size_t>(i)].first);
         std::string name = rows[static_cast<std::size_t>(i)].second;
-        if (name.size() > 160) name = name.substr(0, 157) + "...";
+        if (name.size() > 160) {
+            name.resize(157);
+            name += "...";
+        }
         text += row + name + "\n";
     }
     return text;

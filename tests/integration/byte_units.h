@@ -1,0 +1,10 @@
+// Sizes in mebibytes, as the tests write limits and message lengths.
+#pragma once
+
+#include <cstddef>
+
+namespace integration {
+
+inline constexpr std::size_t kMiB = 1024 * 1024;
+
+}  // namespace integration
