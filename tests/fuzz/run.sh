@@ -16,7 +16,9 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 PARALLEL=${FUZZ_PARALLEL:-2}
 JOBS=${JOBS:-2}
 WORK=$BUILD_DIR/fuzz-run
-ALL_TARGETS=(envelope router registry control)
+# Every target tests/fuzz/CMakeLists.txt defines, so that a new one is fuzzed without a change here.
+read -r -a ALL_TARGETS <<<"$(sed -n 's/^set(FUZZ_TARGETS \(.*\))$/\1/p' tests/fuzz/CMakeLists.txt)"
+[ ${#ALL_TARGETS[@]} -gt 0 ] || { echo "fuzz: no set(FUZZ_TARGETS ...) in tests/fuzz/CMakeLists.txt" >&2; exit 1; }
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 echo "fuzz: building ${TARGETS[*]} in $BUILD_DIR with clang" >&2
