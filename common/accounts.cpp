@@ -67,6 +67,15 @@ std::optional<gid_t> gid_of(std::string_view group_text) {
     return std::nullopt;
 }
 
+std::optional<Account> account_of(uid_t uid) {
+    std::vector<char> buf(kEntryBuffer);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr)
+        return std::nullopt;
+    return Account{found->pw_name, found->pw_dir != nullptr ? found->pw_dir : ""};
+}
+
 std::string describe_uid(uid_t uid) {
     const auto name = user_name(uid);
     return "uid " + std::to_string(uid) + (name ? " (" + *name + ")" : "");

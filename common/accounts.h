@@ -20,6 +20,13 @@ std::string describe_uid(uid_t uid);
 // "group 27 (sudo)", likewise.
 std::string describe_gid(gid_t gid);
 
+// The account of `uid`: its name and home directory, when the system has one.
+struct Account {
+    std::string name;
+    std::string home;
+};
+std::optional<Account> account_of(uid_t uid);
+
 // Whether this process may hand files to `gid`: root, or a member of it.
 bool may_use_group(gid_t gid);
 

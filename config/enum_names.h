@@ -17,6 +17,7 @@ inline constexpr EnumName<Sharing> kSharingNames[] = {
     {"exclusive", Sharing::exclusive},
     {"serialized", Sharing::serialized},
     {"project", Sharing::project},
+    {"user", Sharing::user},
 };
 
 inline constexpr EnumName<Era> kEraNames[] = {

@@ -4,6 +4,8 @@
 // column and saying what was expected, or a complete Registry with every default filled in.
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -19,12 +21,13 @@ namespace mcpd::config {
 using namespace std::chrono_literals;
 
 enum class RestartPolicy { always, on_failure, never };
-enum class Sharing { shared, exclusive, serialized, project };
+enum class Sharing { shared, exclusive, serialized, project, user };
 enum class Era { auto_detect, legacy, modern };
 
 std::string_view to_string(RestartPolicy policy);  // "always" | "on-failure" | "never"
-std::string_view to_string(Sharing sharing);  // "shared" | "exclusive" | "serialized" | "project"
-std::string_view to_string(Era era);               // "auto" | "legacy" | "modern"
+// "shared" | "exclusive" | "serialized" | "project" | "user"
+std::string_view to_string(Sharing sharing);
+std::string_view to_string(Era era);  // "auto" | "legacy" | "modern"
 
 // More than `burst` failed starts within `interval` puts a server in `failed`.
 struct StartLimit {
@@ -36,12 +39,26 @@ struct StartLimit {
 // In cwd, args and env values of a sharing = "project" server: the project's directory.
 inline constexpr std::string_view kProjectPlaceholder = "{project}";
 
+// Who a child runs as when that is not mcpd's own user: a project's child on a daemon that
+// runs as root runs as the user whose project it is. Set by the daemon, never read from the
+// registry.
+struct ChildIdentity {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;  // supplementary groups, as the user's session had them
+    std::string user;           // USER and LOGNAME: the account's name, else the uid
+    std::string home;           // HOME: the account's, else "/"
+    bool operator==(const ChildIdentity&) const = default;
+};
+
 struct ServerConfig {
     std::string name;  // [A-Za-z0-9_.-]+
     std::string command;
     std::vector<std::string> args;
-    std::map<std::string, std::string> env;            // `env` table, applied after env_file
-    std::string env_file;                              // absolute path, or empty
+    std::map<std::string, std::string> env;  // `env` table, applied after env_file
+    // An absolute path, or empty; or "~/PATH": the file of the user the child runs as, read
+    // when it starts, with that user's rights (env_file_vars then empty).
+    std::string env_file;
     std::map<std::string, std::string> env_file_vars;  // its contents: secrets, never logged
     std::string cwd;                                   // absolute path, or empty (= daemon's cwd)
     Sharing sharing = Sharing::shared;
@@ -63,6 +80,10 @@ struct ServerConfig {
     // or each project gets one (sharing = "project"): one client must not be able to start
     // hundreds. 0: unlimited.
     unsigned max_children = 16;
+    // sharing = "project" or "user": children one user of allow_users may have at once (0: half of
+    // max_children, at least one); such a user never takes the last of max_children, which
+    // is kept for mcpd's own user and root.
+    unsigned max_children_per_user = 0;
     std::vector<std::string> roots;
     std::vector<std::string> allow_users;   // names or numeric uids, as written
     std::vector<std::string> allow_groups;  // names or numeric gids, as written
@@ -71,14 +92,23 @@ struct ServerConfig {
     ItemFilters filters;
     // A log line per settled request (docs/STATS.md); unset: [daemon] request_log decides.
     std::optional<bool> request_log;
+    // Set by the daemon for a child that runs as another user (never from the registry).
+    std::optional<ChildIdentity> run_as;
 
     bool operator==(const ServerConfig&) const = default;
 };
 
-// Whether the entry's sessions get processes of their own (one per session, or one per
-// project) rather than the entry's one process.
+// Whether the entry's sessions get processes of their own (one per session, per project or
+// per user) rather than the entry's one process.
 inline bool starts_children(const ServerConfig& server) {
-    return server.sharing == Sharing::exclusive || server.sharing == Sharing::project;
+    return server.sharing == Sharing::exclusive || server.sharing == Sharing::project ||
+           server.sharing == Sharing::user;
+}
+
+// Whether the entry's children are its users' own: one per (user, project) or one per user,
+// each run as its user on a daemon running as root.
+inline bool children_per_user(const ServerConfig& server) {
+    return server.sharing == Sharing::project || server.sharing == Sharing::user;
 }
 
 struct DaemonConfig {
@@ -116,7 +146,7 @@ struct GroupMember {
 
 // [groups.NAME]: one MCP session over several servers (docs/GROUPS.md).
 struct GroupConfig {
-    std::string name;  // as a server name; never also a server's
+    std::string name;                  // as a server name; never also a server's
     std::vector<GroupMember> members;  // in the order of `servers`
     ItemFilters filters;               // for every member
     // Between a member's name and its tools' and prompts' names: "github__create_issue".

@@ -86,6 +86,11 @@ void read_env_file(const toml::node& value, std::string_view key, ServerReader& 
         r.diag.error(value.source(), "expected a file path for 'env_file', got an empty string");
         return;
     }
+    if (text->starts_with("~/")) {
+        // The user's own file, read as that user when a child starts (daemon/managed_server).
+        r.server.env_file = *text;
+        return;
+    }
     const std::string path = resolve_path(r.base_dir, *text);
     std::string contents;
     if (const int error = read_text_file(path, contents); error != 0) {
@@ -114,8 +119,8 @@ void read_cwd(const toml::node& value, std::string_view key, ServerReader& r) {
         // A directory of each project's (sharing = "project"): it exists only once a session
         // names its project, so it is checked when the child starts.
         if (!text->starts_with(kProjectPlaceholder) && !text->starts_with('/')) {
-            r.diag.error(value.source(), "cwd " + in_quotes(*text) +
-                                             " must start with {project} or '/'");
+            r.diag.error(value.source(),
+                         "cwd " + in_quotes(*text) + " must start with {project} or '/'");
             return;
         }
         r.server.cwd = *text;
@@ -208,6 +213,10 @@ void read_max_children(const toml::node& value, std::string_view key, ServerRead
     assign(r.server.max_children, read_integer(value, key, 0, UINT_MAX, r.diag));
 }
 
+void read_max_children_per_user(const toml::node& value, std::string_view key, ServerReader& r) {
+    assign(r.server.max_children_per_user, read_integer(value, key, 0, UINT_MAX, r.diag));
+}
+
 void read_args(const toml::node& value, std::string_view key, ServerReader& r) {
     assign(r.server.args, read_string_array(value, key, r.diag));
 }
@@ -272,6 +281,7 @@ constexpr Field kFields[] = {
     {"health_interval", read_duration_field<&ServerConfig::health_interval, true>},
     {"max_sessions", read_max_sessions},
     {"max_children", read_max_children},
+    {"max_children_per_user", read_max_children_per_user},
     {"request_log", read_request_log},
     {"roots", read_roots},
     {"allow_users", read_principals<&ServerConfig::allow_users>},

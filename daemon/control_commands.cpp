@@ -3,15 +3,17 @@
 #include <event2/bufferevent.h>
 #include <event2/util.h>
 #include <sys/stat.h>
-#include <unistd.h>  // getpid
+#include <unistd.h>  // getpid, geteuid
 
 #include <algorithm>
 #include <filesystem>
 
+#include "common/accounts.h"
 #include "common/check.h"
 #include "common/json_read.h"
 #include "common/log.h"
 #include "daemon/daemon.h"
+#include "daemon/peer_project.h"
 
 namespace mcpd {
 
@@ -40,9 +42,8 @@ void ControlCommands::handle_request(ControlConnection& c, const json& request) 
         return;
     }
     // Looking on is still answered while mcpd shuts down; acting is not.
-    const bool looks_only =
-        *command == Command::version || *command == Command::status || *command == Command::logs ||
-        *command == Command::stats;
+    const bool looks_only = *command == Command::version || *command == Command::status ||
+                            *command == Command::logs || *command == Command::stats;
     if (daemon_.shutting_down() && !looks_only) {
         c.reply_error(control::code::shutting_down, "mcpd is shutting down");
         return;
@@ -172,7 +173,8 @@ json ControlCommands::daemon_json(const ControlConnection& c) {
 json ControlCommands::statuses(const std::vector<std::string>& names) {
     json list = json::array();
     for (const std::string& name : names) {
-        if (ManagedServer* server = daemon_.pool().find(name)) list.push_back(server->status_json());
+        if (ManagedServer* server = daemon_.pool().find(name))
+            list.push_back(server->status_json());
     }
     return list;
 }
@@ -207,8 +209,8 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
             // Each session has its own process; the entry itself only holds the settings.
             entry["sessions"] = daemon_.pool().exclusive_count(s->name());
         }
-        if (s->config().sharing == config::Sharing::project) {
-            // One child per project; the entry itself only holds the settings.
+        if (config::children_per_user(s->config())) {
+            // One child per project (or user); the entry itself only holds the settings.
             json children = json::array();
             std::size_t sessions = 0;
             for (const auto& [project, child] : daemon_.pool().projects_of(s->name())) {
@@ -240,9 +242,8 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
         // Groups: the registry's and the ad-hoc ones with sessions, with the members left out.
         json groups = daemon_.sessions().groups_json(c.peer());
         for (const config::GroupConfig& group : daemon_.registry().groups) {
-            const bool listed = std::any_of(groups.begin(), groups.end(), [&](const json& g) {
-                return g["name"] == group.name;
-            });
+            const bool listed = std::any_of(groups.begin(), groups.end(),
+                                            [&](const json& g) { return g["name"] == group.name; });
             bool usable = true;
             json members = json::array();
             for (const config::GroupMember& member : group.members) {
@@ -273,7 +274,7 @@ void ControlCommands::act(ControlConnection& c, const json& request, Command com
     std::vector<std::string> names;
     for (ManagedServer* s : targets.value()) {
         names.push_back(s->name());
-        if (s->config().sharing == config::Sharing::project) {
+        if (config::children_per_user(s->config())) {
             // Its entry runs no process (that would run without a project): its children
             // start with their projects' sessions, and follow stop and restart.
             if (command == Command::stop) s->supervisor().request_stop();
@@ -296,38 +297,37 @@ void ControlCommands::act(ControlConnection& c, const json& request, Command com
     const bool up = command != Command::stop;
     c.defer_reply();
     ControlConnection* connection = &c;
-    const std::uint64_t id = daemon_.wait_for(names, up, timeout, [this, connection, names, up,
-                                                                   timeout](bool timed_out) {
-        const json list = statuses(names);
-        if (timed_out) {
-            std::vector<std::string> pending;
+    const std::uint64_t id = daemon_.wait_for(
+        names, up, timeout, [this, connection, names, up, timeout](bool timed_out) {
+            const json list = statuses(names);
+            if (timed_out) {
+                std::vector<std::string> pending;
+                for (const json& s : list) {
+                    pending.push_back(s["name"].get<std::string>() + " is " +
+                                      s["state"].get<std::string>());
+                }
+                connection->reply_error(
+                    control::code::timeout,
+                    "gave up waiting after " + format_duration(timeout) + ": " + join(pending), {});
+                return;
+            }
+            std::vector<std::string> failures;
             for (const json& s : list) {
-                pending.push_back(s["name"].get<std::string>() + " is " +
-                                  s["state"].get<std::string>());
+                if (up && s["state"] == "failed") {
+                    failures.push_back(s["name"].get<std::string>() + ": " +
+                                       (s["error"].is_string() ? s["error"].get<std::string>()
+                                                               : std::string("failed")));
+                }
             }
-            connection->reply_error(control::code::timeout,
-                                    "gave up waiting after " + format_duration(timeout) + ": " +
-                                        join(pending),
-                                    {});
-            return;
-        }
-        std::vector<std::string> failures;
-        for (const json& s : list) {
-            if (up && s["state"] == "failed") {
-                failures.push_back(s["name"].get<std::string>() + ": " +
-                                   (s["error"].is_string() ? s["error"].get<std::string>()
-                                                           : std::string("failed")));
+            if (!failures.empty()) {
+                connection->reply_error(
+                    control::code::failed,
+                    failures.size() == 1 ? failures.front() : "some servers failed to start",
+                    failures.size() == 1 ? std::vector<std::string>{} : failures);
+                return;
             }
-        }
-        if (!failures.empty()) {
-            connection->reply_error(control::code::failed,
-                                    failures.size() == 1 ? failures.front()
-                                                         : "some servers failed to start",
-                                    failures.size() == 1 ? std::vector<std::string>{} : failures);
-            return;
-        }
-        connection->reply_ok(control::servers_result(list));
-    });
+            connection->reply_ok(control::servers_result(list));
+        });
     c.on_close([this, id] { daemon_.cancel_wait(id); });
 }
 
@@ -456,16 +456,24 @@ bool ControlCommands::admit(ControlConnection& c, ManagedServer& server, const s
                           "max_children in the registry");
         return false;
     }
-    if (server.config().sharing == config::Sharing::project) {
-        Result<Project> found_project = session_project(server, cwd);
+    if (config::children_per_user(server.config())) {
+        Result<Project> found_project = server.config().sharing == config::Sharing::user
+                                            ? session_user_project(server, c.peer())
+                                            : session_project(server, cwd, c.peer());
         if (!found_project) {
             c.reply_error(control::code::bad_request, found_project.error());
             return false;
         }
-        if (!daemon_.pool().project_child_available(server, found_project.value())) {
+        const ChildQuota quota =
+            child_quota(server.config(), c.peer(), daemon_.authority().trusted(c.peer()));
+        if (!daemon_.pool().project_child_available(server, found_project.value(), quota)) {
+            // Idle children give their slots back as they stop: a retry then finds one.
+            daemon_.pool().stop_idle_project_children(server.name());
             c.reply_error(control::code::limit,
-                          max_children_refusal(server.name(), server.config().max_children,
-                                               found_project->directory));
+                          child_refusal_sentence(
+                              server.name(), quota,
+                              child_refusal(daemon_.pool().child_views(server.name()), quota),
+                              found_project->directory));
             return false;
         }
         project = std::move(found_project).value();
@@ -532,11 +540,34 @@ ManagedServer& ControlCommands::instance_for(ManagedServer& server, SessionId id
         // and the session is let in rather than dropped after its attach was accepted.
         return daemon_.pool().project_child_on_attach(server, id, *project);
     }
+    if (project && server.config().sharing == config::Sharing::user) {
+        // Its user's child, made if need be: nothing to settle later.
+        return daemon_.pool().project_child_for(server, id, *project);
+    }
     return daemon_.pool().instance_for_session(server, id);
 }
 
+Result<Project> ControlCommands::session_user_project(const ManagedServer& server,
+                                                      const PeerCredentials& peer) const {
+    // The user's child runs in the entry's cwd, else in the user's home (its account's, or
+    // `/` for a uid without one); checked as the user like a project's directory.
+    std::string directory = server.config().cwd;
+    if (directory.empty()) {
+        const std::optional<accounts::Account> account = accounts::account_of(peer.uid);
+        directory = account && !account->home.empty() ? account->home : "/";
+    }
+    Result<Project> home = project_from_directory(directory);
+    if (home) home = project_for_peer(home.value(), peer, ::geteuid());
+    if (!home) {
+        return permanent_failure("server '" + server.name() +
+                                 "' runs a child per user: " + home.error());
+    }
+    return home;
+}
+
 Result<Project> ControlCommands::session_project(const ManagedServer& server,
-                                                 const std::string& cwd) const {
+                                                 const std::string& cwd,
+                                                 const PeerCredentials& peer) const {
     // mcpctl connect sends its directory; a client on the socket that does not is keyed by
     // the registry's cwd, else mcpd's own.
     std::string directory = cwd;
@@ -553,9 +584,16 @@ Result<Project> ControlCommands::session_project(const ManagedServer& server,
     if (!project) {
         return permanent_failure("server '" + server.name() +
                                  "' shares a child per project, and the attach's \"cwd\" gives "
-                                 "none: " + project.error());
+                                 "none: " +
+                                 project.error());
     }
-    return project;
+    // The child runs there with `{project}` naming it: only a directory the peer may open.
+    Result<Project> checked = project_for_peer(project.value(), peer, ::geteuid());
+    if (!checked) {
+        return permanent_failure("server '" + server.name() +
+                                 "' shares a child per project: " + checked.error());
+    }
+    return checked;
 }
 
 }  // namespace mcpd

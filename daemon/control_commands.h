@@ -67,7 +67,11 @@ private:
     ManagedServer& instance_for(ManagedServer& server, SessionId id,
                                 const std::optional<Project>& project);
     // A session's project from the directory its attach gave (sharing = "project").
-    Result<Project> session_project(const ManagedServer& server, const std::string& cwd) const;
+    Result<Project> session_project(const ManagedServer& server, const std::string& cwd,
+                                    const PeerCredentials& peer) const;
+    // sharing = "user": the session's user's project (its home, or the entry's cwd).
+    Result<Project> session_user_project(const ManagedServer& server,
+                                         const PeerCredentials& peer) const;
     void sessions(ControlConnection& c, const nlohmann::json& request);
     // The traffic figures of docs/STATS.md.
     void stats(ControlConnection& c, const nlohmann::json& request);

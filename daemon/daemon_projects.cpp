@@ -6,8 +6,11 @@
 // the client for its roots and holds its lines; here the answer picks the project's child,
 // and the session either stays or moves there before any of its lines reached a child. The
 // children themselves are kept in the ServerPool (its project instances and routes).
+#include <unistd.h>
+
 #include "common/log.h"
 #include "daemon/daemon.h"
+#include "daemon/peer_project.h"
 
 namespace mcpd {
 
@@ -36,20 +39,35 @@ void Daemon::settle_project(SessionId session, const std::string& name,
     const std::string who = "session " + std::to_string(session);
     Project target;
     if (reported) {
-        target = *reported;
+        // Its roots become the child's directory and `{project}`: only those its user may open.
+        const std::optional<PeerCredentials> reporter = sessions_.peer_of(session);
+        Result<Project> checked = reporter ? project_for_peer(*reported, *reporter, ::geteuid())
+                                           : Result<Project>(permanent_failure("its peer is gone"));
+        if (!checked) {
+            const std::string message =
+                "server '" + name + "' shares a child per project: " + checked.error();
+            log::warning(name, who + " cannot be served: " + message);
+            current->router().fail_held(session, message);
+            sessions_.end(session, message, false);
+            return;
+        }
+        target = std::move(checked).value();
     } else if (const Project* working = pool_.working_project_of(session)) {
         target = *working;
-        log::info(name, who + " is keyed by its working directory " + target.directory + ": " + why);
+        log::info(name,
+                  who + " is keyed by its working directory " + target.directory + ": " + why);
     } else {
         current->router().release_held(session);
         return;
     }
     const Project* here = pool_.project_of_session(session);
     const bool alone = current->router().session_count() == 1;
+    const std::optional<PeerCredentials> peer = sessions_.peer_of(session);
+    const ChildQuota quota = child_quota(entry->config(), peer.value_or(PeerCredentials{}),
+                                         peer && authority_.trusted(*peer));
     const Settlement settlement = settle_session(
         pool_.child_views(name), here != nullptr ? here->key() : std::string(), target.key(), alone,
-        here != nullptr && pool_.only_roots_differ(*entry, *current, target),
-        entry->config().max_children);
+        here != nullptr && pool_.only_roots_differ(*entry, *current, target), quota);
     switch (settlement) {
         case Settlement::stay:
             current->router().release_held(session);
@@ -63,8 +81,10 @@ void Daemon::settle_project(SessionId session, const std::string& name,
             current->router().release_held(session);
             return;
         case Settlement::refuse: {
+            const ChildRefusal refusal = child_refusal(pool_.child_views(name), quota);
+            pool_.stop_idle_project_children(name);  // their slots come back as they stop
             const std::string message =
-                max_children_refusal(name, entry->config().max_children, target.directory);
+                child_refusal_sentence(name, quota, refusal, target.directory);
             log::warning(name, who + " cannot be served: " + message);
             current->router().fail_held(session, message);
             sessions_.end(session, message, false);

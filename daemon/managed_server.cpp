@@ -2,14 +2,18 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 
+#include "common/accounts.h"
 #include "common/check.h"
 #include "common/log.h"
 #include "daemon/mux/mcp_versions.h"
 #include "daemon/mux/request_log.h"
 #include "daemon/server/config_change.h"
 #include "daemon/server/reaper.h"
+#include "daemon/server/user_env_file.h"
 
 extern char** environ;
 
@@ -78,7 +82,9 @@ void ManagedServer::apply_config(const config::ServerConfig& config) {
     supervisor_.apply_config(config, change);
 }
 
-TimePoint ManagedServer::now() const { return Clock::now(); }
+TimePoint ManagedServer::now() const {
+    return Clock::now();
+}
 
 Result<int> ManagedServer::spawn() {
     Result<SpawnedProcess> process = start_process();
@@ -93,7 +99,19 @@ Result<int> ManagedServer::spawn() {
 
 // Resolve the command against the child's own PATH, and fork and exec it.
 Result<SpawnedProcess> ManagedServer::start_process() {
-    std::vector<std::string> env = build_child_environment(config_, environ);
+    std::vector<std::string> env;
+    if (is_user_env_file(config_.env_file)) {
+        // The user's own file, read now as that user (its contents are never kept).
+        const char* own_home = std::getenv("HOME");
+        Result<std::map<std::string, std::string>> vars =
+            read_user_env_file(config_.env_file, config_.run_as, own_home ? own_home : "");
+        if (!vars) return vars.failure();
+        config::ServerConfig with_vars = config_;
+        with_vars.env_file_vars = std::move(vars).value();
+        env = build_child_environment(with_vars, environ);
+    } else {
+        env = build_child_environment(config_, environ);
+    }
     const std::string base_dir = config_.cwd.empty() ? host_.registry_dir() : config_.cwd;
     Result<std::string> path = resolve_command(config_.command, find_env(env, "PATH"), base_dir);
     if (!path) return path.failure();
@@ -103,10 +121,13 @@ Result<SpawnedProcess> ManagedServer::start_process() {
     request.argv.insert(request.argv.end(), config_.args.begin(), config_.args.end());
     request.env = std::move(env);
     request.cwd = config_.cwd;
+    request.identity = config_.run_as;
     Result<SpawnedProcess> process = spawn_process(request);
     if (process) {
         log::info(config_.name,
-                  "started pid " + std::to_string(process->pid) + ": " + request.path);
+                  "started pid " + std::to_string(process->pid) + ": " + request.path +
+                      (request.identity ? " as " + accounts::describe_uid(request.identity->uid)
+                                        : std::string()));
     }
     return process;
 }
@@ -220,9 +241,13 @@ void ManagedServer::abandon_pipes() {
     }
 }
 
-void ManagedServer::pause_sessions(bool paused) { host_.pause_sessions(*this, paused); }
+void ManagedServer::pause_sessions(bool paused) {
+    host_.pause_sessions(*this, paused);
+}
 
-void ManagedServer::fail_waiting(const std::string& why) { router_.fail_waiting(why); }
+void ManagedServer::fail_waiting(const std::string& why) {
+    router_.fail_waiting(why);
+}
 
 void ManagedServer::arm_timer(TimerKind kind, Duration after) {
     auto& slot = timers_[kind];
@@ -283,7 +308,9 @@ bool ManagedServer::child_send_spliced(std::span<const std::string_view> pieces)
     return true;
 }
 
-std::uint64_t ManagedServer::child_next_id() { return ids_ ? ids_->next() : 0; }
+std::uint64_t ManagedServer::child_next_id() {
+    return ids_ ? ids_->next() : 0;
+}
 
 bool ManagedServer::pass_to_legacy(SessionId session, std::string_view line) {
     return host_.pass_to_legacy(*this, session, line);
@@ -309,7 +336,9 @@ void ManagedServer::set_project_roots(const std::vector<std::string>& roots) {
     router_.roots_changed();
 }
 
-void ManagedServer::want_child() { supervisor_.on_child_wanted(); }
+void ManagedServer::want_child() {
+    supervisor_.on_child_wanted();
+}
 
 void ManagedServer::deadlines_changed() {
     const std::optional<TimePoint> next = router_.next_deadline();
@@ -321,7 +350,9 @@ void ManagedServer::deadlines_changed() {
     router_timer_.arm(wait.count() > 0 ? wait : Duration(0));
 }
 
-void ManagedServer::note(std::string_view message) { log::info(config_.name, message); }
+void ManagedServer::note(std::string_view message) {
+    log::info(config_.name, message);
+}
 
 void ManagedServer::note_repeated(std::string_view kind, std::string_view detail) {
     log::repeated(log::Level::info, config_.name, kind, detail);

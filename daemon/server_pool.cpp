@@ -80,8 +80,13 @@ void ServerPool::apply_config(const config::ServerConfig& config) {
         if (child.server->name() == config.name)
             child.server->apply_config(config_for_project(config, child.project));
     }
-    for (ManagedServer* legacy : legacy_processes_of(config.name))
-        legacy->apply_config(legacy_config(config));
+    for (auto& [key, legacy] : legacy_) {
+        if (legacy->name() != config.name) continue;
+        const auto project = legacy_projects_.find(key);
+        legacy->apply_config(legacy_config(project == legacy_projects_.end()
+                                               ? config
+                                               : config_for_project(config, project->second)));
+    }
 }
 
 void ServerPool::remove(const std::string& name) {
@@ -95,7 +100,8 @@ void ServerPool::remove(const std::string& name) {
             ++it;
             continue;
         }
-        retire(std::move(it->second.server), StopReason::stopped);
+        retire_project_child(std::move(it->second.server), it->second.project.user,
+                             StopReason::stopped);
         it = projects_.erase(it);
     }
 }
@@ -141,13 +147,25 @@ config::ServerConfig ServerPool::legacy_config(const config::ServerConfig& serve
     config::ServerConfig legacy = server;
     legacy.era = config::Era::legacy;
     legacy.autostart = false;  // started when a legacy client asks
+    // A project child's legacy process serves that one project: its sessions were placed by
+    // the modern child, and are not settled again.
+    if (legacy.sharing == config::Sharing::project) legacy.sharing = config::Sharing::shared;
     return legacy;
 }
 
 ManagedServer& ServerPool::legacy_process_for(ManagedServer& server, SessionId session) {
-    std::unique_ptr<ManagedServer>& slot = legacy_[legacy_key(server, session)];
+    std::string key = legacy_key(server, session);
+    const Project* project = nullptr;
+    for (const auto& [child_key, child] : projects_) {
+        if (child.server.get() != &server) continue;
+        // A project's child: its legacy clients get a process of that project (and user).
+        key = "project\n" + child_key;
+        project = &child.project;
+    }
+    std::unique_ptr<ManagedServer>& slot = legacy_[key];
     if (!slot) {
         slot = std::make_unique<ManagedServer>(host_, legacy_config(server.config()));
+        if (project != nullptr) legacy_projects_[key] = *project;
         log::info(server.name(),
                   "the server runs the stateless era: starting a second process, "
                   "initialized for its legacy clients");
@@ -179,6 +197,7 @@ void ServerPool::legacy_session_left(SessionId session) {
     for (auto it = legacy_.begin(); it != legacy_.end(); ++it) {
         if (it->second.get() != process) continue;
         std::unique_ptr<ManagedServer> owned = std::move(it->second);
+        legacy_projects_.erase(it->first);
         legacy_.erase(it);
         log::info(owned->name(), "the last legacy client left: stopping the legacy process");
         retire(std::move(owned), StopReason::idle);
@@ -195,12 +214,40 @@ std::vector<ManagedServer*> ServerPool::legacy_processes_of(const std::string& n
 }
 
 bool ServerPool::project_child_live(const ManagedServer& child) {
-    return child.router().session_count() > 0 || !child.drained() ||
-           child.supervisor().state() != ServerState::stopped;
+    // A process counts until it is reaped, and one waiting to restart for its sessions; a
+    // child that failed, or stopped with no session, holds no slot.
+    const ServerState state = child.supervisor().state();
+    const bool has_process = !child.drained() || state == ServerState::starting ||
+                             state == ServerState::running || state == ServerState::stopping ||
+                             state == ServerState::backoff;
+    return has_process || (child.router().session_count() > 0 && state != ServerState::failed);
 }
 
-bool ServerPool::project_child_available(const ManagedServer& server, const Project& project) const {
-    return child_available(child_views(server.name()), project.key(), server.config().max_children);
+bool ServerPool::project_child_available(const ManagedServer& server, const Project& project,
+                                         const ChildQuota& quota) const {
+    return child_available(child_views(server.name()), project.key(), quota);
+}
+
+void ServerPool::stop_idle_project_children(const std::string& name) {
+    for (auto it = projects_.begin(); it != projects_.end();) {
+        ManagedServer& child = *it->second.server;
+        if (child.name() != name || child.router().session_count() > 0 ||
+            child.supervisor().state() == ServerState::stopped) {
+            ++it;
+            continue;
+        }
+        log::info(name, "stopping the idle child of project " + it->second.project.directory +
+                            " to free its slot (max_children)");
+        retire_project_child(std::move(it->second.server), it->second.project.user,
+                             StopReason::idle);
+        it = projects_.erase(it);
+    }
+}
+
+void ServerPool::retire_project_child(std::unique_ptr<ManagedServer> child, uid_t user,
+                                      StopReason reason) {
+    stopping_children_[child.get()] = user;
+    retire(std::move(child), reason);
 }
 
 ManagedServer& ServerPool::project_child_for(ManagedServer& server, SessionId id,
@@ -209,9 +256,10 @@ ManagedServer& ServerPool::project_child_for(ManagedServer& server, SessionId id
     ProjectChild& child = projects_[project_key(server.name(), project)];
     if (!child.server) {
         child.project = project;
-        child.server = std::make_unique<ManagedServer>(host_, config_for_project(server.config(), project));
-        log::info(server.name(), "starting a child for project " + project.directory +
-                                     " (sharing = \"project\")");
+        child.server =
+            std::make_unique<ManagedServer>(host_, config_for_project(server.config(), project));
+        log::info(server.name(),
+                  "starting a child for project " + project.directory + " (sharing = \"project\")");
     }
     project_routes_[id] = child.server.get();
     // Started (or started again after idling out) for the session; on demand, as shared.
@@ -280,7 +328,8 @@ void ServerPool::project_child_left(ManagedServer& child) {
         if (it->second.server.get() != &child) continue;
         log::info(child.name(), "the last session of project " + it->second.project.directory +
                                     " left: stopping its child");
-        retire(std::move(it->second.server), StopReason::idle);
+        retire_project_child(std::move(it->second.server), it->second.project.user,
+                             StopReason::idle);
         projects_.erase(it);
         return;
     }
@@ -302,7 +351,14 @@ std::vector<ChildView> ServerPool::child_views(const std::string& name) const {
         if (server.name() != name) continue;
         views.push_back({child.project.key(), project_child_live(server),
                          server.supervisor().state() == ServerState::running,
-                         server.router().modern_child(), server.router().session_count()});
+                         server.router().modern_child(), server.router().session_count(),
+                         child.project.user});
+    }
+    // Children on their way out count until reaped (under no project: nothing joins them).
+    for (const auto& server : retired_) {
+        const auto stopping = stopping_children_.find(server.get());
+        if (server->name() == name && stopping != stopping_children_.end() && !server->drained())
+            views.push_back({std::string(), true, false, false, 0, stopping->second});
     }
     return views;
 }
@@ -329,7 +385,8 @@ void ServerPool::rekey_project_child(ManagedServer& child, const Project& projec
 ManagedServer& ServerPool::project_child_on_attach(ManagedServer& server, SessionId id,
                                                    const Project& working) {
     working_projects_[id] = working;
-    const Placement placement = place_session(child_views(server.name()), working.key());
+    const Placement placement =
+        place_session(child_views(server.name()), working.key(), working.user);
     if (placement.kind == Placement::Kind::lobby) {
         // child_views lists the server's children in projects_ order.
         std::size_t index = 0;
@@ -356,7 +413,9 @@ ManagedServer* ServerPool::project_route(SessionId id) {
 void ServerPool::prune_project_children(const std::string& name) {
     for (auto it = projects_.begin(); it != projects_.end();) {
         const ManagedServer& child = *it->second.server;
-        if (child.name() == name && !project_child_live(child)) {
+        // A failed child that still holds sessions holds no slot, but stays theirs.
+        if (child.name() == name && !project_child_live(child) &&
+            child.router().session_count() == 0 && child.drained()) {
             keep_stats(child);
             it = projects_.erase(it);
         } else {
@@ -383,6 +442,7 @@ void ServerPool::drained(ManagedServer& server) {
                                         [key](const auto& s) { return s.get() == key; });
         if (found != retired_.end() && (*found)->drained()) {
             keep_stats(**found);
+            stopping_children_.erase(found->get());
             retired_.erase(found);
         }
         retired_freed_();
@@ -424,12 +484,14 @@ void ServerPool::clear() {
     // The routes point into legacy_: they go first.
     legacy_routes_.clear();
     legacy_.clear();
+    legacy_projects_.clear();
     project_routes_.clear();
     working_projects_.clear();
     projects_.clear();
     exclusive_.clear();
     shared_.clear();
     retired_.clear();
+    stopping_children_.clear();
     order_.clear();
 }
 

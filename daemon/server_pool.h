@@ -5,9 +5,10 @@
 //              sharing = "shared" or "serialized" server uses;
 //   exclusive  by session id: the private process of one session of a sharing = "exclusive"
 //              server, started for it and stopped when it ends;
-//   legacy     by legacy_key (the server's name, or "name#session" for an exclusive one): the
-//              second process of a dual-era server run modern, serving its legacy clients,
-//              with the sessions it holds in legacy routes;
+//   legacy     by legacy_key (the server's name, "name#session" for an exclusive one, or
+//              "project" and the child's key for a project's): the second process of a
+//              dual-era server run modern, serving its legacy clients, with the sessions it
+//              holds in legacy routes;
 //   project    by server name and project key (sharing = "project"): the child every session
 //              of one project shares, started for the first and stopped after the last
 //              (at once, or after idle_timeout), with the sessions it holds in project routes;
@@ -78,8 +79,11 @@ public:
     std::vector<ManagedServer*> legacy_processes_of(const std::string& name);
 
     // sharing = "project": whether session of `project` may use `server` now: its project
-    // has a child, or fewer than max_children run.
-    bool project_child_available(const ManagedServer& server, const Project& project) const;
+    // has a child, or `quota` lets a new one start (project_placement.h).
+    bool project_child_available(const ManagedServer& server, const Project& project,
+                                 const ChildQuota& quota) const;
+    // Stop `name`'s children that hold no session (idling out), to free their slots.
+    void stop_idle_project_children(const std::string& name);
     // The child of `project` for session `id` of `server`, made (and started) when the
     // project has none; the session is routed to it.
     ManagedServer& project_child_for(ManagedServer& server, SessionId id, const Project& project);
@@ -149,6 +153,7 @@ private:
     std::vector<std::unique_ptr<ManagedServer>> retired_;
     std::map<SessionId, std::unique_ptr<ManagedServer>> exclusive_;
     std::map<std::string, std::unique_ptr<ManagedServer>> legacy_;  // by legacy_key
+    std::map<std::string, Project> legacy_projects_;  // the project of a project child's one
     std::map<SessionId, ManagedServer*> legacy_routes_;
     struct ProjectChild {
         Project project;
@@ -165,6 +170,9 @@ private:
     std::map<std::string, TimePoint> added_;
     // Children that hold no session now and run no process are not counted.
     static bool project_child_live(const ManagedServer& child);
+    // Retire a project's child; it counts against max_children (as `user`'s) until reaped.
+    void retire_project_child(std::unique_ptr<ManagedServer> child, uid_t user, StopReason reason);
+    std::map<const ManagedServer*, uid_t> stopping_children_;
 };
 
 }  // namespace mcpd

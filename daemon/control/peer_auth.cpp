@@ -22,9 +22,9 @@ std::optional<gid_t> allowed_gid(const std::string& text) {
     return accounts::gid_of(text);
 }
 
-// The peer's primary group plus its supplementary groups: the process's own when the kernel
-// said them, else those the group database gives its user.
-std::vector<gid_t> groups_of(const PeerCredentials& peer) {
+}  // namespace
+
+std::vector<gid_t> peer_groups(const PeerCredentials& peer) {
     std::vector<gid_t> groups{peer.gid};
     if (peer.groups_known) {
         groups.insert(groups.end(), peer.groups.begin(), peer.groups.end());
@@ -46,8 +46,6 @@ std::vector<gid_t> groups_of(const PeerCredentials& peer) {
     groups.insert(groups.end(), list.begin(), list.end());
     return groups;
 }
-
-}  // namespace
 
 std::optional<PeerCredentials> peer_credentials(int socket_fd) {
     ucred cred{};
@@ -78,7 +76,7 @@ bool peer_allowed_for(const PeerCredentials& peer, const config::ServerConfig& s
         if (accounts::uid_of(user) == peer.uid) return true;
     }
     if (server.allow_groups.empty()) return false;
-    const std::vector<gid_t> groups = groups_of(peer);
+    const std::vector<gid_t> groups = peer_groups(peer);
     for (const std::string& name : server.allow_groups) {
         const std::optional<gid_t> gid = allowed_gid(name);
         if (!gid) continue;

@@ -25,6 +25,10 @@ struct PeerCredentials {
 
 std::optional<PeerCredentials> peer_credentials(int socket_fd);
 
+// The peer's primary group plus its supplementary groups: the process's own when the kernel
+// said them, else those the group database gives its user.
+std::vector<gid_t> peer_groups(const PeerCredentials& peer);
+
 // Root and the daemon's own user may do anything.
 bool is_privileged_peer(const PeerCredentials& peer, uid_t owner);
 

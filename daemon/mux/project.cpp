@@ -108,7 +108,8 @@ std::string last_segment(std::string_view path) {
 std::optional<std::string> normalise_root_uri(std::string_view uri) {
     // scheme ":" (RFC 3986: a letter, then letters, digits, + - .)
     const std::size_t colon = uri.find(':');
-    if (colon == 0 || colon == std::string_view::npos || !std::isalpha(static_cast<unsigned char>(uri[0]))) {
+    if (colon == 0 || colon == std::string_view::npos ||
+        !std::isalpha(static_cast<unsigned char>(uri[0]))) {
         return std::nullopt;
     }
     std::string scheme;
@@ -127,8 +128,8 @@ std::optional<std::string> normalise_root_uri(std::string_view uri) {
         std::string host(rest.substr(0, slash));
         std::transform(host.begin(), host.end(), host.begin(),
                        [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        // Another machine's file is not a directory here: keep it as written, its own project.
-        if (!host.empty() && host != "localhost") return std::string(uri);
+        // Another machine's file is not a directory here, and never a project's.
+        if (!host.empty() && host != "localhost") return std::nullopt;
         rest = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
     }
     if (!rest.starts_with('/')) return std::nullopt;  // a relative path is no root
@@ -148,9 +149,9 @@ std::string directory_uri(std::string_view absolute_path) {
 }
 
 std::string Project::key() const {
-    std::string out;
+    std::string out = "uid " + std::to_string(user);
     for (const std::string& root : roots) {
-        if (!out.empty()) out += '\n';
+        out += '\n';
         out += root;
     }
     return out;
@@ -175,10 +176,13 @@ Result<Project> project_from_roots(const nlohmann::json& list_roots_result) {
     project.from_roots = true;
     for (const nlohmann::json& root : *roots) {
         const std::string* uri = json_read::string_at(root, "uri");
-        if (uri == nullptr) return permanent_failure("a root in the client's roots/list result has no \"uri\"");
+        if (uri == nullptr)
+            return permanent_failure("a root in the client's roots/list result has no \"uri\"");
         std::optional<std::string> normalised = normalise_root_uri(*uri);
         if (!normalised) {
-            return permanent_failure("the client reported a root that is not an absolute URI");
+            return permanent_failure(
+                "the client reported a root that is not an absolute URI of this machine (a "
+                "file:// root must have an empty or localhost host)");
         }
         if (project.directory.empty()) {
             if (const auto path = file_uri_path(*normalised)) project.directory = *path;
@@ -190,7 +194,8 @@ Result<Project> project_from_roots(const nlohmann::json& list_roots_result) {
         return permanent_failure("the client reported no file:// root");
     }
     std::sort(project.roots.begin(), project.roots.end());
-    project.roots.erase(std::unique(project.roots.begin(), project.roots.end()), project.roots.end());
+    project.roots.erase(std::unique(project.roots.begin(), project.roots.end()),
+                        project.roots.end());
     return project;
 }
 
@@ -207,13 +212,17 @@ Result<Project> project_from_directory(std::string_view absolute_path) {
     return project;
 }
 
-config::ServerConfig config_for_project(const config::ServerConfig& server, const Project& project) {
+config::ServerConfig config_for_project(const config::ServerConfig& server,
+                                        const Project& project) {
     config::ServerConfig config = server;
-    config.cwd = config.cwd.empty() ? project.directory
-                                    : replace_placeholder(config.cwd, project.directory);
+    config.cwd =
+        config.cwd.empty() ? project.directory : replace_placeholder(config.cwd, project.directory);
     for (std::string& arg : config.args) arg = replace_placeholder(arg, project.directory);
     for (auto& [name, value] : config.env) value = replace_placeholder(value, project.directory);
-    config.roots = project.roots;
+    // A project's child is answered roots/list with the project; a user's child asks its
+    // sessions, as a shared server does.
+    if (server.sharing != config::Sharing::user) config.roots = project.roots;
+    config.run_as = project.identity;
     return config;
 }
 

@@ -4,6 +4,8 @@
 // known (settle_session).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -14,50 +16,73 @@ namespace mcpd {
 
 // One child of the server, as the decisions see it.
 struct ChildView {
-    std::string key;            // its project's key (Project::key)
-    bool live = true;           // runs, starts or holds sessions (what max_children bounds)
-    bool running = false;       // ready to answer an initialize now
-    bool modern = false;        // speaks the stateless era: its sessions have no handshake
+    std::string key;       // its project's key (Project::key); empty for one stopping
+    bool live = true;      // has a process, or holds sessions (what max_children bounds)
+    bool running = false;  // ready to answer an initialize now
+    bool modern = false;   // speaks the stateless era: its sessions have no handshake
     std::size_t sessions = 0;
+    uid_t user = 0;  // whose project it serves
 };
 
 // How many children count against max_children.
 std::size_t live_children(std::span<const ChildView> children);
 
-// Whether a session of project `key` can be served: its project has a child, or fewer than
-// `max_children` (0: no limit) are live.
+// Who asks for a new child, with the limits of the server asked.
+struct ChildQuota {
+    unsigned max_children = 0;  // live children of the server; 0: no limit
+    unsigned per_user = 0;      // live children of one user who is not trusted; 0: no own limit
+    uid_t user = 0;
+    bool trusted = true;  // root or mcpd's own user: no per-user limit, and may take the
+                          // last slot, which a user of allow_users never does
+};
+
+// Why no new child may start for `quota`'s user now.
+enum class ChildRefusal {
+    none,
+    server_full,    // max_children live
+    owner_reserve,  // one slot left, and it is kept for mcpd's user and root
+    user_share,     // the user already has per_user live children
+};
+ChildRefusal child_refusal(std::span<const ChildView> children, const ChildQuota& quota);
+
+// Whether a session of project `key` can be served: its project has a child, or a new one
+// may start (child_refusal).
 bool child_available(std::span<const ChildView> children, const std::string& key,
-                     unsigned max_children);
+                     const ChildQuota& quota);
 
 // Where a new session goes, whose working directory's project is `key`.
 struct Placement {
     enum class Kind {
         own,    // the child of its working directory's project (`index`)
-        lobby,  // a running child of another project (`index`): it answers the initialize, and
-                // the session moves once its roots are known; no process starts for a guess
+        lobby,  // a running child of another project of the same user (`index`): it answers the
+                // initialize, and the session moves once its roots are known; no process starts for
+                // a guess
         start,  // a new child for its working directory's project
     };
     Kind kind = Kind::start;
     std::size_t index = 0;
 };
-Placement place_session(std::span<const ChildView> children, const std::string& key);
+// A lobby is only ever a child of the same user's: nothing of another user's child (its
+// notifications, its logs) reaches a session even while it waits there.
+Placement place_session(std::span<const ChildView> children, const std::string& key, uid_t user);
 
 // What to do once a session's project is known: `current` is the key of the child it is on
-// (and `alone` whether it is that child's only session), `target` its project's.
+// (and `alone` whether it is that child's only session), `target` its project's. A child it
+// leaves still counts until its process is reaped, so that a session switching its roots over
+// and over never has more than max_children processes running.
 enum class Settlement {
     stay,    // the same project: its held lines go to this child
     rekey,   // alone, and nothing but the roots differ: this child becomes the project's
     join,    // the project has a child: move there
     start,   // a new child for the project, then move there
-    refuse,  // max_children are live and the project has none (a child the session leaves
-             // alone does not count: it stops as the session goes)
+    refuse,  // the project has no child and none may start (child_refusal)
 };
 Settlement settle_session(std::span<const ChildView> children, const std::string& current,
-                         const std::string& target, bool alone, bool only_roots_differ,
-                         unsigned max_children);
+                          const std::string& target, bool alone, bool only_roots_differ,
+                          const ChildQuota& quota);
 
 // What a session is told when Settlement::refuse (or child_available false) keeps it out.
-std::string max_children_refusal(std::string_view server, unsigned max_children,
-                                 std::string_view project_directory);
+std::string child_refusal_sentence(std::string_view server, const ChildQuota& quota,
+                                   ChildRefusal why, std::string_view project_directory);
 
 }  // namespace mcpd

@@ -13,8 +13,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<std::string_view, 8> kLevels = {
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+constexpr std::array<std::string_view, 8> kLevels = {"debug", "info",     "notice", "warning",
+                                                     "error", "critical", "alert",  "emergency"};
 constexpr std::size_t kMaxTombstones = 4096;
 
 }  // namespace
@@ -31,7 +31,9 @@ std::string_view log_level_name(int severity) {
     return kLevels[static_cast<std::size_t>(severity)];
 }
 
-bool RouterEnvironment::pass_to_legacy(SessionId, std::string_view) { return false; }
+bool RouterEnvironment::pass_to_legacy(SessionId, std::string_view) {
+    return false;
+}
 
 void RouterEnvironment::request_settled(const SettledRequest&) {}
 
@@ -153,9 +155,10 @@ void Router::on_child_ready(const json& initialize_result, const std::string& ve
             if (s.initialized) initialized.push_back(id);
         }
         env_.note("the restarted server speaks protocol " + version + " instead of " +
-                 served_version_ + "; closing " + std::to_string(initialized.size()) +
-                 " sessions so their clients reconnect");
-        for (SessionId id : initialized) sessions_out_.close(id, "the server changed protocol version");
+                  served_version_ + "; closing " + std::to_string(initialized.size()) +
+                  " sessions so their clients reconnect");
+        for (SessionId id : initialized)
+            sessions_out_.close(id, "the server changed protocol version");
         served_version_.clear();
     }
     child_ready_ = true;
@@ -189,7 +192,8 @@ std::vector<std::string_view> Router::announced_lists() const {
     const json* caps = json_read::object_at(initialize_result_, "capabilities");
     for (std::string_view list : {"tools", "prompts", "resources"}) {
         const json* cap = caps != nullptr ? json_read::object_at(*caps, list) : nullptr;
-        if (cap != nullptr && json_read::bool_at(*cap, "listChanged") == true) lists.push_back(list);
+        if (cap != nullptr && json_read::bool_at(*cap, "listChanged") == true)
+            lists.push_back(list);
     }
     return lists;
 }
@@ -213,7 +217,8 @@ void Router::drop_subscriptions(SessionId session, const std::set<std::string>& 
         if (!sub->second.empty()) continue;
         subscribers_.erase(sub);
         // Nobody holds it any more: the child need not keep sending its updates.
-        if (child_ready_) send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
+        if (child_ready_)
+            send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
     }
 }
 
@@ -229,7 +234,8 @@ void Router::on_child_gone(const std::string& reason) {
             s->in_flight.erase(p.original_id);
             if (p.kind == PendingKind::listen) {
                 // The stream died with the child; ending it tells the client to listen again.
-                sessions_out_.send(p.session, jsonrpc::cancelled(p.original_id, "the server restarted"));
+                sessions_out_.send(p.session,
+                                   jsonrpc::cancelled(p.original_id, "the server restarted"));
                 continue;
             }
             // A subscribe or setLevel that never got its answer is not counted as held.
@@ -276,6 +282,7 @@ void Router::on_child_gone(const std::string& reason) {
 void Router::fail_waiting(const std::string& reason) {
     std::deque<Queued> queued;
     queued.swap(queue_);
+    for (auto& [id, s] : sessions_) s.waiting_bytes = s.held.empty() ? 0 : s.waiting_bytes;
     for (Queued& q : queued) {
         wire::Envelope e;
         if (scanner_.scan(q.line, e) == wire::ScanStatus::ok && e.is_request()) {
@@ -360,6 +367,7 @@ void Router::pump_serialized() {
 void Router::flush_queue() {
     std::deque<Queued> queued;
     queued.swap(queue_);
+    for (auto& [id, s] : sessions_) s.waiting_bytes = s.held.empty() ? 0 : s.waiting_bytes;
     for (Queued& q : queued) {
         if (find(q.session) == nullptr) continue;
         on_session_line(q.session, q.line);
@@ -386,6 +394,8 @@ void Router::on_timer() {
     while (!queue_.empty() && queue_.front().deadline <= now) {
         Queued q = std::move(queue_.front());
         queue_.pop_front();
+        if (SessionState* owner = find(q.session))
+            owner->waiting_bytes -= std::min(owner->waiting_bytes, q.line.size());
         std::string line = std::move(q.line);
         wire::Envelope e;
         if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {

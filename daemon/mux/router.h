@@ -7,14 +7,13 @@
 // mapped the same way, so every session sees exactly its own traffic (docs/MULTIPLEXING.md).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <span>
@@ -104,6 +103,9 @@ class Router {
 public:
     // Ended tasks a session may still fetch (tasks/get, tasks/result); older ones are forgotten.
     static constexpr std::size_t kMaxEndedTasks = 1000;
+    // What one session's lines may hold while they wait for a child to be ready or for the
+    // session's project to be settled: past it, a request is answered with an error at once.
+    static constexpr std::size_t kMaxWaitingBytes = 64 * 1024 * 1024;
     // sharing = "project": how long a client has to answer mcpd's roots/list.
     static constexpr Duration kProjectWait = std::chrono::seconds(3);
 
@@ -227,12 +229,16 @@ private:
         // Its subscribes and setLevels waiting for the child's answer to an earlier one they
         // depend on: raw id → that request's child id.
         std::map<std::string, std::uint64_t> waiting;
-        bool legacy_elsewhere = false;  // a legacy client passed to a legacy process (pass_to_legacy)
+        bool legacy_elsewhere =
+            false;  // a legacy client passed to a legacy process (pass_to_legacy)
         // sharing = "project": its project is being settled; its lines wait in `held`.
         bool project_asked = false;
         bool awaiting_project = false;
         std::string roots_request;  // raw id of mcpd's roots/list to it, until answered
         std::deque<std::string> held;
+        // Bytes of its lines that wait, in `held` or in the router's queue for a child that is
+        // not ready (bounded by kMaxWaitingBytes).
+        std::size_t waiting_bytes = 0;
         bool project_settled = false;  // served here (or moved here) once its project was known
         // It moved to another child with requests of its still here: it is neither ready nor
         // initialized for this child any more, and goes once they are answered.
@@ -248,10 +254,10 @@ private:
     struct Pending {
         SessionId session = 0;  // 0: mcpd's own
         PendingKind kind = PendingKind::forward;
-        std::string original_id;  // raw token
-        std::string own_token;    // raw token given to the child for progress, or empty
-        std::string uri;          // subscribe/unsubscribe
-        std::string task_id;      // tasks/result, tasks/cancel: the task it ends
+        std::string original_id;    // raw token
+        std::string own_token;      // raw token given to the child for progress, or empty
+        std::string uri;            // subscribe/unsubscribe
+        std::string task_id;        // tasks/result, tasks/cancel: the task it ends
         std::string reported_task;  // tasks/get, tasks/cancel: the task whose status the result is
         bool task_result = false;   // tasks/result: answered once the task has ended
         bool own_tasks_only = false;  // tasks/list: the asking session sees its own tasks only
@@ -260,7 +266,7 @@ private:
         std::vector<Waiter> waiters;  // the same subscribe or a setLevel it covers, from others
         std::optional<TimePoint> deadline;
         // Modern child: what the answer needs besides the id.
-        bool discover = false;        // server/discover: its result refreshes the cache
+        bool discover = false;  // server/discover: its result refreshes the cache
         // Its counters in stats_ (null: not counted, mcpd's own or a listen stream), when it
         // was sent and how long the request was.
         CallCounters* counted = nullptr;
@@ -277,6 +283,8 @@ private:
         std::string method;
         std::string progress_token;  // raw token the child attached, if any
     };
+    // Whether one more line of `s` may wait (counted when it may).
+    static bool admit_waiting(SessionState& s, std::string_view line);
     struct Queued {  // a session line waiting for the child to be ready
         SessionId session = 0;
         std::string line;
@@ -415,14 +423,15 @@ private:
     void pump_serialized();
     SessionState* find(SessionId id);
     // `line` with `changes` applied, to a session or to the child.
-    void send_spliced(SessionId session, std::string_view line, std::vector<wire::Replacement> changes);
+    void send_spliced(SessionId session, std::string_view line,
+                      std::vector<wire::Replacement> changes);
     void send_spliced_to_child(std::string_view line, std::vector<wire::Replacement> changes);
 
     config::ServerConfig config_;
     RouterEnvironment& env_;
     SessionSink& sessions_out_;
     wire::EnvelopeScanner scanner_;
-    wire::Envelope envelope_;  // reused for every session line
+    wire::Envelope envelope_;               // reused for every session line
     std::vector<std::string_view> pieces_;  // reused splice output
 
     std::map<SessionId, SessionState> sessions_;
@@ -436,7 +445,7 @@ private:
     TimePoint discover_received_{};
 
     std::unordered_map<std::uint64_t, Pending> pending_;
-    std::unordered_map<std::string, ProgressRoute> progress_;  // own raw token → owner
+    std::unordered_map<std::string, ProgressRoute> progress_;       // own raw token → owner
     std::unordered_map<std::string, ChildRequest> child_requests_;  // session-side raw id
     std::deque<std::uint64_t> tombstone_order_;
     std::unordered_set<std::uint64_t> tombstones_;

@@ -42,8 +42,8 @@ void Router::settle_project(SessionState& s) {
     }
     s.roots_request = "\"mcpd-roots-" + std::to_string(next_child_request_++) + "\"";
     roots_deadlines_[s.id] = env_.now() + kProjectWait;
-    sessions_out_.send(s.id, "{\"jsonrpc\":\"2.0\",\"id\":" + s.roots_request +
-                                 ",\"method\":\"roots/list\"}");
+    sessions_out_.send(
+        s.id, "{\"jsonrpc\":\"2.0\",\"id\":" + s.roots_request + ",\"method\":\"roots/list\"}");
     env_.deadlines_changed();
 }
 
@@ -62,7 +62,7 @@ bool Router::hold_for_project(SessionState& s, std::string_view line, const wire
         }
         return true;
     }
-    if (s.held.size() >= kMaxHeldLines) {
+    if (s.held.size() >= kMaxHeldLines || !admit_waiting(s, line)) {
         if (e.is_request()) {
             reply_error(s.id, e.id.in(line), jsonrpc::kInternalError,
                         "too many requests waiting for the session's project to be settled");
@@ -70,6 +70,12 @@ bool Router::hold_for_project(SessionState& s, std::string_view line, const wire
         return true;
     }
     s.held.emplace_back(line);
+    return true;
+}
+
+bool Router::admit_waiting(SessionState& s, std::string_view line) {
+    if (s.waiting_bytes >= kMaxWaitingBytes) return false;
+    s.waiting_bytes += line.size();
     return true;
 }
 
@@ -83,9 +89,9 @@ void Router::project_deadlines(TimePoint now) {
         SessionState* s = find(id);
         if (s == nullptr) continue;
         s->roots_request.clear();  // a late answer is a stray response
-        env_.project_reported(id, nullptr,
-                              "its client did not answer roots/list within " +
-                                  format_duration(kProjectWait));
+        env_.project_reported(
+            id, nullptr,
+            "its client did not answer roots/list within " + format_duration(kProjectWait));
     }
 }
 
@@ -98,6 +104,7 @@ void Router::release_held(SessionId session) {
     roots_deadlines_.erase(session);
     std::deque<std::string> held;
     held.swap(s->held);
+    s->waiting_bytes = 0;
     for (std::string& line : held) {
         if (find(session) == nullptr) return;  // a line ended it
         on_session_line(session, line);
@@ -110,6 +117,7 @@ void Router::fail_held(SessionId session, std::string_view message) {
     s->awaiting_project = false;
     std::deque<std::string> held;
     held.swap(s->held);
+    s->waiting_bytes = 0;
     wire::Envelope e;
     for (std::string& line : held) {
         if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request() &&
@@ -135,6 +143,7 @@ std::optional<Router::MovedSession> Router::release_session(SessionId session) {
     moved.log_level = s->log_level;
     moved.subscriptions = s->subscriptions;
     moved.held = std::move(s->held);
+    s->waiting_bytes = 0;
     moved.settled_before = s->project_settled;
     roots_deadlines_.erase(session);
     // Lines still waiting for this child to be ready come after those held.
@@ -153,7 +162,8 @@ std::optional<Router::MovedSession> Router::release_session(SessionId session) {
     // Requests of its are at this child: they finish here (their answers, progress and
     // cancellations by the child still reach it), but nothing else of this child does.
     while (!s->waiting.empty()) drop_waiter(*s, std::string(s->waiting.begin()->first));
-    fail_child_requests_of(session, "the client session moved to its project's other server process");
+    fail_child_requests_of(session,
+                           "the client session moved to its project's other server process");
     const std::set<std::string> uris = std::move(s->subscriptions);
     s->subscriptions.clear();
     const bool had_level = s->log_level.has_value();
@@ -186,7 +196,8 @@ void Router::cancel_for_departed(SessionId session, std::string_view line) {
     if (s == nullptr || !s->departed) return;
     std::string copy(line);
     wire::Envelope e;
-    if (scanner_.scan(copy, e) != wire::ScanStatus::ok || !e.method_is("notifications/cancelled")) return;
+    if (scanner_.scan(copy, e) != wire::ScanStatus::ok || !e.method_is("notifications/cancelled"))
+        return;
     // Only a request of its here: anything else would be asked of the other children again.
     if (!s->in_flight.contains(std::string(e.request_id.in(copy)))) return;
     cancel_request(*s, copy, e);
@@ -236,7 +247,8 @@ void Router::adopt_session(MovedSession moved) {
     const SessionId id = s.id;
     // A session whose roots changed re-reads the lists: they are another process's now.
     if (moved.settled_before && child_ready_ && s.ready) {
-        for (std::string_view list : announced_lists()) sessions_out_.send(id, jsonrpc::list_changed(list));
+        for (std::string_view list : announced_lists())
+            sessions_out_.send(id, jsonrpc::list_changed(list));
     }
     for (std::string& line : moved.held) {
         if (find(id) == nullptr) return;

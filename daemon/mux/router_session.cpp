@@ -37,7 +37,8 @@ bool lists_tasks(const json& initialize_result) {
 }  // namespace
 
 void Router::on_session_line(SessionId id, std::string& line) {
-    if (line.capacity() < line.size() + wire::kScanPadding) line.reserve(line.size() + wire::kScanPadding);
+    if (line.capacity() < line.size() + wire::kScanPadding)
+        line.reserve(line.size() + wire::kScanPadding);
     on_session_line(id, wire::PaddedText{line});
 }
 
@@ -47,7 +48,8 @@ void Router::on_session_line(SessionId id, wire::PaddedText padded) {
     } catch (const std::exception& error) {
         contained(error, "a session's message");
         const wire::Envelope& e = envelope_;
-        const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
+        const bool id_usable =
+            e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
         if (find(id) != nullptr && e.is_request() && id_usable)
             reply_error(id, e.id.in(padded.text), jsonrpc::kInternalError,
                         "internal error: mcpd could not handle this request; it was not forwarded");
@@ -80,9 +82,10 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     // A response is never answered, however wrong (an error with "id": null included): two
     // peers that answer each other's bad responses would loop forever.
     if (e.is_response() && (!e.jsonrpc_ok || e.malformed || !id_usable)) {
-        env_.note_repeated("dropped a response from a session that is not valid JSON-RPC "
-                           "(responses are never answered)",
-                           "session " + std::to_string(id));
+        env_.note_repeated(
+            "dropped a response from a session that is not valid JSON-RPC "
+            "(responses are never answered)",
+            "session " + std::to_string(id));
         return;
     }
     if (!e.jsonrpc_ok) {
@@ -92,7 +95,8 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     }
     if (e.malformed) {
         // Echo the id only when there is exactly one to echo.
-        reply_error(id, id_usable && !e.repeated_id ? raw_id : std::string_view(), jsonrpc::kInvalidRequest,
+        reply_error(id, id_usable && !e.repeated_id ? raw_id : std::string_view(),
+                    jsonrpc::kInvalidRequest,
                     "invalid request: a repeated id, a method that is not a string, or params that "
                     "are not an object");
         return;
@@ -110,9 +114,10 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
 
     // Until the child is ready, everything but ping waits (bounded by start_timeout).
     if (!child_ready_ && !(e.is_request() && e.method_is("ping"))) {
-        if (queue_.size() >= kMaxQueuedLines) {
+        if (queue_.size() >= kMaxQueuedLines || !admit_waiting(*s, line)) {
             if (e.is_request()) {
-                reply_error(id, raw_id, jsonrpc::kInternalError, "too many requests waiting for the server to start");
+                reply_error(id, raw_id, jsonrpc::kInternalError,
+                            "too many requests waiting for the server to start");
             }
             return;
         }
@@ -124,8 +129,8 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     handle_session_message(*s, line, e);
 }
 
-void Router::check_session_answer(SessionId session, std::string_view line,
-                                  wire::ScanStatus status, const wire::Envelope& e) {
+void Router::check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
+                                  const wire::Envelope& e) {
     if (child_requests_.empty()) return;
     if (status == wire::ScanStatus::not_json) {
         // Its edges may still show which request it answers.
@@ -220,7 +225,8 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
     if (!modern_) {
         if (method == "initialize") {
             if (s.initialized) {
-                reply_error(s.id, raw_id, jsonrpc::kInvalidRequest, "this session is already initialized");
+                reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
+                            "this session is already initialized");
                 return;
             }
             answer_initialize(s, line, e);
@@ -228,9 +234,11 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
         }
         if (!s.initialized) {
             if (method == "server/discover") {
-                // A dual-era client probes first; "method not found" makes it fall back to initialize.
+                // A dual-era client probes first; "method not found" makes it fall back to
+                // initialize.
                 reply_error(s.id, raw_id, jsonrpc::kMethodNotFound,
-                            "server/discover is not supported: this server speaks the initialize handshake");
+                            "server/discover is not supported: this server speaks the initialize "
+                            "handshake");
                 return;
             }
             reply_error(s.id, raw_id, jsonrpc::kInvalidRequest,
@@ -244,14 +252,16 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
         return;
     }
     if (!e.progress_token.empty() && !e.progress_token_valid) {
-        reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "a progressToken must be a string or an integer");
+        reply_error(s.id, raw_id, jsonrpc::kInvalidParams,
+                    "a progressToken must be a string or an integer");
         return;
     }
     if (method == "tasks/get" || method == "tasks/result" || method == "tasks/cancel" ||
         method == "tasks/update") {
         const auto owner = task_owners_.find(e.task_id);
         if (owner == task_owners_.end() || owner->second != s.id) {
-            reply_error(s.id, raw_id, jsonrpc::kInvalidParams, "unknown task: no task with this id belongs to this session");
+            reply_error(s.id, raw_id, jsonrpc::kInvalidParams,
+                        "unknown task: no task with this id belongs to this session");
             return;
         }
     }
@@ -291,7 +301,8 @@ void Router::answer_initialize(SessionState& s, std::string_view line, const wir
     if (version != nullptr && !version->is_string()) {
         reply_error(s.id, e.id.in(line), jsonrpc::kInvalidParams,
                     std::string("invalid params: protocolVersion must be a string such as \"") +
-                        child_version_ + "\", not " + std::string(json_read::type_phrase(*version)));
+                        child_version_ + "\", not " +
+                        std::string(json_read::type_phrase(*version)));
         return;
     }
     const std::string requested = json_read::string_or(params, "protocolVersion", "");
@@ -314,7 +325,8 @@ void Router::set_level(SessionState& s, std::string_view line, const wire::Envel
     const int severity = log_severity(e.level);
     if (severity < 0) {
         reply_error(s.id, e.id.in(line), jsonrpc::kInvalidParams,
-                    "unknown log level; use debug, info, notice, warning, error, critical, alert or emergency");
+                    "unknown log level; use debug, info, notice, warning, error, critical, alert "
+                    "or emergency");
         return;
     }
     s.log_level = severity;
@@ -448,15 +460,16 @@ void Router::handle_session_notification(SessionState& s, std::string_view line,
     if (method == "notifications/progress") {
         // A session reporting progress on something the child asked it: only its own.
         const std::string_view token = e.reported_token.in(line);
-        const bool asked = !token.empty() &&
-                           std::any_of(child_requests_.begin(), child_requests_.end(), [&](const auto& cr) {
-                               return cr.second.session == s.id && cr.second.progress_token == token;
-                           });
+        const bool asked =
+            !token.empty() &&
+            std::any_of(child_requests_.begin(), child_requests_.end(), [&](const auto& cr) {
+                return cr.second.session == s.id && cr.second.progress_token == token;
+            });
         if (asked) env_.child_send(line);
         return;
     }
-    if (method == "notifications/roots/list_changed" && config_.sharing == config::Sharing::project &&
-        s.project_settled) {
+    if (method == "notifications/roots/list_changed" &&
+        config_.sharing == config::Sharing::project && s.project_settled) {
         // Its project may have changed: ask again; its later lines wait for the answer.
         s.project_asked = false;
         settle_project(s);
@@ -476,8 +489,9 @@ void Router::handle_session_response(SessionState& s, std::string_view line,
     if (it == child_requests_.end() || it->second.session != s.id) return;  // not asked, or late
     if (!e.created_task_id.empty()) {
         // mcpd never offered the child client-side tasks, so a task is not an answer.
-        env_.child_send(jsonrpc::error(it->second.child_id, jsonrpc::kInternalError,
-                                       "the client answered with a task, which mcpd does not relay"));
+        env_.child_send(
+            jsonrpc::error(it->second.child_id, jsonrpc::kInternalError,
+                           "the client answered with a task, which mcpd does not relay"));
         child_requests_.erase(it);
         return;
     }
@@ -494,9 +508,9 @@ void Router::cancel_request(SessionState& s, std::string_view line, const wire::
         return;
     }
     // Still waiting its turn (serialized): it never reaches the child at all.
-    const auto waiting = std::find_if(serial_queue_.begin(), serial_queue_.end(), [&](const Waiting& w) {
-        return w.session == s.id && w.raw_id == target;
-    });
+    const auto waiting =
+        std::find_if(serial_queue_.begin(), serial_queue_.end(),
+                     [&](const Waiting& w) { return w.session == s.id && w.raw_id == target; });
     if (!target.empty() && waiting != serial_queue_.end()) {
         serial_queue_.erase(waiting);
         return;

@@ -1,6 +1,7 @@
 #include "daemon/server/spawn.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -31,18 +32,32 @@ bool is_systemd_variable(std::string_view key) {
 
 bool is_inherited_variable(std::string_view key) {
     static const std::set<std::string_view> kInherited = {
-        "HOME",      "USER",           "LOGNAME",         "PATH",          "SHELL",
-        "TERM",      "LANG",           "LANGUAGE",        "TZ",            "TMPDIR",
-        "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "TERM",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "XDG_RUNTIME_DIR",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
     };
     return kInherited.contains(key) || key.starts_with("LC_");
 }
 
-std::string errno_sentence(int err) { return std::strerror(err); }
+std::string errno_sentence(int err) {
+    return std::strerror(err);
+}
 
 // What the child reports before exec fails.
 struct ExecFailure {
-    int stage;  // 1: chdir, 2: exec, 3: setup
+    int stage;  // 1: chdir, 2: exec, 3: setup, 4: identity
     int err;
 };
 
@@ -73,6 +88,17 @@ bool place_fd(int fd, int target) {
     // Belt and braces: whatever fd the daemon might have leaked without O_CLOEXEC.
     ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
+    if (request.identity) {
+        // Groups first, then the gid, then the uid (after which neither could change).
+        const config::ChildIdentity& id = *request.identity;
+        if (::setgroups(id.groups.size(), id.groups.data()) != 0 || ::setgid(id.gid) != 0 ||
+            ::setuid(id.uid) != 0 || ::getuid() != id.uid || ::geteuid() != id.uid) {
+            child_fail(status_fd, 4);
+        }
+        // A change of credentials clears the parent-death signal: set it again.
+        prepare_forked_child(parent);
+    }
+    // Entered as the user it runs as: a directory that user may not open is an error.
     if (!request.cwd.empty() && ::chdir(request.cwd.c_str()) != 0) child_fail(status_fd, 1);
     ::execve(request.path.c_str(), argv, envp);
     child_fail(status_fd, 2);
@@ -110,6 +136,10 @@ Failure exec_failure(const SpawnRequest& request, const ExecFailure& failure) {
                                    failure.err == ENOMEM || failure.err == EAGAIN;
             return Failure{std::move(sentence), transient};
         }
+        case 4:
+            return permanent_failure("cannot run as uid " +
+                                     std::to_string(request.identity ? request.identity->uid : 0) +
+                                     ": " + errno_sentence(failure.err));
         default:
             return transient_failure("cannot set up the server's stdio: " +
                                      errno_sentence(failure.err));
@@ -124,7 +154,9 @@ bool make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
     return true;
 }
 
-void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void set_nonblocking(int fd) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 std::vector<char*> c_strings(const std::vector<std::string>& strings) {
     std::vector<char*> out;
@@ -197,6 +229,13 @@ std::vector<std::string> build_child_environment(const config::ServerConfig& ser
         if (eq == std::string_view::npos) continue;
         const std::string key(entry.substr(0, eq));
         if (is_inherited_variable(key)) set(key, std::string(entry.substr(eq + 1)));
+    }
+    if (server.run_as) {
+        // Its own user's home and name; mcpd's XDG directories are not its.
+        std::erase_if(vars, [](const auto& kv) { return kv.first.starts_with("XDG_"); });
+        set("HOME", server.run_as->home);
+        set("USER", server.run_as->user);
+        set("LOGNAME", server.run_as->user);
     }
     bool has_path = false;
     for (const auto& [k, v] : vars) has_path = has_path || k == "PATH";

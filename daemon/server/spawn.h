@@ -6,6 +6,7 @@
 // reported back through a close-on-exec pipe as a sentence instead of a silent exit code.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,13 @@ struct SpawnRequest {
     std::vector<std::string> argv;  // argv[0] is the command as written
     std::vector<std::string> env;   // KEY=VALUE
     std::string cwd;                // empty: inherit
+    // Run as this user (groups, gid, then uid, before the cwd is entered); none: as mcpd.
+    std::optional<config::ChildIdentity> identity = std::nullopt;
 };
 
 struct SpawnedProcess {
     int pid = -1;
-    std::string tag;  // MCPD_PROCESS_TAG in its environment (daemon/server/server_processes.h)
+    std::string tag;    // MCPD_PROCESS_TAG in its environment (daemon/server/server_processes.h)
     UniqueFd stdin_fd;  // parent ends, non-blocking and close-on-exec
     UniqueFd stdout_fd;
     UniqueFd stderr_fd;
@@ -37,8 +40,10 @@ Result<std::string> resolve_command(const std::string& command, const std::strin
                                     const std::string& base_dir);
 
 // The child's environment: a small allow-list of the daemon's own variables (HOME, USER,
-// PATH, locale, XDG dirs, ...), then the env_file, then `env`. systemd's variables for the
-// daemon (NOTIFY_SOCKET, LISTEN_*, WATCHDOG_*) never pass, whatever the registry says.
+// PATH, locale, XDG dirs, ...; for a child that runs as another user, its HOME, USER and
+// LOGNAME instead, and none of mcpd's XDG directories), then the env_file, then `env`. systemd's
+// variables for the daemon (NOTIFY_SOCKET, LISTEN_*, WATCHDOG_*) never pass, whatever the registry
+// says.
 std::vector<std::string> build_child_environment(const config::ServerConfig& server,
                                                  const char* const* parent_environ);
 

@@ -1,13 +1,15 @@
 // sharing = "project": sessions share a child only with sessions of the same project (here,
 // the directory `mcpctl connect` runs in); each child runs in its project and is answered
 // roots/list with it; max_children bounds the children; the last session's leaving stops one.
-#include <catch2/catch.hpp>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "call_text.h"
@@ -40,8 +42,7 @@ std::unique_ptr<PipedProcess> connect_in(const TestEnv& env, const std::string& 
 }
 
 std::string project_registry(const std::string& max_children) {
-    return server_toml("proj", {},
-                       {{"sharing", "\"project\""}, {"max_children", max_children}});
+    return server_toml("proj", {}, {{"sharing", "\"project\""}, {"max_children", max_children}});
 }
 
 }  // namespace
@@ -106,7 +107,8 @@ TEST_CASE("sessions of one project share a child; another project gets its own",
     // The last session of a project leaves (idle_timeout = 0): its child stops; the other
     // project's child keeps serving.
     agents.erase(agents.begin(), agents.begin() + 2);
-    wait_until("project one's child to stop", 20s, [&] { return env.marked_processes().size() == 1; });
+    wait_until("project one's child to stop", 20s,
+               [&] { return env.marked_processes().size() == 1; });
     CHECK(call_text(agents[0]->session(), "cwd") == two);
     // Coming back starts a child for it again.
     auto back = connect_in(env, one, "proj", "back");
@@ -132,11 +134,11 @@ TEST_CASE("max_children bounds the projects served at once, with a sentence nami
     CHECK(call_text(same->session(), "cwd") == one);
 
     // Another project is refused, and mcpctl says why.
-    const RunResult refused = run_process(
-        {"/bin/sh", "-c",
-         "cd '" + two + "' && exec '" + bin("mcpctl") + "' --socket '" + env.socket() +
-             "' connect proj </dev/null"},
-        20s);
+    const RunResult refused =
+        run_process({"/bin/sh", "-c",
+                     "cd '" + two + "' && exec '" + bin("mcpctl") + "' --socket '" + env.socket() +
+                         "' connect proj </dev/null"},
+                    20s);
     INFO(refused.describe());
     CHECK(refused.exit_code != 0);
     CHECK(refused.err.find("max_children") != std::string::npos);
@@ -155,8 +157,8 @@ TEST_CASE("max_children bounds the projects served at once, with a sentence nami
 TEST_CASE("a project's child with an idle_timeout outlives its last session by that long",
           "[project]") {
     TestEnv env("project-idle");
-    env.write_registry(server_toml("proj", {},
-                                   {{"sharing", "\"project\""}, {"idle_timeout", "\"5s\""}}));
+    env.write_registry(
+        server_toml("proj", {}, {{"sharing", "\"project\""}, {"idle_timeout", "\"5s\""}}));
     env.start_daemon();
     const std::string one = make_project(env, "one");
     {
@@ -177,8 +179,8 @@ TEST_CASE("a session attached on the socket without a directory is keyed by the 
           "[project]") {
     TestEnv env("project-socket");
     const std::string fixed = make_project(env, "fixed");
-    env.write_registry(server_toml("proj", {},
-                                   {{"sharing", "\"project\""}, {"cwd", toml_string(fixed)}}));
+    env.write_registry(
+        server_toml("proj", {}, {{"sharing", "\"project\""}, {"cwd", toml_string(fixed)}}));
     env.start_daemon();
     McpSession a(env.socket(), "proj");
     a.initialize("a");
@@ -200,7 +202,8 @@ TEST_CASE("a client's roots are its project, wherever mcpctl connect runs", "[pr
     // Every agent starts in the same directory; their roots name their projects.
     std::vector<std::unique_ptr<PipedProcess>> agents;
     for (const std::string& root : {one, two, one, two}) {
-        agents.push_back(connect_in(env, elsewhere, "proj", "agent" + std::to_string(agents.size())));
+        agents.push_back(
+            connect_in(env, elsewhere, "proj", "agent" + std::to_string(agents.size())));
         McpSession& session = agents.back()->session();
         session.initialize("agent", {{"roots", {{"listChanged", true}}}});
         const std::optional<McpMessage> asked = session.wait_for(
@@ -275,9 +278,10 @@ struct TwoSessionsOfOne {
 
 }  // namespace
 
-TEST_CASE("a session whose roots change moves to its new project's child; its call in flight "
-          "finishes on the old one",
-          "[project]") {
+TEST_CASE(
+    "a session whose roots change moves to its new project's child; its call in flight "
+    "finishes on the old one",
+    "[project]") {
     TwoSessionsOfOne s("project-move");
     TestEnv& env = s.env;
     const std::string& one = s.one;
@@ -311,8 +315,8 @@ TEST_CASE("a session alone on its child whose roots change keeps the child, whic
     TestEnv env("project-rekey");
     const std::string fixed = make_project(env, "fixed");
     // A fixed cwd: nothing of the child depends on its project but its roots.
-    env.write_registry(server_toml("proj", {},
-                                   {{"sharing", "\"project\""}, {"cwd", toml_string(fixed)}}));
+    env.write_registry(
+        server_toml("proj", {}, {{"sharing", "\"project\""}, {"cwd", toml_string(fixed)}}));
     env.start_daemon();
     const std::string one = make_project(env, "one");
     const std::string two = make_project(env, "two");
@@ -379,4 +383,96 @@ TEST_CASE("a session that moved cancels its call still at its old project's chil
             if (child["project"] == one) return child["sessions"] == 1;
         return false;
     });
+}
+
+TEST_CASE("legacy clients of a dual-era project server get a legacy process per project",
+          "[project][dual-era]") {
+    TestEnv env("project-dual-era");
+    env.write_registry(
+        server_toml("proj", {"--era=dual"}, {{"sharing", "\"project\""}, {"max_children", "4"}}));
+    env.start_daemon();
+    const std::string one = make_project(env, "one");
+    const std::string two = make_project(env, "two");
+
+    // Each legacy client is served in its own project, by a process initialized for it.
+    auto first = connect_in(env, one, "proj", "first");
+    first->session().initialize("first");
+    CHECK(call_text(first->session(), "cwd") == one);
+    auto second = connect_in(env, two, "proj", "second");
+    second->session().initialize("second");
+    CHECK(call_text(second->session(), "cwd") == two);
+    CHECK(call_text(first->session(), "cwd") == one);
+    CHECK(env.daemon_log().find("is a legacy client: served by the legacy process") !=
+          std::string::npos);
+}
+
+TEST_CASE("a session switching its roots over and over never runs more than max_children",
+          "[project]") {
+    TestEnv env("project-root-storm");
+    // Children that take two seconds to stop: each one left behind still runs for that long.
+    env.write_registry(server_toml("proj", {"--stdin-eof=ignore", "--ignore-sigterm"},
+                                   {{"sharing", "\"project\""},
+                                    {"max_children", "2"},
+                                    {"stop_grace", "\"1s\""},
+                                    {"stop_timeout", "\"1s\""}}));
+    env.start_daemon();
+    std::vector<std::string> projects;
+    for (int i = 0; i < 4; ++i) projects.push_back(make_project(env, "p" + std::to_string(i)));
+
+    McpSession session(env.socket(), "proj");
+    initialize_with_root(session, "storm", projects[0]);
+    std::size_t most = 0;
+    bool refused = false;
+    for (int round = 1; round <= 20 && !refused; ++round) {
+        session.notify("notifications/roots/list_changed");
+        const std::optional<McpMessage> asked = session.wait_for(
+            [](const McpMessage& m) { return m.is_request() && m.method() == "roots/list"; }, 5s);
+        if (!asked) {
+            refused = true;  // the session was ended: no slot for its next project
+            break;
+        }
+        session.send_line(R"({"jsonrpc":"2.0","id":)" + asked->raw_id() +
+                          R"(,"result":{"roots":[{"uri":"file://)" + projects[round % 4] +
+                          R"("}]}})");
+        for (int look = 0; look < 5; ++look) {
+            most = std::max(most, env.marked_processes().size());
+            std::this_thread::sleep_for(20ms);
+        }
+        // Refused: mcpd ends the session (reading finds the end).
+        session.wait_for([](const McpMessage&) { return false; }, 300ms);
+        refused = session.at_eof();
+    }
+    INFO(env.daemon_log());
+    CHECK(most <= 2);
+    // The storm was stopped by the limit, with the reason in the log.
+    CHECK(refused);
+    CHECK(env.daemon_log().find("children, one per project (max_children") != std::string::npos);
+}
+
+TEST_CASE("a project's child that failed frees its slot for another project", "[project]") {
+    TestEnv env("project-failed-slot");
+    const std::string one = make_project(env, "one");
+    const std::string two = make_project(env, "two");
+    // Project one's child always exits at once (a marker file says so); two's runs.
+    std::ofstream(one + "/fail") << "x";
+    env.write_registry(server_toml(
+        "proj",
+        {"-c", "test -e '{project}/fail' && exit 3; exec '" + bin("mcpd-demo-server") + "'"},
+        {{"sharing", "\"project\""},
+         {"max_children", "1"},
+         {"start_limit", "{ burst = 1, interval = \"60s\" }"}},
+        "/bin/sh"));
+    env.start_daemon();
+
+    auto failing = connect_in(env, one, "proj", "failing");
+    wait_until("project one's child to fail", 20s, [&] {
+        const json listed = env.server("proj");
+        for (const json& child : listed.value("children", json::array()))
+            if (child["state"] == "failed") return true;
+        return false;
+    });
+    // Its session is still attached; the failed child runs nothing and holds no slot.
+    auto working = connect_in(env, two, "proj", "working");
+    working->session().initialize("working");
+    CHECK(call_text(working->session(), "cwd") == two);
 }

@@ -264,7 +264,8 @@ start_limit = { qq = 1 }
     CHECK(result.errors[0].line == 1);
     CHECK(result.errors[0].column == 1);
     CHECK(result.errors[0].message ==
-          "unknown top-level key 'color'; expected [daemon], [servers.<name>] or [groups.<name>] tables");
+          "unknown top-level key 'color'; expected [daemon], [servers.<name>] or [groups.<name>] "
+          "tables");
     CHECK(result.errors[1].line == 3);
     CHECK(result.errors[1].message ==
           "unknown key 'pidfile' in [daemon]; expected 'socket', 'socket_group', "
@@ -469,7 +470,7 @@ restart = "on_failure"
     CHECK(result.errors[1].column == 11);
     CHECK(result.errors[1].message ==
           "invalid value \"private\" for 'sharing': expected one of "
-          "\"shared\", \"exclusive\", \"serialized\", \"project\"");
+          "\"shared\", \"exclusive\", \"serialized\", \"project\", \"user\"");
     CHECK(result.errors[2].line == 6);
     CHECK(result.errors[2].column == 7);
     CHECK(result.errors[2].message ==
@@ -485,7 +486,8 @@ TEST_CASE("every enum word is accepted", "[registry]") {
     const std::pair<const char*, Sharing> sharings[] = {{"shared", Sharing::shared},
                                                         {"exclusive", Sharing::exclusive},
                                                         {"serialized", Sharing::serialized},
-                                                        {"project", Sharing::project}};
+                                                        {"project", Sharing::project},
+                                                        {"user", Sharing::user}};
     for (const auto& [word, value] : sharings) {
         CHECK(only_server(
                   parse(std::string("[servers.a]\ncommand = \"x\"\nsharing = \"") + word + "\"\n"))
@@ -823,9 +825,9 @@ TEST_CASE("an env_file or registry that is a FIFO or a device is refused without
     const TempDir dir;
     const std::string fifo = (dir.path() / "vars.env").string();
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    const std::string path = dir.write(
-        "mcpd.toml", "[servers.a]\ncommand = \"x\"\nenv_file = \"vars.env\"\n"
-                     "[servers.b]\ncommand = \"x\"\nenv_file = \"/dev/zero\"\n");
+    const std::string path = dir.write("mcpd.toml",
+                                       "[servers.a]\ncommand = \"x\"\nenv_file = \"vars.env\"\n"
+                                       "[servers.b]\ncommand = \"x\"\nenv_file = \"/dev/zero\"\n");
     const LoadResult result = load_registry(path);
     INFO(describe(result));
     REQUIRE(result.errors.size() == 2);
@@ -1020,24 +1022,24 @@ TEST_CASE("socket_group and socket_mode open the socket to others, within bounds
 
 TEST_CASE("{project} is the directory of each project, for sharing = \"project\" only",
           "[registry]") {
-    const ServerConfig s = only_server(parse(
-        "[servers.fs]\ncommand = \"x\"\nsharing = \"project\"\ncwd = \"{project}/src\"\n"
-        "args = [\"--root\", \"{project}\"]\nenv = { DIR = \"{project}\" }\n"));
+    const ServerConfig s = only_server(
+        parse("[servers.fs]\ncommand = \"x\"\nsharing = \"project\"\ncwd = \"{project}/src\"\n"
+              "args = [\"--root\", \"{project}\"]\nenv = { DIR = \"{project}\" }\n"));
     // Kept as written (the directory exists only once a session names its project).
     CHECK(s.cwd == "{project}/src");
     CHECK(s.args == std::vector<std::string>{"--root", "{project}"});
     CHECK(s.env.at("DIR") == "{project}");
 
     // A cwd with the placeholder must still be a path.
-    const LoadResult relative = parse(
-        "[servers.fs]\ncommand = \"x\"\nsharing = \"project\"\ncwd = \"src/{project}\"\n");
+    const LoadResult relative =
+        parse("[servers.fs]\ncommand = \"x\"\nsharing = \"project\"\ncwd = \"src/{project}\"\n");
     REQUIRE(relative.errors.size() == 1);
     CHECK(relative.errors[0].line == 4);
     CHECK(relative.errors[0].message == "cwd \"src/{project}\" must start with {project} or '/'");
 
     // Anywhere but a project server the placeholder would reach the server as it is.
-    const LoadResult shared = parse(
-        "[servers.fs]\ncommand = \"x\"\nsharing = \"shared\"\nargs = [\"{project}\"]\n");
+    const LoadResult shared =
+        parse("[servers.fs]\ncommand = \"x\"\nsharing = \"shared\"\nargs = [\"{project}\"]\n");
     REQUIRE(shared.errors.size() == 1);
     CHECK(shared.errors[0].line == 3);
     CHECK(shared.errors[0].column == 11);
@@ -1049,4 +1051,15 @@ TEST_CASE("{project} is the directory of each project, for sharing = \"project\"
     REQUIRE(by_default.errors.size() == 1);
     CHECK(by_default.errors[0].line == 1);
     CHECK(by_default.errors[0].message.find("'env.D'") != std::string::npos);
+}
+
+TEST_CASE("an env_file under ~/ is the user's own, read when its process starts", "[registry]") {
+    // Not read at load (whose home it is depends on who the process runs as), so a file that
+    // does not exist for mcpd's user is no load error.
+    const ServerConfig s =
+        only_server(parse("[servers.a]\ncommand = \"x\"\nsharing = \"user\"\nenv_file = "
+                          "\"~/.config/mcpd-none.env\"\n"));
+    CHECK(s.env_file == "~/.config/mcpd-none.env");
+    CHECK(s.env_file_vars.empty());
+    CHECK_FALSE(s.run_as.has_value());
 }

@@ -57,16 +57,18 @@ TEST_CASE("root URIs have one spelling", "[project]") {
 
 TEST_CASE("what is not a usable root URI is refused; other schemes are kept as written",
           "[project]") {
-    CHECK_FALSE(normalise_root_uri("/home/a/proj"));      // a path, not a URI
-    CHECK_FALSE(normalise_root_uri("file:home/a"));       // relative
-    CHECK_FALSE(normalise_root_uri("file:///a/%zz"));     // a broken escape
-    CHECK_FALSE(normalise_root_uri("file:///a/%2Fb"));    // a separator inside a name
-    CHECK_FALSE(normalise_root_uri("file:///a/%00"));     // NUL
-    CHECK_FALSE(normalise_root_uri("file:///a/%4"));      // cut short
+    CHECK_FALSE(normalise_root_uri("/home/a/proj"));    // a path, not a URI
+    CHECK_FALSE(normalise_root_uri("file:home/a"));     // relative
+    CHECK_FALSE(normalise_root_uri("file:///a/%zz"));   // a broken escape
+    CHECK_FALSE(normalise_root_uri("file:///a/%2Fb"));  // a separator inside a name
+    CHECK_FALSE(normalise_root_uri("file:///a/%00"));   // NUL
+    CHECK_FALSE(normalise_root_uri("file:///a/%4"));    // cut short
     CHECK_FALSE(normalise_root_uri("1file:///a"));
     CHECK_FALSE(normalise_root_uri(""));
     CHECK(normalise_root_uri("https://example.invalid/x/") == "https://example.invalid/x/");
-    CHECK(normalise_root_uri("file://otherhost/a") == "file://otherhost/a");
+    // A file on another host names no directory here: not a root mcpd takes.
+    CHECK_FALSE(normalise_root_uri("file://otherhost/a"));
+    CHECK_FALSE(normalise_root_uri("FILE://Other.Host/etc/secret"));
 }
 
 TEST_CASE("a project from roots is the set of its normalised URIs", "[project]") {
