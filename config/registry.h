@@ -24,7 +24,7 @@ enum class Era { auto_detect, legacy, modern };
 
 std::string_view to_string(RestartPolicy policy);  // "always" | "on-failure" | "never"
 std::string_view to_string(Sharing sharing);  // "shared" | "exclusive" | "serialized" | "project"
-std::string_view to_string(Era era);               // "auto" | "legacy" | "modern"
+std::string_view to_string(Era era);          // "auto" | "legacy" | "modern"
 
 // More than `burst` failed starts within `interval` puts a server in `failed`.
 struct StartLimit {
@@ -99,6 +99,12 @@ struct DaemonConfig {
     std::string metrics_listen;
     // A log line per settled request of every server whose own request_log is unset.
     bool request_log = false;
+    // A control connection with no complete request for this long is closed (followers,
+    // waiters and sessions excepted).
+    Duration control_idle_timeout = 10s;
+    // Connections (control connections and sessions) root and mcpd's own user may each hold;
+    // past it their oldest idle control connections make way (daemon/control/connection_limits.h).
+    std::size_t max_owner_connections = 512;
     bool operator==(const DaemonConfig&) const = default;
 };
 
@@ -116,7 +122,7 @@ struct GroupMember {
 
 // [groups.NAME]: one MCP session over several servers (docs/GROUPS.md).
 struct GroupConfig {
-    std::string name;  // as a server name; never also a server's
+    std::string name;                  // as a server name; never also a server's
     std::vector<GroupMember> members;  // in the order of `servers`
     ItemFilters filters;               // for every member
     // Between a member's name and its tools' and prompts' names: "github__create_issue".
