@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/metrics_text.h"
+#include "daemon/control/socket_reach.h"
 #include "daemon/control_commands.h"
 #include "daemon/io/descriptor_limit.h"
 #include "daemon/io/log_pump.h"
@@ -77,6 +78,7 @@ int Daemon::run() {
     // Before any server starts and before the loop runs: see daemon/server/keeper.h.
     Keeper::instance().start();
     if (activated) log::info("using the control socket passed by systemd");
+    listening_path_ = activated ? bound_socket_path(bound.value().get()) : options_.socket_path;
     start_watchdog();
     commands_ = std::make_unique<ControlCommands>(*this);
     control_ = std::make_unique<ControlServer>(
@@ -96,6 +98,7 @@ int Daemon::run() {
 
     if (!activated)
         log::info("control socket " + options_.socket_path + ": " + options_.socket_reason);
+    warn_unreachable_peers();
     log::info("mcpd " MCPD_VERSION " listening on " + options_.socket_path + " with " +
               std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
@@ -181,6 +184,7 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     }
     pool_.set_order(report.order);
     revoke_access();
+    warn_unreachable_peers();
     log::info("reload applied: " + std::to_string(report.added.size()) + " added, " +
               std::to_string(report.removed.size()) + " removed, " +
               std::to_string(report.changed.size()) + " changed (" +

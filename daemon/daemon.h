@@ -110,6 +110,8 @@ private:
     std::size_t make_way(std::size_t count, std::optional<uid_t> uid, const std::string& why);
     // The descriptor table is full: the oldest idle control connections of anybody go.
     std::size_t make_room_for_descriptors();
+    // Say once which allowed users and groups cannot reach the socket (control/socket_reach.h).
+    void warn_unreachable_peers() const;
     // After a reload: end the sessions, and close the control connections, of users the new
     // registry no longer allows.
     void revoke_access();
@@ -132,6 +134,9 @@ private:
     void serve_metrics(const std::string& address);
 
     DaemonOptions options_;
+    // Where the control socket really is: options_.socket_path, or where systemd bound the
+    // one it passed.
+    std::string listening_path_;
     config::Registry registry_;
     std::string registry_dir_;
     const Authority authority_;  // the one owner uid

@@ -9,6 +9,7 @@
 
 #include "common/control_protocol.h"
 #include "common/log.h"
+#include "daemon/control/socket_reach.h"
 #include "daemon/daemon.h"
 
 namespace mcpd {
@@ -112,6 +113,15 @@ void Daemon::accept_connection(UniqueFd fd, bool short_of_descriptors) {
     ControlConnection* key = connection.get();
     connections_[key] =
         Connection{std::move(connection), slot ? std::move(*slot) : ConnectionLimits::Slot()};
+}
+
+void Daemon::warn_unreachable_peers() const {
+    if (listening_path_.empty()) return;  // an abstract socket: no file permissions apply
+    const std::string warning =
+        unreachable_warning(unreachable_peers(registry_, listening_path_, options_.socket_access,
+                                              options_.socket_is_default, SocketState::bound),
+                            listening_path_);
+    if (!warning.empty()) log::warning(warning);
 }
 
 void Daemon::revoke_access() {
