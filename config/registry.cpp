@@ -23,11 +23,20 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kTopLevelKeys[] = {"daemon", "servers", "groups"};
-constexpr std::string_view kDaemonKeys[] = {
-    "socket",            "socket_group",      "socket_mode",
-    "log_level",         "max_message_bytes", "max_session_queue_bytes",
-    "max_queued_output", "metrics_listen",    "request_log"};
+constexpr std::string_view kDaemonKeys[] = {"socket",
+                                            "socket_group",
+                                            "socket_mode",
+                                            "log_level",
+                                            "max_message_bytes",
+                                            "max_session_queue_bytes",
+                                            "max_queued_output",
+                                            "metrics_listen",
+                                            "request_log",
+                                            "control_idle_timeout",
+                                            "max_owner_connections"};
 constexpr std::int64_t kMinMessageBytes = 1024;
+// More than any descriptor limit the kernel allows (fs.nr_open is at most 2^30).
+constexpr std::int64_t kMaxOwnerConnections = std::int64_t{1} << 30;
 
 // The directory relative paths in the registry at `path` are resolved from.
 fs::path base_directory(const std::string& path) {
@@ -141,6 +150,12 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
             read_metrics_listen(*value, daemon, diag);
         } else if (name == "request_log") {
             if (auto on = read_bool(*value, name, diag)) daemon.request_log = *on;
+        } else if (name == "control_idle_timeout") {
+            if (auto timeout = read_duration(*value, name, false, diag))
+                daemon.control_idle_timeout = *timeout;
+        } else if (name == "max_owner_connections") {
+            if (auto most = read_integer(*value, name, 1, kMaxOwnerConnections, diag))
+                daemon.max_owner_connections = static_cast<std::size_t>(*most);
         } else {
             const std::string hint = did_you_mean(name, kDaemonKeys);
             diag.error(key->source(),
@@ -174,7 +189,8 @@ void read_groups(const toml::node& node, Registry& registry, Diagnostics& diag) 
         return;
     }
     for (const auto& [key, value] : entries_in_file_order(*table)) {
-        if (auto group = read_group(*key, *value, diag)) registry.groups.push_back(std::move(*group));
+        if (auto group = read_group(*key, *value, diag))
+            registry.groups.push_back(std::move(*group));
     }
 }
 
@@ -183,7 +199,8 @@ void report_unknown_top_level(const toml::key& key, const toml::node& value, Dia
     const std::string hint = did_you_mean(key.str(), kTopLevelKeys);
     diag.error(key.source(),
                "unknown top-level " + what + " '" + std::string(key.str()) + "'" +
-                   (hint.empty() ? "; expected [daemon], [servers.<name>] or [groups.<name>] tables" : hint));
+                   (hint.empty() ? "; expected [daemon], [servers.<name>] or [groups.<name>] tables"
+                                 : hint));
 }
 
 void read_registry(const toml::table& root, Registry& registry, Diagnostics& diag) {
@@ -249,9 +266,9 @@ LoadResult load_registry(const std::string& path) {
     std::string text;
     if (const int error = read_text_file(path, text); error != 0) {
         LoadResult result;
-        result.errors.push_back({path, 0, 0,
-                                 "cannot read the registry file " + in_quotes(path) + ": " +
-                                     text_file_error(error)});
+        result.errors.push_back(
+            {path, 0, 0,
+             "cannot read the registry file " + in_quotes(path) + ": " + text_file_error(error)});
         return result;
     }
     return parse_registry(text, path);

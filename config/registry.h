@@ -129,6 +129,12 @@ struct DaemonConfig {
     std::string metrics_listen;
     // A log line per settled request of every server whose own request_log is unset.
     bool request_log = false;
+    // A control connection with no complete request for this long is closed (followers,
+    // waiters and sessions excepted).
+    Duration control_idle_timeout = 10s;
+    // Connections (control connections and sessions) root and mcpd's own user may each hold;
+    // past it their oldest idle control connections make way (daemon/control/connection_limits.h).
+    std::size_t max_owner_connections = 512;
     bool operator==(const DaemonConfig&) const = default;
 };
 

@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/metrics_text.h"
+#include "daemon/control/socket_reach.h"
 #include "daemon/control_commands.h"
 #include "daemon/io/descriptor_limit.h"
 #include "daemon/io/log_pump.h"
@@ -38,7 +39,7 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
       authority_(::getuid()),
       started_at_(Clock::now()),
       reaper_(loop_.base()),
-      limits_(authority_.owner(), 0),
+      limits_(authority_.owner(), 0, registry_.daemon.max_owner_connections),
       budget_(registry_.daemon.max_queued_output,
               OutputBudget::Hooks{[this] { budget_check_.arm(Duration(0)); },
                                   [this] { heap_trim_.soon(); }}),
@@ -62,7 +63,8 @@ int Daemon::run() {
     log::set_level(registry_.daemon.log_level);
     // From here on no log line blocks the loop, whoever reads (or does not read) stderr.
     const LogPump log_pump(loop_.base());
-    limits_.set_descriptor_limit(raise_descriptor_limit());
+    max_descriptors_ = raise_descriptor_limit();
+    limits_.set_descriptor_limit(max_descriptors_);
 
     Result<UniqueFd> bound = activated_control_socket();
     const bool activated = bound.ok() && bound.value();
@@ -76,18 +78,27 @@ int Daemon::run() {
     // Before any server starts and before the loop runs: see daemon/server/keeper.h.
     Keeper::instance().start();
     if (activated) log::info("using the control socket passed by systemd");
+    listening_path_ = activated ? bound_socket_path(bound.value().get()) : options_.socket_path;
     start_watchdog();
     commands_ = std::make_unique<ControlCommands>(*this);
-    control_ = std::make_unique<ControlServer>(loop_.base(), std::move(bound).value(),
-                                               [this](UniqueFd fd) { accept_connection(std::move(fd)); });
-    signals_.push_back(std::make_unique<SignalWatcher>(loop_.base(), SIGTERM, [this] { shutdown(); }));
-    signals_.push_back(std::make_unique<SignalWatcher>(loop_.base(), SIGINT, [this] { shutdown(); }));
+    control_ = std::make_unique<ControlServer>(
+        loop_.base(), std::move(bound).value(),
+        [this](UniqueFd fd, bool short_of_descriptors) {
+            accept_connection(std::move(fd), short_of_descriptors);
+        },
+        [this] { return make_room_for_descriptors(); });
+    signals_.push_back(
+        std::make_unique<SignalWatcher>(loop_.base(), SIGTERM, [this] { shutdown(); }));
+    signals_.push_back(
+        std::make_unique<SignalWatcher>(loop_.base(), SIGINT, [this] { shutdown(); }));
     signals_.push_back(std::make_unique<SignalWatcher>(loop_.base(), SIGHUP, [this] {
         const ReloadReport report = reload();
         if (!report.errors.empty()) log::error("reload on SIGHUP refused; the old registry stays");
     }));
 
-    if (!activated) log::info("control socket " + options_.socket_path + ": " + options_.socket_reason);
+    if (!activated)
+        log::info("control socket " + options_.socket_path + ": " + options_.socket_reason);
+    warn_unreachable_peers();
     log::info("mcpd " MCPD_VERSION " listening on " + options_.socket_path + " with " +
               std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
@@ -169,11 +180,11 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     for (const std::string& name : report.added) {
         const config::ServerConfig& added = *registry_.find(name);
         ManagedServer& server = pool_.add(added);
-        if (added.autostart && !config::starts_children(added))
-            server.supervisor().request_start();
+        if (added.autostart && !config::starts_children(added)) server.supervisor().request_start();
     }
     pool_.set_order(report.order);
     revoke_access();
+    warn_unreachable_peers();
     log::info("reload applied: " + std::to_string(report.added.size()) + " added, " +
               std::to_string(report.removed.size()) + " removed, " +
               std::to_string(report.changed.size()) + " changed (" +
@@ -186,9 +197,9 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
 }
 
 nlohmann::json Daemon::stats(const std::vector<const ManagedServer*>& servers,
-                            StatsReport::Want want) {
+                             StatsReport::Want want) {
     return stats_report_.build(servers, pool_, sessions_, want,
-                              std::chrono::duration_cast<Duration>(Clock::now() - started_at_));
+                               std::chrono::duration_cast<Duration>(Clock::now() - started_at_));
 }
 
 void Daemon::serve_metrics(const std::string& address) {
@@ -213,6 +224,12 @@ void Daemon::apply_daemon_settings(const config::DaemonConfig& next) {
         log::warning("[daemon].socket changed; the new path takes effect when mcpd restarts");
     }
     log::set_level(next.log_level);
+    if (next.max_owner_connections != limits_.owner_cap()) {
+        // New connections go by it; what is held already stays until it closes.
+        log::info("max_owner_connections is now " + std::to_string(next.max_owner_connections) +
+                  " (was " + std::to_string(limits_.owner_cap()) + ")");
+        limits_.set_owner_cap(next.max_owner_connections);
+    }
     if (next.max_queued_output != budget_.limit()) {
         // Applied at once: the budget covers every client, not only those that come later.
         log::info("max_queued_output is now " + std::to_string(next.max_queued_output) +
@@ -226,7 +243,8 @@ void Daemon::start_watchdog() {
     std::uint64_t usec = 0;
     if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return;
     // From the main loop itself: if the loop is stuck, the pings stop and systemd notices.
-    const Duration every = std::chrono::duration_cast<Duration>(std::chrono::microseconds(usec / 2));
+    const Duration every =
+        std::chrono::duration_cast<Duration>(std::chrono::microseconds(usec / 2));
     watchdog_ = std::make_unique<Timer>(loop_.base(), [this, every] {
         notifier_.watchdog();
         watchdog_->arm(every);
@@ -300,7 +318,9 @@ std::uint64_t Daemon::wait_for(std::vector<std::string> names, bool up, Duration
     return id;
 }
 
-void Daemon::cancel_wait(std::uint64_t id) { waiters_.erase(id); }
+void Daemon::cancel_wait(std::uint64_t id) {
+    waiters_.erase(id);
+}
 
 bool Daemon::settled(const std::string& name, bool up) {
     const ManagedServer* server = pool_.find(name);

@@ -3,10 +3,9 @@
 
 #include <sys/types.h>
 
-#include <nlohmann/json.hpp>
-
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,8 +31,8 @@ namespace mcpd {
 
 struct DaemonOptions {
     std::string config_path;
-    std::string socket_path;  // resolved: flag, $MCPD_SOCKET, registry, default
-    std::string socket_reason;  // why that one, for the log and `mcpctl version`
+    std::string socket_path;         // resolved: flag, $MCPD_SOCKET, registry, default
+    std::string socket_reason;       // why that one, for the log and `mcpctl version`
     bool socket_is_default = false;  // a per-user default: its directory is mcpd's own
     SocketAccess socket_access;
 };
@@ -84,7 +83,9 @@ public:
     bool request_log_default() const override { return registry_.daemon.request_log; }
     const std::string& registry_dir() const override { return registry_dir_; }
     SessionSink& session_sink() override { return sessions_; }
-    void pause_sessions(ManagedServer& server, bool paused) override { sessions_.pause(server, paused); }
+    void pause_sessions(ManagedServer& server, bool paused) override {
+        sessions_.pause(server, paused);
+    }
     void server_state_changed(ManagedServer& server, ServerState from, ServerState to) override;
     void server_drained(ManagedServer& server) override;
     bool pass_to_legacy(ManagedServer& server, SessionId session, std::string_view line) override;
@@ -102,7 +103,15 @@ private:
     };
 
     // daemon_peers.cpp: who may hold connections.
-    void accept_connection(UniqueFd fd);
+    void accept_connection(UniqueFd fd, bool short_of_descriptors);
+    // Close up to `count` idle control connections (of `uid` only, when given), oldest idle
+    // first, each answered `limit` with `why`; their places are free at once. Logs it, once
+    // per uid while it goes on. Returns how many it closed.
+    std::size_t make_way(std::size_t count, std::optional<uid_t> uid, const std::string& why);
+    // The descriptor table is full: the oldest idle control connections of anybody go.
+    std::size_t make_room_for_descriptors();
+    // Say once which allowed users and groups cannot reach the socket (control/socket_reach.h).
+    void warn_unreachable_peers() const;
     // After a reload: end the sessions, and close the control connections, of users the new
     // registry no longer allows.
     void revoke_access();
@@ -125,6 +134,9 @@ private:
     void serve_metrics(const std::string& address);
 
     DaemonOptions options_;
+    // Where the control socket really is: options_.socket_path, or where systemd bound the
+    // one it passed.
+    std::string listening_path_;
     config::Registry registry_;
     std::string registry_dir_;
     const Authority authority_;  // the one owner uid
@@ -137,7 +149,8 @@ private:
     std::unique_ptr<ControlServer> control_;
     std::unique_ptr<MetricsHttp> metrics_;  // [daemon] metrics_listen, when set
     std::unique_ptr<RequestHandler> commands_;
-    ConnectionLimits limits_;  // before everything that holds a slot
+    ConnectionLimits limits_;          // before everything that holds a slot
+    std::size_t max_descriptors_ = 0;  // RLIMIT_NOFILE once raised
     // Output queued for every session and control connection together; before them all.
     OutputBudget budget_;
     Timer budget_check_;  // enforce() on the next turn, after a reply or a held write
@@ -147,6 +160,9 @@ private:
         ConnectionLimits::Slot slot;  // none for a refused peer, which is closed at once
     };
     std::map<ControlConnection*, Connection> connections_;
+    // When make_way() last closed a connection of each uid: it logs a uid again only after a
+    // quiet spell, so a runaway script costs one line, not one per connection.
+    std::map<uid_t, TimePoint> made_way_;
 
     ServerPool pool_;
     SessionTable sessions_;  // after the pool: sessions end before their servers go

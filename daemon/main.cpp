@@ -7,10 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/accounts.h"
-#include "common/control_protocol.h"
 #include "common/log.h"
 #include "config/registry.h"
+#include "daemon/control/socket_reach.h"
 #include "daemon/daemon.h"
 #include "daemon/options.h"
 #include "daemon/systemd/journal.h"
@@ -30,10 +29,13 @@ void ensure_standard_fds() {
     }
 }
 
-int check_config(const std::string& path) {
+// `socket_flag`: --socket, when given; the check says which allowed users could not reach
+// the socket mcpd would listen on.
+int check_config(const std::string& path, const std::string& socket_flag) {
     const mcpd::config::LoadResult result = mcpd::config::load_registry(path);
     if (!result.registry) {
-        for (const auto& error : result.errors) std::fprintf(stderr, "%s\n", error.to_string().c_str());
+        for (const auto& error : result.errors)
+            std::fprintf(stderr, "%s\n", error.to_string().c_str());
         std::fprintf(stderr, "%s: %zu %s\n", path.c_str(), result.errors.size(),
                      result.errors.size() == 1 ? "error" : "errors");
         return 1;
@@ -49,9 +51,16 @@ int check_config(const std::string& path) {
     }
     for (const auto& group : registry.groups) {
         std::string members;
-        for (const auto& member : group.members) members += (members.empty() ? "" : ", ") + member.server;
+        for (const auto& member : group.members)
+            members += (members.empty() ? "" : ", ") + member.server;
         std::printf("  %-20s group of %s\n", group.name.c_str(), members.c_str());
     }
+    const mcpd::SocketSettings socket = mcpd::resolve_socket(socket_flag, registry.daemon, path);
+    const std::string unreachable = mcpd::unreachable_warning(
+        mcpd::unreachable_peers(registry, socket.path, socket.access, socket.is_default,
+                                mcpd::SocketState::planned),
+        socket.path);
+    if (!unreachable.empty()) std::fprintf(stderr, "warning: %s\n", unreachable.c_str());
     return 0;
 }
 
@@ -66,14 +75,21 @@ int main(int argc, char** argv) {
         return 2;
     }
     switch (cli.mode) {
-        case mcpd::CommandLine::Mode::help: std::fputs(mcpd::usage_text().c_str(), stdout); return 0;
-        case mcpd::CommandLine::Mode::version: std::puts("mcpd " MCPD_VERSION); return 0;
-        case mcpd::CommandLine::Mode::check_config: return check_config(cli.config_path);
-        case mcpd::CommandLine::Mode::run: break;
+        case mcpd::CommandLine::Mode::help:
+            std::fputs(mcpd::usage_text().c_str(), stdout);
+            return 0;
+        case mcpd::CommandLine::Mode::version:
+            std::puts("mcpd " MCPD_VERSION);
+            return 0;
+        case mcpd::CommandLine::Mode::check_config:
+            return check_config(cli.config_path, cli.socket_path);
+        case mcpd::CommandLine::Mode::run:
+            break;
     }
 
     mcpd::use_journal_if_connected();
-    std::string config_path = cli.config_path.empty() ? mcpd::default_config_path() : cli.config_path;
+    std::string config_path =
+        cli.config_path.empty() ? mcpd::default_config_path() : cli.config_path;
     // Absolute, so reloads and relative paths inside the registry never depend on our cwd.
     if (char* real = ::realpath(config_path.c_str(), nullptr)) {
         config_path = real;
@@ -97,27 +113,12 @@ int main(int argc, char** argv) {
 
     mcpd::DaemonOptions options;
     options.config_path = config_path;
-    const char* env_socket = std::getenv("MCPD_SOCKET");
-    const mcpd::config::DaemonConfig& settings = loaded.registry->daemon;
-    if (!cli.socket_path.empty()) {
-        options.socket_path = cli.socket_path;
-        options.socket_reason = "--socket names it";
-    } else if (env_socket != nullptr && env_socket[0] != '\0') {
-        options.socket_path = env_socket;
-        options.socket_reason = "$MCPD_SOCKET names it";
-    } else if (!settings.socket.empty()) {
-        options.socket_path = settings.socket;
-        options.socket_reason = "[daemon] socket in " + config_path + " names it";
-    } else {
-        const mcpd::control::SocketChoice choice = mcpd::control::default_socket();
-        options.socket_path = choice.path;
-        options.socket_reason = choice.reason;
-        options.socket_is_default = true;
-    }
-    if (!settings.socket_group.empty()) options.socket_access.group = mcpd::accounts::gid_of(settings.socket_group);
-    options.socket_access.mode = settings.socket_mode != 0 ? settings.socket_mode
-                                 : options.socket_access.group ? 0660
-                                                               : 0600;
+    mcpd::SocketSettings socket =
+        mcpd::resolve_socket(cli.socket_path, loaded.registry->daemon, config_path);
+    options.socket_path = std::move(socket.path);
+    options.socket_reason = std::move(socket.reason);
+    options.socket_is_default = socket.is_default;
+    options.socket_access = socket.access;
     mcpd::Daemon daemon(std::move(options), std::move(*loaded.registry));
     return daemon.run();
 }

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "common/accounts.h"
+#include "common/socket_location.h"
 #include "config/registry.h"
 
 namespace mcpd {
@@ -54,6 +56,32 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
             return out;
         }
     }
+    return out;
+}
+
+SocketSettings resolve_socket(const std::string& flag, const config::DaemonConfig& settings,
+                              const std::string& config_path) {
+    SocketSettings out;
+    const char* env_socket = std::getenv("MCPD_SOCKET");
+    if (!flag.empty()) {
+        out.path = flag;
+        out.reason = "--socket names it";
+    } else if (env_socket != nullptr && env_socket[0] != '\0') {
+        out.path = env_socket;
+        out.reason = "$MCPD_SOCKET names it";
+    } else if (!settings.socket.empty()) {
+        out.path = settings.socket;
+        out.reason = "[daemon] socket in " + config_path + " names it";
+    } else {
+        const control::SocketChoice choice = control::default_socket();
+        out.path = choice.path;
+        out.reason = choice.reason;
+        out.is_default = true;
+    }
+    if (!settings.socket_group.empty()) out.access.group = accounts::gid_of(settings.socket_group);
+    out.access.mode = settings.socket_mode != 0 ? settings.socket_mode
+                      : out.access.group        ? 0660
+                                                : 0600;
     return out;
 }
 

@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "config/registry.h"
+#include "daemon/control/socket_directory.h"
+
 namespace mcpd {
 
 struct CommandLine {
@@ -16,6 +19,20 @@ struct CommandLine {
 };
 
 CommandLine parse_command_line(const std::vector<std::string>& args);
+
+// Where mcpd listens, why there, and who else may reach it.
+struct SocketSettings {
+    std::string path;
+    std::string reason;       // for the log and `mcpctl version`
+    bool is_default = false;  // a per-user default: its directory is mcpd's own
+    SocketAccess access;
+};
+
+// In order: --socket (`flag`), $MCPD_SOCKET, the registry's [daemon] socket, else the per-user
+// default; the file's group and mode from socket_group and socket_mode. Both running mcpd and
+// --check-config go by it.
+SocketSettings resolve_socket(const std::string& flag, const config::DaemonConfig& settings,
+                              const std::string& config_path);
 
 // $XDG_CONFIG_HOME/mcpd/mcpd.toml (~/.config/...), or /etc/mcpd/mcpd.toml for root.
 std::string default_config_path();

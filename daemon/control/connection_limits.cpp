@@ -29,7 +29,8 @@ void ConnectionLimits::Slot::release() {
     if (limits_ != nullptr) std::exchange(limits_, nullptr)->release(uid_, privileged_);
 }
 
-ConnectionLimits::ConnectionLimits(uid_t owner, std::size_t descriptor_limit) : owner_(owner) {
+ConnectionLimits::ConnectionLimits(uid_t owner, std::size_t descriptor_limit, std::size_t owner_cap)
+    : owner_(owner), owner_cap_(owner_cap) {
     set_descriptor_limit(descriptor_limit);
 }
 
@@ -42,7 +43,15 @@ void ConnectionLimits::set_descriptor_limit(std::size_t descriptor_limit) {
 
 std::optional<ConnectionLimits::Slot> ConnectionLimits::admit(const PeerCredentials& peer,
                                                               std::string& refusal) {
-    if (is_privileged_peer(peer, owner_)) return grant(peer, true);
+    if (is_privileged_peer(peer, owner_)) {
+        if (held(peer.uid) < owner_cap_) return grant(peer, true);
+        refusal = "too many connections: uid " + std::to_string(peer.uid) + " already holds " +
+                  std::to_string(held(peer.uid)) +
+                  " control connections and sessions, none of them an idle control "
+                  "connection mcpd could close to make way, and max_owner_connections is " +
+                  std::to_string(owner_cap_) + "; end some sessions or raise it in [daemon]";
+        return std::nullopt;
+    }
     if (held(peer.uid) >= kMaxConnectionsPerUser) {
         refusal = "too many connections: uid " + std::to_string(peer.uid) + " already holds " +
                   std::to_string(kMaxConnectionsPerUser) +
@@ -62,6 +71,12 @@ std::optional<ConnectionLimits::Slot> ConnectionLimits::admit(const PeerCredenti
 
 ConnectionLimits::Slot ConnectionLimits::take(const PeerCredentials& peer) {
     return grant(peer, is_privileged_peer(peer, owner_));
+}
+
+std::size_t ConnectionLimits::room_needed(const PeerCredentials& peer) const {
+    if (!is_privileged_peer(peer, owner_)) return 0;
+    const std::size_t now = held(peer.uid);
+    return now < owner_cap_ ? 0 : now - owner_cap_ + 1;
 }
 
 std::size_t ConnectionLimits::held(uid_t uid) const {

@@ -1,9 +1,12 @@
-// How many connections each user may hold, so that no other user can use up mcpd's file
+// How many connections each user may hold, so that no user can use up mcpd's file
 // descriptors (and with them root's and mcpd's own user's way in).
 //
 // A connection is a control connection or an MCP session; an `mcpctl connect` counts once
-// (its session lives on its control connection's place). Root and mcpd's own user are never
-// refused: they can stop mcpd anyway, and they must always be able to run `mcpctl status`.
+// (its session lives on its control connection's place). Root and mcpd's own user are held to
+// a cap of their own (max_owner_connections, a runaway script of theirs must not fill the
+// descriptor table either), but `mcpctl status` must always reach mcpd: when one of them is
+// at its cap, the daemon closes that uid's oldest idle control connection to make way
+// (room_needed() says how many) before admit() refuses anything.
 #pragma once
 
 #include <sys/types.h>
@@ -48,11 +51,19 @@ public:
     };
 
     // `descriptor_limit`: mcpd's RLIMIT_NOFILE (0: no share limit for unprivileged users).
-    ConnectionLimits(uid_t owner, std::size_t descriptor_limit);
+    // `owner_cap`: the places root and mcpd's own user may each hold.
+    ConnectionLimits(uid_t owner, std::size_t descriptor_limit, std::size_t owner_cap);
     ConnectionLimits(const ConnectionLimits&) = delete;
     ConnectionLimits& operator=(const ConnectionLimits&) = delete;
 
     void set_descriptor_limit(std::size_t descriptor_limit);
+    void set_owner_cap(std::size_t owner_cap) { owner_cap_ = owner_cap; }
+    std::size_t owner_cap() const { return owner_cap_; }
+
+    // How many of its places `peer` must give back before admit() lets it in: for root and
+    // mcpd's own user at (or, after a lowered cap, over) their cap, what takes them under it;
+    // 0 for everybody else, whose excess is refused.
+    std::size_t room_needed(const PeerCredentials& peer) const;
 
     // A place for one more connection of `peer`; nullopt, with `refusal` set to a sentence
     // saying which limit, when it would go over one.
@@ -73,6 +84,7 @@ private:
 
     uid_t owner_;
     std::size_t unprivileged_cap_ = 0;
+    std::size_t owner_cap_ = 0;
     std::map<uid_t, std::size_t> held_;
     std::size_t unprivileged_ = 0;
 };

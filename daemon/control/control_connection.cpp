@@ -1,6 +1,8 @@
 #include "daemon/control/control_connection.h"
 
 #include <event2/buffer.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <cstdint>
 
@@ -23,6 +25,7 @@ constexpr std::size_t kMaxQueuedOutput = 8 * 1024 * 1024;
 
 ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer,
                                      RequestHandler& handler, OutputBudget& budget,
+                                     Duration idle_timeout,
                                      std::function<void(ControlConnection&)> on_closed)
     : bev_(BufferEvent::over(base, std::move(fd))),
       peer_(peer),
@@ -31,13 +34,14 @@ ControlConnection::ControlConnection(event_base* base, UniqueFd fd, PeerCredenti
       account_(budget, [this](const std::string& reason) { cut_off(reason); }),
       on_closed_(std::move(on_closed)),
       reader_(kMaxRequestBytes),
+      idle_timeout_(idle_timeout),
       idle_(base, [this] { on_idle(); }) {
     MCPD_CHECK(bev_ != nullptr, "libevent could not allocate a control connection's buffers");
     bufferevent_setcb(bev_.get(), &ControlConnection::on_read, &ControlConnection::on_write,
                       &ControlConnection::on_event, this);
     bufferevent_enable(bev_.get(), EV_READ | EV_WRITE);
     account_.watch(bev_.output());
-    idle_.arm(kIdleTimeout);
+    arm_idle();
 }
 
 ControlConnection::~ControlConnection() {
@@ -72,14 +76,45 @@ void ControlConnection::refuse(std::string_view code, const std::string& message
     bufferevent_disable(bev_.get(), EV_READ);
     fd_watch_.disable();
     write_error(code, message);
-    idle_.arm(kIdleTimeout);  // in case the answer cannot be written: see on_idle()
+    idle_.arm(idle_timeout_);  // in case the answer cannot be written: see on_idle()
     close_after_flush();
+}
+
+void ControlConnection::arm_idle() {
+    idle_since_ = Clock::now();
+    idle_.arm(idle_timeout_);
+}
+
+bool ControlConnection::idle() const {
+    return !closed_ && !closing_ && mode_ == Mode::requests && !reply_pending_ &&
+           cleanups_.empty() && bev_ != nullptr;
+}
+
+bool ControlConnection::idle_and_silent() const {
+    // An answer still queued for it would be lost, or overtaken by the closing line.
+    if (!idle() || evbuffer_get_length(bev_.output()) != 0) return false;
+    int waiting = 0;
+    return ::ioctl(bev_.fd(), FIONREAD, &waiting) == 0 && waiting == 0;
+}
+
+void ControlConnection::close_to_make_way(const std::string& why) {
+    if (!idle_and_silent()) return;
+    // Its output is empty, so this line overtakes nothing; a socket with no room for it simply
+    // goes without.
+    const std::string text =
+        control::error_reply(control::code::limit,
+                             "mcpd closed this idle connection to make way for a newer one: " + why)
+            .dump(-1, ' ', false, json::error_handler_t::replace) +
+        "\n";
+    [[maybe_unused]] const ssize_t sent =
+        ::send(bev_.fd(), text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    close();
 }
 
 void ControlConnection::reply_done() {
     reply_pending_ = false;
     // The idle time counts again from this answer.
-    if (mode_ == Mode::requests && !closed_) idle_.arm(kIdleTimeout);
+    if (mode_ == Mode::requests && !closed_) arm_idle();
     // A reply given later (after --wait) resumes reading; one given from inside
     // process_input() lets its loop carry on instead of recursing.
     if (!processing_) process_input();
@@ -268,15 +303,15 @@ void ControlConnection::on_idle() {
     if (closed_) return;
     const std::string who =
         "pid " + std::to_string(peer_.pid) + " uid " + std::to_string(peer_.uid);
-    const std::string limit = format_duration(kIdleTimeout);
+    const std::string limit = format_duration(idle_timeout_);
     switch (mode_) {
         case Mode::refused:
             // Its answer could not be written within the time: it is not reading.
             close();
             return;
         case Mode::awaiting_fds:
-            log::warning("control client " + who + " did not pass its descriptors within " +
-                         limit + "; closing");
+            log::warning("control client " + who + " did not pass its descriptors within " + limit +
+                         "; closing");
             if (on_hangup_) on_hangup_();
             close();
             return;
@@ -299,7 +334,7 @@ void ControlConnection::on_idle() {
                 "no complete request within " + limit +
                     " of connecting or of the last answer; mcpd closed the connection "
                     "(send each request as one line)");
-    idle_.arm(kIdleTimeout);
+    idle_.arm(idle_timeout_);
     close_after_flush();
 }
 

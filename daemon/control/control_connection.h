@@ -3,10 +3,12 @@
 // Requests are answered in order. A request whose answer comes later (start --wait) holds
 // back the reading of further requests until it has been answered.
 //
-// A connection that is idle, waiting for a request line, is closed kIdleTimeout after it was
-// accepted or last answered (a partial line does not count: a request is sent at once, in one
-// piece). One that waits for mcpd (a reply deferred by --wait), carries a stream someone
-// registered a cleanup for (followed logs, a session link) or was handed over never idles.
+// A connection that is idle, waiting for a request line, is closed its idle timeout
+// ([daemon] control_idle_timeout) after it was accepted or last answered, whoever its peer is
+// (a partial line does not count: a request is sent at once, in one piece). One that waits for
+// mcpd (a reply deferred by --wait), carries a stream someone registered a cleanup for
+// (followed logs, a session link) or was handed over never idles. An idle one may also be
+// closed earlier, to make way for another connection (close_to_make_way).
 //
 // A client that stops reading is cut off past kMaxQueuedOutput, or earlier by the daemon-wide
 // OutputBudget when its queue is the largest while all clients together are over it.
@@ -14,9 +16,8 @@
 
 #include <event2/bufferevent.h>
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,9 +34,6 @@ namespace mcpd {
 
 class ControlConnection;
 
-// How long a connection may stay without a complete request before it is closed.
-inline constexpr Duration kIdleTimeout = std::chrono::seconds(10);
-
 class RequestHandler {
 public:
     virtual ~RequestHandler() = default;
@@ -45,9 +43,10 @@ public:
 class ControlConnection {
 public:
     // What waits in its output counts in `budget` until the connection closes or hands its
-    // socket over.
+    // socket over. `idle_timeout`: how long it may stay without a complete request.
     ControlConnection(event_base* base, UniqueFd fd, PeerCredentials peer, RequestHandler& handler,
-                      OutputBudget& budget, std::function<void(ControlConnection&)> on_closed);
+                      OutputBudget& budget, Duration idle_timeout,
+                      std::function<void(ControlConnection&)> on_closed);
     ~ControlConnection();
     ControlConnection(const ControlConnection&) = delete;
     ControlConnection& operator=(const ControlConnection&) = delete;
@@ -63,7 +62,7 @@ public:
     // The handler will answer later: stop reading requests until it does.
     void defer_reply();
     // Answer with an error before any request (a refused peer), read nothing more, and close
-    // once the answer is written (at the latest after kIdleTimeout).
+    // once the answer is written (at the latest after the idle timeout).
     void refuse(std::string_view code, const std::string& message);
     // Close once everything queued has been written.
     void close_after_flush();
@@ -71,6 +70,18 @@ public:
     // gone already (cut off while the request that registers it was being answered).
     void on_close(std::function<void()> cleanup);
     bool closed() const { return closed_; }
+    // Waiting for a request and owed nothing: what the idle timeout would close.
+    bool idle() const;
+    // Idle, with no request waiting in its socket (one accepted in the same burst as others
+    // may not have been read yet) and no answer waiting to be written: what may be closed to
+    // make way.
+    bool idle_and_silent() const;
+    // Since when it has been idle (accepted or last answered); meaningful while idle().
+    TimePoint idle_since() const { return idle_since_; }
+    // Close an idle_and_silent() connection now, its descriptor with it, to make way for
+    // another: a `limit` error saying `why` is written if the socket takes it at once, never
+    // waited for. Does nothing to any other.
+    void close_to_make_way(const std::string& why);
 
     // attach on the socket: give the bufferevent, with whatever it has buffered past the
     // request, to a session. The connection object then goes away without closing the socket.
@@ -97,6 +108,8 @@ private:
     void write_error(std::string_view code, const std::string& message,
                      const std::vector<std::string>& details = {});
     void on_idle();
+    // (Re)start the idle clock.
+    void arm_idle();
     // A client that stopped reading: say why in the log, and close.
     void cut_off(const std::string& reason);
     void close();
@@ -112,7 +125,9 @@ private:
     std::vector<std::function<void()>> cleanups_;
     enum class Mode { requests, awaiting_fds, linked, handed_over, refused };
     Mode mode_ = Mode::requests;
+    Duration idle_timeout_;
     Timer idle_;
+    TimePoint idle_since_;
     FdWatcher fd_watch_;  // while descriptors are awaited; after bev_, whose socket it watches
     std::function<void(std::vector<UniqueFd>)> on_fds_;
     std::function<void()> on_hangup_;

@@ -18,7 +18,9 @@
 namespace mcpd {
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+    return std::strerror(errno);
+}
 
 bool make_address(const std::string& path, sockaddr_un& addr) {
     addr = {};
@@ -113,8 +115,11 @@ Result<UniqueFd> bind_control_socket(const std::string& path, const SocketAccess
     return fd;
 }
 
-ControlServer::ControlServer(event_base* base, UniqueFd listening, AcceptHandler on_accept)
+ControlServer::ControlServer(event_base* base, UniqueFd listening, AcceptHandler on_accept,
+                             MakeRoom make_room)
     : on_accept_(std::move(on_accept)),
+      make_room_(std::move(make_room)),
+      reserve_(kDescriptorReserve),
       resume_(base, [this] { evconnlistener_enable(listener_.get()); }) {
     ::fcntl(listening.get(), F_SETFL, ::fcntl(listening.get(), F_GETFL) | O_NONBLOCK);
     listener_.reset(evconnlistener_new(base, &ControlServer::on_accept, this,
@@ -133,21 +138,39 @@ void ControlServer::stop_accepting() {
 }
 
 void ControlServer::on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self) {
-    static_cast<ControlServer*>(self)->on_accept_(UniqueFd(fd));
+    auto* server = static_cast<ControlServer*>(self);
+    // Whatever was given up or closed since may have left room to take the reserve back.
+    const bool whole = server->reserve_.full() || server->reserve_.refill();
+    server->on_accept_(UniqueFd(fd), !whole);
 }
 
 void ControlServer::on_error(evconnlistener*, void* self) {
     auto* server = static_cast<ControlServer*>(self);
     const int err = EVUTIL_SOCKET_ERROR();
     if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-        // Out of descriptors: pause accepting for a second instead of spinning.
-        log::warning(std::string("cannot accept connections: ") + std::strerror(err) +
-                     "; pausing for 1s");
-        evconnlistener_disable(server->listener_.get());
-        server->resume_.arm(std::chrono::seconds(1));
+        server->out_of_descriptors(err);
         return;
     }
     log::warning(std::string("accept failed: ") + std::strerror(err));
+}
+
+void ControlServer::out_of_descriptors(int err) {
+    // The listener stays enabled: the waiting connection is accepted on the next turn.
+    if (err == EMFILE && make_room_() > 0) return;
+    if (const std::size_t released = reserve_.release(); released > 0) {
+        log::warning(
+            "mcpd's descriptor table is full and no idle control connection could be "
+            "closed; gave back the " +
+            std::to_string(released) +
+            " descriptors held in reserve so that root and mcpd's own user still get "
+            "in (other users are refused until they are back)");
+        return;
+    }
+    // Nothing left to give: pause accepting for a second instead of spinning.
+    log::warning(std::string("cannot accept connections: ") + std::strerror(err) +
+                 "; pausing for 1s");
+    evconnlistener_disable(listener_.get());
+    resume_.arm(std::chrono::seconds(1));
 }
 
 }  // namespace mcpd

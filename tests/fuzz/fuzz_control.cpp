@@ -3,8 +3,8 @@
 //
 // The first byte picks the peer (the daemon's own user, a user one server allows, a user no
 // server allows); the rest is what a client writes on the control socket, or, when the first
-// byte's top bit is set, decisions that build requests with fields of every JSON type. A real daemon
-// (never run; its registry re-read once) answers through a real ControlConnection and the
+// byte's top bit is set, decisions that build requests with fields of every JSON type. A real
+// daemon (never run; its registry re-read once) answers through a real ControlConnection and the
 // real command table, on one end of a socket pair. Its servers' command does not exist, so
 // a start fails before any fork. An attach turns the rest of the bytes into an MCP session.
 //
@@ -156,17 +156,17 @@ std::string converse(EventLoop& loop, int client, std::string_view request, bool
 // Requests whose every field may hold a value of any JSON type, decided by the input: byte
 // mutations of text alone rarely turn `"follow":true` into `"follow":"x"`.
 std::string typed_requests(fuzz::FuzzInput& in) {
-    constexpr const char* kCommands[] = {"version", "status",   "start",  "stop",
-                                         "restart", "reload",   "logs",   "attach",
+    constexpr const char* kCommands[] = {"version",  "status",   "start", "stop",
+                                         "restart",  "reload",   "logs",  "attach",
                                          "sessions", "shutdown", "nosuch"};
     struct Field {
         const char* key;
         const char* usual;
     };
-    constexpr Field kFields[] = {
-        {"server", R"("alpha")"}, {"servers", R"(["alpha","beta"])"}, {"wait", "true"},
-        {"timeout_ms", "1"},      {"lines", "3"},                     {"follow", "true"},
-        {"pass_fds", "false"},    {"cwd", R"("/tmp")"}};
+    constexpr Field kFields[] = {{"server", R"("alpha")"}, {"servers", R"(["alpha","beta"])"},
+                                 {"wait", "true"},         {"timeout_ms", "1"},
+                                 {"lines", "3"},           {"follow", "true"},
+                                 {"pass_fds", "false"},    {"cwd", R"("/tmp")"}};
     std::string out;
     const std::size_t count = 1 + in.below(6);
     for (std::size_t i = 0; i < count && !in.empty(); ++i) {
@@ -179,7 +179,8 @@ std::string typed_requests(fuzz::FuzzInput& in) {
         for (const Field& field : kFields) {
             const std::uint8_t choice = in.byte() % 4;  // absent, usual, any type, any type
             if (choice == 0) continue;
-            const std::string value = choice == 1 ? std::string(field.usual) : in.pick(fuzz::kAnyJson);
+            const std::string value =
+                choice == 1 ? std::string(field.usual) : in.pick(fuzz::kAnyJson);
             line += std::string(",\"") + field.key + "\":" + value;
         }
         out += line + "}\n";
@@ -215,7 +216,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const UniqueFd client(fds[1]);
     auto connection = std::make_unique<ControlConnection>(
         daemon.loop().base(), UniqueFd(fds[0]), peer, commands, daemon.output_budget(),
-        [](ControlConnection&) {});
+        daemon.registry().daemon.control_idle_timeout, [](ControlConnection&) {});
     bool hung_up = false;
     const std::string received = converse(daemon.loop(), client.get(), request, hung_up);
     check_output(received);

@@ -177,7 +177,7 @@ std::string ConnectionFlood::Check::describe() const {
                        : "");
 }
 
-ConnectionFlood::ConnectionFlood(const std::string& socket_path, const OtherUser& user, int count) {
+ConnectionFlood::ConnectionFlood(const std::string& socket_path, uid_t uid, gid_t gid, int count) {
     if (socket_path.size() >= sizeof(sockaddr_un::sun_path))
         FAIL("socket path too long for a connection flood: " << socket_path);
     int to_child[2];
@@ -193,7 +193,7 @@ ConnectionFlood::ConnectionFlood(const std::string& socket_path, const OtherUser
         if (::getppid() != parent) _exit(12);
         ::close(to_child[1]);
         ::close(from_child[0]);
-        run_flood(socket_path, user.uid(), user.gid(), count, to_child[0], from_child[1]);
+        run_flood(socket_path, uid, gid, count, to_child[0], from_child[1]);
     }
     ::close(to_child[0]);
     ::close(from_child[1]);
@@ -206,7 +206,7 @@ ConnectionFlood::ConnectionFlood(const std::string& socket_path, const OtherUser
         int status = 0;
         const pid_t done = ::waitpid(pid_, &status, WNOHANG);
         FAIL("the connection flood as uid "
-             << user.uid() << " did not report its connections"
+             << uid << " did not report its connections"
              << (done == pid_
                      ? " (it exited with status " + std::to_string(decode_wait_status(status)) + ")"
                      : std::string()));

@@ -1,6 +1,7 @@
-// Many idle control connections from another user, as an attacker opens them: a child of the
-// test switches to that user's uid and gid (root only), connects `count` times to mcpd's
-// socket and sends nothing, holding every connection until told to check them or to quit.
+// Many idle control connections from one user, as an attacker or a runaway script opens them:
+// a child of the test switches to that user's uid and gid (root only; or stays root, for the
+// owner of a daemon the test runs as root), connects `count` times to mcpd's socket and sends
+// nothing, holding every connection until told to check them or to quit.
 //
 // Written in C++ rather than a script: nothing beyond the test binary is needed on the
 // machine. The child raises its own descriptor limit (as root, before switching) so that it
@@ -40,7 +41,10 @@ public:
     // Fork, become `user`, connect `count` times to `socket_path`; returns once every attempt
     // is made, or after the first that fails (mcpd stopped accepting: a connect then waits
     // 5 s on the full backlog before it fails). FAILs when the child cannot be started.
-    ConnectionFlood(const std::string& socket_path, const OtherUser& user, int count);
+    ConnectionFlood(const std::string& socket_path, const OtherUser& user, int count)
+        : ConnectionFlood(socket_path, user.uid(), user.gid(), count) {}
+    // The same as any uid and gid: the test's own (root) for mcpd's owner.
+    ConnectionFlood(const std::string& socket_path, uid_t uid, gid_t gid, int count);
     ~ConnectionFlood();
     ConnectionFlood(const ConnectionFlood&) = delete;
     ConnectionFlood& operator=(const ConnectionFlood&) = delete;

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 #include <thread>
 
 #include "harness.h"
@@ -25,6 +25,10 @@ namespace {
 constexpr int kWave = 50;  // sessions open at the same time
 
 // A Unix-socket connection attempt that never blocks: the fd, or minus errno.
+// A `logs -f demo` request: a connection that sent it waits for log lines, never idle.
+constexpr std::string_view kFollowRequest =
+    "{\"protocol\": 1, \"command\": \"logs\", \"server\": \"demo\", \"follow\": true}\n";
+
 int try_connect(const std::string& path) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -205,6 +209,9 @@ TEST_CASE("out of descriptors (ulimit -n 256) mcpd backs off and keeps serving a
             fd = try_connect(env.socket());
         }
         if (fd >= 0) {
+            // A follower: mcpd closes idle connections of its owner to make room, not these.
+            REQUIRE(::send(fd, kFollowRequest.data(), kFollowRequest.size(), MSG_NOSIGNAL) ==
+                    static_cast<ssize_t>(kFollowRequest.size()));
             held.push_back(fd);
         } else {
             ++refused;
