@@ -57,6 +57,28 @@ void read_servers_list(const toml::node& value, GroupConfig& group, Diagnostics&
     }
 }
 
+// Members whose shown names could collide (prefix_clash), reported at the second one's element.
+void check_prefixes(const GroupConfig& group, const toml::node& node, Diagnostics& diag) {
+    std::vector<std::string> servers;
+    for (const GroupMember& member : group.members) servers.push_back(member.server);
+    const auto clash = prefix_clash(servers, group.separator);
+    if (!clash) return;
+    const toml::node* list = node.as_table()->get("servers");
+    const toml::array* array = list != nullptr ? list->as_array() : nullptr;
+    const std::string& later = servers[std::max(clash->shorter, clash->longer)];
+    const toml::source_region* where = list != nullptr ? &list->source() : &node.source();
+    for (std::size_t i = 0; array != nullptr && i < array->size(); ++i) {
+        const auto* name = (*array)[i].as_string();
+        if (name != nullptr && name->get() == later) where = &(*array)[i].source();
+    }
+    std::string message = "group '" + group.name +
+                          "': " + prefix_clash_example(servers, group.separator, *clash) +
+                          "; rename one of the two servers";
+    if (const auto other = clash_free_separator(servers, group.separator))
+        message += ", or set separator = \"" + *other + "\" in [groups." + group.name + "]";
+    diag.error(*where, std::move(message));
+}
+
 }  // namespace
 
 void read_filter_key(const toml::node& value, std::string_view key, ItemFilters& filters,
@@ -83,6 +105,41 @@ bool is_separator(std::string_view separator) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
                c == '_' || c == '-';
     });
+}
+
+std::optional<PrefixClash> prefix_clash(std::span<const std::string> servers,
+                                        std::string_view separator) {
+    const auto joined = [&](std::size_t i) { return servers[i] + std::string(separator); };
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+        for (std::size_t j = i + 1; j < servers.size(); ++j) {
+            const std::string a = joined(i);
+            const std::string b = joined(j);
+            if (b.starts_with(a)) return PrefixClash{i, j};
+            if (a.starts_with(b)) return PrefixClash{j, i};
+        }
+    }
+    return std::nullopt;
+}
+
+std::string prefix_clash_example(std::span<const std::string> servers, std::string_view separator,
+                                 const PrefixClash& clash) {
+    const std::string& shorter = servers[clash.shorter];
+    const std::string& longer = servers[clash.longer];
+    const std::string shown = longer + std::string(separator) + "t";
+    const std::string as_shorter = shown.substr(shorter.size() + separator.size());
+    return "servers '" + shorter + "' and '" + longer + "' could show two tools by one name: '" +
+           shown + "' would be both " + longer + "'s tool 't' and " + shorter + "'s tool '" +
+           as_shorter + "'";
+}
+
+std::optional<std::string> clash_free_separator(std::span<const std::string> servers,
+                                                std::string_view separator) {
+    constexpr std::string_view kCandidates[] = {"__", "--", "-", "_", "___", "---", "-_", "_-"};
+    for (const std::string_view candidate : kCandidates) {
+        if (candidate != separator && !prefix_clash(servers, candidate))
+            return std::string(candidate);
+    }
+    return std::nullopt;
 }
 
 std::span<const std::string_view> group_keys() {
@@ -145,6 +202,7 @@ std::optional<GroupConfig> read_group(const toml::key& key, const toml::node& no
                            did_you_mean(name, kGroupKeys));
         }
     }
+    check_prefixes(group, node, diag);
     return group;
 }
 

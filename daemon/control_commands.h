@@ -57,6 +57,8 @@ private:
     static GroupSpec registry_group(const config::GroupConfig& group);
     static GroupSpec adhoc_group(const std::vector<std::string>& servers);
     static GroupSpec solo_group(const config::ServerConfig& server);
+    // `connect a b` whose members could show two items by one name is refused: true, answered.
+    bool clashing_names_refused(ControlConnection& c, const GroupSpec& spec);
     // Open the group session once its client's ends are known.
     void open_group(SessionId id, GroupSpec spec, std::vector<GroupSession::Member> members,
                     std::vector<std::optional<Project>> projects, std::vector<std::string> failed,

@@ -1,6 +1,7 @@
 // Attaching a group session: a [groups.NAME] of the registry, `mcpctl connect a b c`, or a
 // server with filters served alone (docs/GROUPS.md).
 #include "common/log.h"
+#include "config/registry_group.h"
 #include "daemon/control_commands.h"
 #include "daemon/daemon.h"
 
@@ -50,6 +51,7 @@ void ControlCommands::attach_group(ControlConnection& c, const control::AttachRe
         member.server_filters = server->config().filters;
         servers.push_back(server);
     }
+    if (clashing_names_refused(c, spec)) return;
     std::vector<std::optional<Project>> projects(count);
     std::vector<std::string> failed(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -87,6 +89,23 @@ void ControlCommands::attach_group(ControlConnection& c, const control::AttachRe
                        std::move(output), link);
         },
         [this, id] { daemon_.sessions().end(id, "mcpctl connect went away", true); });
+}
+
+bool ControlCommands::clashing_names_refused(ControlConnection& c, const GroupSpec& spec) {
+    if (!spec.prefix) return false;
+    std::vector<std::string> servers;
+    for (const GroupMemberSpec& member : spec.members) servers.push_back(member.server);
+    const auto clash = config::prefix_clash(servers, spec.separator);
+    if (!clash) return false;  // a registry group was checked when the registry was read
+    std::string message = "these servers cannot share one session: " +
+                          config::prefix_clash_example(servers, spec.separator, *clash) +
+                          "; rename one of the two servers";
+    if (const auto other = config::clash_free_separator(servers, spec.separator)) {
+        message += ", or declare them as a group in the registry with separator = \"" + *other +
+                   "\" ([groups.NAME]) and connect to that";
+    }
+    c.reply_error(control::code::bad_request, message);
+    return true;
 }
 
 void ControlCommands::open_group(SessionId id, GroupSpec spec,

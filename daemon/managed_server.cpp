@@ -264,6 +264,8 @@ void ManagedServer::cancel_timer(TimerKind kind) {
 }
 
 void ManagedServer::state_changed(ServerState from, ServerState to) {
+    // A process being stopped takes no new request: they wait for the next one.
+    if (to == ServerState::stopping) router_.on_child_stopping();
     host_.server_state_changed(*this, from, to);
 }
 

@@ -86,8 +86,8 @@ void SessionTable::open_group(std::unique_ptr<GroupSession> group,
 Session::Callbacks SessionTable::group_callbacks(const std::string& name, GroupSession& group) {
     Session::Callbacks callbacks = this->callbacks(name);
     // The client's lines go to its group, which lives as long as the session's entry.
-    callbacks.on_line = [&group](Session&, wire::PaddedText line) {
-        group.router().on_client_line(line.text);
+    callbacks.on_line = [this, &group](Session& session, wire::PaddedText line) {
+        on_group_line(session, group, line);
     };
     callbacks.on_reply_lost = nullptr;
     return callbacks;
@@ -140,6 +140,21 @@ void SessionTable::on_line(Session& session, const std::string& name, wire::Padd
         [&session](std::string_view reply) { session.send(reply); });
 }
 
+void SessionTable::on_group_line(Session& session, GroupSession& group, wire::PaddedText line) {
+    GroupRouter& router = group.router();
+    const SessionId sid = session.id();
+    // A group session of 2025-03-26 takes batches as a plain session does: each message goes
+    // to the group as a line of its own, and the group's answers leave in one array.
+    const bool batches = looks_like_batch(line.text) && router.protocol() == kBatchProtocol;
+    if (!batches && !batches_.waiting(sid)) {
+        router.on_client_line(line.text);
+        return;
+    }
+    batches_.on_line(
+        sid, line, batches, [&router](wire::PaddedText one) { router.on_client_line(one.text); },
+        [&session](std::string_view reply) { session.send(reply); });
+}
+
 void SessionTable::end(SessionId id, const std::string& reason, bool by_client) {
     const auto it = sessions_.find(id);
     if (it != sessions_.end()) it->second.session->close(reason, by_client);
@@ -163,6 +178,7 @@ void SessionTable::remove(SessionId id, const std::string& reason, bool by_clien
     std::unique_ptr<GroupSession> group = std::move(it->second.group);
     sessions_.erase(it);
     if (group) {
+        batches_.forget(id);
         for (const GroupSession::Member& member : group->members()) {
             members_.erase(member.id);
             leave_server(member.id, member.server);

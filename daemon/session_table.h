@@ -108,6 +108,8 @@ private:
     // A group session's: its lines go to its group router.
     Session::Callbacks group_callbacks(const std::string& name, GroupSession& group);
     void on_line(Session& session, const std::string& server_name, wire::PaddedText line);
+    // A group session's line, to its group router (a 2025-03-26 batch split first).
+    void on_group_line(Session& session, GroupSession& group, wire::PaddedText line);
     void on_closed(Session& session, const std::string& reason, bool by_client);
     // On the next turn after on_closed: the session leaves its server and the table.
     void remove(SessionId id, const std::string& reason, bool by_client);

@@ -288,6 +288,7 @@ void GroupRouter::client_response(const wire::Envelope& e, std::string_view line
 std::uint64_t GroupRouter::send_member(std::size_t member, json message, Sent sent) {
     const std::uint64_t id = next_id_++;
     message["id"] = id;
+    without_tasks(message);
     sent.member = member;
     // A request of the client's that one member answers; fan-outs, listens and the group's own
     // requests are accounted for elsewhere.

@@ -95,6 +95,7 @@ private:
         nlohmann::json capabilities = nlohmann::json::object();
         nlohmann::json result;  // its InitializeResult
         std::set<std::string> templates;  // uriTemplates it listed (at most kMaxKnown)
+        std::set<std::string> task_only;  // tools it listed as needing a task (at most kMaxKnown)
     };
     enum class Kind { forward, initialize, set_level, list, read_probe, discover, listen, internal };
     enum class Era { none, legacy, modern };
@@ -201,6 +202,14 @@ private:
     std::optional<std::size_t> owner_of(std::string_view uri) const;
     void list_changed(std::string_view list);
     void members_changed(std::size_t member);
+
+    // Tasks (group_router_tasks.cpp). A group declares no tasks: what it sends a member asks
+    // for none (params.task and the tasks extension of the client's capabilities are taken
+    // out), and the tools that can only run as tasks are not shown.
+    void without_tasks(nlohmann::json& message) const;
+    // `tool` (a member's tools/list item) can only be called as a task; remembered for the
+    // member, so that calling it by name is refused as for a tool that is not there.
+    bool only_as_task(std::size_t member, const nlohmann::json& tool);
 
     // Sending.
     std::uint64_t send_member(std::size_t member, nlohmann::json message, Sent sent);

@@ -135,6 +135,7 @@ void GroupRouter::finish_list(const Sent& sent, const json& reply_message) {
         for (json item : *items) {
             const std::string* key = json_read::string_at(item, kind.key);
             if (key == nullptr || !admits(member, kind.capability, *key)) continue;
+            if (kind.method == "tools/list" && only_as_task(member, item)) continue;
             if (kind.prefixed && spec_.prefix) {
                 const auto name = group::prefixed(server, spec_.separator, *key);
                 if (!name) {
@@ -180,7 +181,8 @@ void GroupRouter::call_by_name(const json& message, std::string_view raw_id, std
     }
     const std::string_view capability = tool ? "tools" : "prompts";
     if (!target || !admits(target->member, capability, target->name) ||
-        members_[target->member].state == MemberState::left_out) {
+        members_[target->member].state == MemberState::left_out ||
+        (tool && members_[target->member].task_only.contains(target->name))) {
         // What a server answers for a tool or prompt it does not have.
         reply_error(raw_id, jsonrpc::kInvalidParams,
                     std::string(tool ? "Unknown tool: " : "Unknown prompt: ") + name);

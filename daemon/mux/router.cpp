@@ -222,6 +222,18 @@ void Router::drop_subscriptions(SessionId session, const std::set<std::string>& 
     }
 }
 
+void Router::on_child_stopping() {
+    if (!child_ready_) return;
+    child_ready_ = false;
+    // Requests waiting their turn (sharing = "serialized") never reached this child: they
+    // wait for the next one like the lines that come from now on.
+    const TimePoint deadline = env_.now() + config_.start_timeout;
+    for (Waiting& waiting : serial_queue_)
+        queue_.push_back(Queued{waiting.session, std::move(waiting.line), deadline});
+    serial_queue_.clear();
+    env_.deadlines_changed();
+}
+
 void Router::on_child_gone(const std::string& reason) {
     child_ready_ = false;
     discover_cache_.reset();  // the next process answers for itself

@@ -171,6 +171,10 @@ public:
     // could not use (over max_message_bytes): the child gets an error for its request instead
     // of waiting. False when that session has no such request.
     bool on_session_reply_lost(SessionId session, std::string_view raw_id, std::string_view why);
+    // The child is being stopped (a restart, a reload, a stop, a fault): what it has may still
+    // be answered, but it takes nothing new. Later lines wait for the next child, up to
+    // start_timeout, and fail with fail_waiting when none is coming.
+    void on_child_stopping();
     // The child is gone (crash, restart, stop): fail what was in flight.
     void on_child_gone(const std::string& reason);
     bool child_ready() const { return child_ready_; }

@@ -164,3 +164,64 @@ TEST_CASE("separators", "[registry][groups]") {
     CHECK_FALSE(is_separator("."));
     CHECK_FALSE(is_separator("123456789"));
 }
+
+TEST_CASE("members whose joined names could be one name clash, whatever their tools",
+          "[registry][groups]") {
+    const auto clash = [](std::vector<std::string> servers, std::string_view separator) {
+        return prefix_clash(servers, separator);
+    };
+    const auto found = clash({"memory", "d", "d__x"}, "__");
+    REQUIRE(found);
+    CHECK(found->shorter == 1);
+    CHECK(found->longer == 2);
+    const auto reversed = clash({"d__x", "d"}, "__");
+    REQUIRE(reversed);
+    CHECK(reversed->shorter == 1);
+    CHECK(reversed->longer == 0);
+    CHECK(clash({"d", "d_"}, "__"));  // "d___t" is d's "_t" and d_'s "t"
+    CHECK(clash({"a", "a-b"}, "-"));
+    CHECK_FALSE(clash({"git", "github"}, "__"));  // "git__" begins no "github__..." name
+    CHECK_FALSE(clash({"d", "d__x"}, "--"));
+    CHECK_FALSE(clash({"d", "dx", "x"}, "__"));
+    CHECK_FALSE(clash({"only"}, "__"));
+    const std::vector<std::string> servers = {"d", "d__x"};
+    CHECK(prefix_clash_example(servers, "__", *clash(servers, "__")) ==
+          "servers 'd' and 'd__x' could show two tools by one name: 'd__x__t' would be both "
+          "d__x's tool 't' and d's tool 'x__t'");
+    CHECK(clash_free_separator(servers, "__") == "--");
+    // Each separator tried joins "a" into the name of another member.
+    const std::vector<std::string> crowded = {"a",    "a__",  "a--", "a-", "a_",
+                                              "a___", "a---", "a-_", "a_-"};
+    CHECK(clash_free_separator(crowded, "__") == std::nullopt);
+}
+
+TEST_CASE("a group whose members could show one name twice is an error naming both",
+          "[registry][groups]") {
+    const ConfigError error = only_error(parse(R"([servers.d]
+command = "x"
+
+[servers.d__x]
+command = "x"
+
+[groups.g]
+servers = ["d", "d__x"]
+)"));
+    CHECK(error.line == 8);
+    CHECK(error.column == 17);
+    CHECK(contains(error.message,
+                   "group 'g': servers 'd' and 'd__x' could show two tools by one name"));
+    CHECK(contains(error.message,
+                   "rename one of the two servers, or set separator = \"--\" in [groups.g]"));
+    const LoadResult apart = parse(R"([servers.d]
+command = "x"
+
+[servers.d__x]
+command = "x"
+
+[groups.g]
+servers = ["d", "d__x"]
+separator = "--"
+)");
+    INFO(describe(apart));
+    CHECK(apart.registry.has_value());
+}
