@@ -30,6 +30,8 @@
 
 namespace mcpd {
 
+class ControlCommands;
+
 struct DaemonOptions {
     std::string config_path;
     std::string socket_path;  // resolved: flag, $MCPD_SOCKET, registry, default
@@ -103,8 +105,8 @@ private:
 
     // daemon_peers.cpp: who may hold connections.
     void accept_connection(UniqueFd fd);
-    // After a reload: end the sessions, and close the control connections, of users the new
-    // registry no longer allows.
+    // After a reload: end the sessions, the `logs -f`, and close the control connections, of
+    // users the new registry no longer allows.
     void revoke_access();
     // daemon_legacy.cpp: the server itself is stopped or restarted by an admin (or mcpd
     // exits): its legacy process follows, and comes back when a legacy client asks.
@@ -136,7 +138,7 @@ private:
     Notifier notifier_;
     std::unique_ptr<ControlServer> control_;
     std::unique_ptr<MetricsHttp> metrics_;  // [daemon] metrics_listen, when set
-    std::unique_ptr<RequestHandler> commands_;
+    std::unique_ptr<ControlCommands> commands_;
     ConnectionLimits limits_;  // before everything that holds a slot
     // Output queued for every session and control connection together; before them all.
     OutputBudget budget_;
