@@ -371,9 +371,37 @@ void ControlCommands::logs(ControlConnection& c, const json& request) {
     const std::string server_name = server.name();
     const std::uint64_t id = server.logs().follow(
         [connection](std::string_view line) { connection->send(control::log_message(line)); });
+    followers_[id] = Follower{connection, server_name};
     c.on_close([this, server_name, id] {
+        followers_.erase(id);
         if (ManagedServer* s = daemon_.pool().find(server_name)) s->logs().unfollow(id);
     });
+}
+
+void ControlCommands::revoke_followers() {
+    std::vector<Follower> revoked;
+    for (auto it = followers_.begin(); it != followers_.end();) {
+        ManagedServer* server = daemon_.pool().find(it->second.server);
+        if (server == nullptr || allowed(*it->second.connection, *server)) {
+            ++it;
+            continue;
+        }
+        // No further line reaches it, whenever its connection actually closes.
+        server->logs().unfollow(it->first);
+        revoked.push_back(it->second);
+        it = followers_.erase(it);
+    }
+    for (const Follower& follower : revoked) {
+        const PeerCredentials& peer = follower.connection->peer();
+        log::info(follower.server, "ending the logs -f of pid " + std::to_string(peer.pid) +
+                                       " uid " + std::to_string(peer.uid) +
+                                       ": a reload removed it from allow_users/allow_groups");
+        follower.connection->refuse(
+            control::code::denied, "permission denied: a reload removed uid " +
+                                       std::to_string(peer.uid) +
+                                       " from the allow_users/allow_groups of '" + follower.server +
+                                       "', so its logs are no longer shown to it");
+    }
 }
 
 void ControlCommands::shutdown(ControlConnection& c) {

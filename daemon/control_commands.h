@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ public:
     explicit ControlCommands(Daemon& daemon) : daemon_(daemon) {}
 
     void handle_request(ControlConnection& connection, const nlohmann::json& request) override;
+    // After a reload: end the `logs -f` of every peer no longer allowed to use the server it
+    // follows.
+    void revoke_followers();
 
 private:
     void dispatch(ControlConnection& c, control::Command command, const nlohmann::json& request);
@@ -99,6 +103,12 @@ private:
     nlohmann::json daemon_json(const ControlConnection& c);
 
     Daemon& daemon_;
+    // The live `logs -f`, by the id their server's ring gave them.
+    struct Follower {
+        ControlConnection* connection = nullptr;
+        std::string server;
+    };
+    std::map<std::uint64_t, Follower> followers_;
 };
 
 }  // namespace mcpd

@@ -11,6 +11,7 @@ GroupSpec ControlCommands::registry_group(const config::GroupConfig& group) {
     GroupSpec spec;
     spec.name = group.name;
     spec.separator = group.separator;
+    spec.from_registry = true;
     for (const config::GroupMember& member : group.members)
         spec.members.push_back(GroupMemberSpec{member.server, group.filters, member.filters, {}});
     return spec;

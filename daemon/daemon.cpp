@@ -185,6 +185,7 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     pool_.set_order(report.order);
     revoke_access();
     warn_unreachable_peers();
+    sessions_.apply_filters(registry_);
     log::info("reload applied: " + std::to_string(report.added.size()) + " added, " +
               std::to_string(report.removed.size()) + " removed, " +
               std::to_string(report.changed.size()) + " changed (" +

@@ -29,6 +29,8 @@
 
 namespace mcpd {
 
+class ControlCommands;
+
 struct DaemonOptions {
     std::string config_path;
     std::string socket_path;         // resolved: flag, $MCPD_SOCKET, registry, default
@@ -112,8 +114,8 @@ private:
     std::size_t make_room_for_descriptors();
     // Say once which allowed users and groups cannot reach the socket (control/socket_reach.h).
     void warn_unreachable_peers() const;
-    // After a reload: end the sessions, and close the control connections, of users the new
-    // registry no longer allows.
+    // After a reload: end the sessions, the `logs -f`, and close the control connections, of
+    // users the new registry no longer allows.
     void revoke_access();
     // daemon_legacy.cpp: the server itself is stopped or restarted by an admin (or mcpd
     // exits): its legacy process follows, and comes back when a legacy client asks.
@@ -148,7 +150,7 @@ private:
     Notifier notifier_;
     std::unique_ptr<ControlServer> control_;
     std::unique_ptr<MetricsHttp> metrics_;  // [daemon] metrics_listen, when set
-    std::unique_ptr<RequestHandler> commands_;
+    std::unique_ptr<ControlCommands> commands_;
     ConnectionLimits limits_;          // before everything that holds a slot
     std::size_t max_descriptors_ = 0;  // RLIMIT_NOFILE once raised
     // Output queued for every session and control connection together; before them all.

@@ -10,6 +10,7 @@
 #include "common/control_protocol.h"
 #include "common/log.h"
 #include "daemon/control/socket_reach.h"
+#include "daemon/control_commands.h"
 #include "daemon/daemon.h"
 
 namespace mcpd {
@@ -141,6 +142,8 @@ void Daemon::revoke_access() {
                               " may no longer use this mcpd (a reload removed it from every "
                               "allow_users/allow_groups)");
     }
+    // One that may still use another server keeps its connection, but not the logs of this one.
+    if (commands_) commands_->revoke_followers();
 }
 
 }  // namespace mcpd

@@ -32,6 +32,22 @@ void GroupSession::note(std::string_view message) {
     log::info(router_.spec().name, std::string(message));
 }
 
+void GroupSession::refilter(const config::Registry& registry) {
+    std::vector<GroupMemberSpec> filters = router_.spec().members;
+    const config::GroupConfig* group =
+        router_.spec().from_registry ? registry.find_group(router_.spec().name) : nullptr;
+    for (GroupMemberSpec& member : filters) {
+        if (const config::ServerConfig* server = registry.find(member.server))
+            member.server_filters = server->filters;
+        if (group == nullptr) continue;
+        member.group_filters = group->filters;
+        for (const config::GroupMember& listed : group->members) {
+            if (listed.server == member.server) member.member_filters = listed.filters;
+        }
+    }
+    router_.refilter(filters);
+}
+
 std::uint64_t cursor_nonce() {
     static std::mt19937_64 generator{std::random_device{}()};
     return generator() >> 1;

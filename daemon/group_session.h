@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/registry.h"
 #include "daemon/mux/group_router.h"
 #include "daemon/mux/session_sink.h"
 
@@ -35,6 +36,9 @@ public:
     GroupRouter& router() { return router_; }
     const GroupRouter& router() const { return router_; }
     const std::vector<Member>& members() const { return members_; }
+    // After a reload: the filters of `registry` (the servers', and a registry group's own and
+    // its members') apply from now on. A server or group entry that is gone keeps its last.
+    void refilter(const config::Registry& registry);
 
     // GroupEnvironment
     void to_client(std::string_view line) override;

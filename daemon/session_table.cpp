@@ -238,6 +238,23 @@ void SessionTable::revoke_access() {
     }
 }
 
+void SessionTable::apply_filters(const config::Registry& registry) {
+    for (auto& [id, entry] : sessions_) {
+        Session& session = *entry.session;
+        if (session.closed()) continue;
+        if (entry.group) {
+            entry.group->refilter(registry);
+            continue;
+        }
+        const config::ServerConfig* server = registry.find(session.server());
+        if (server == nullptr || server->filters.empty()) continue;
+        session.close("a reload gave '" + session.server() +
+                          "' filters (tools, prompts or resources to show), which this session "
+                          "was attached without; connect again to be served with them",
+                      false);
+    }
+}
+
 std::set<const ControlConnection*> SessionTable::links() const {
     std::set<const ControlConnection*> links;
     for (const auto& [id, entry] : sessions_) links.insert(entry.link);

@@ -62,6 +62,10 @@ public:
     void close_sessions_of(const std::string& server, const std::string& reason);
     // After a reload: end the sessions of users no longer allowed to use their server.
     void revoke_access();
+    // After a reload: the registry's filters apply to the group sessions attached (their lists
+    // re-filtered, list_changed sent). A session served directly, without filters, whose
+    // server now has some, is ended: it has nothing that could hide items.
+    void apply_filters(const config::Registry& registry);
     // The control connections that are some session's link.
     std::set<const ControlConnection*> links() const;
     // The groups with sessions that `asking` may see (it may use every member): name, servers,

@@ -70,7 +70,8 @@ void ControlConnection::defer_reply() {
 }
 
 void ControlConnection::refuse(std::string_view code, const std::string& message) {
-    if (closed_ || bev_ == nullptr) return;
+    // Refused once is enough: the first answer is the one the client reads.
+    if (closed_ || bev_ == nullptr || mode_ == Mode::refused) return;
     mode_ = Mode::refused;
     // Its requests (or announced descriptors) are never read: they go with the socket.
     bufferevent_disable(bev_.get(), EV_READ);

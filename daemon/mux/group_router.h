@@ -50,6 +50,8 @@ struct GroupSpec {
     // False for a server with filters served alone: names, serverInfo and instructions stay
     // the server's own.
     bool prefix = true;
+    // A [groups.NAME] of the registry: a reload's group and member filters apply to it.
+    bool from_registry = false;
     std::vector<GroupMemberSpec> members;
 };
 
@@ -77,6 +79,10 @@ public:
     void member_up(std::size_t member);
     // The member session was closed (its server removed, or it was cut off): for good.
     void member_closed(std::size_t member, std::string_view reason);
+    // A reload changed what the session may be shown: `filters` has every member's, in member
+    // order (group_router_refilter.cpp). Cursors into a list whose filters changed are old,
+    // and the client hears list_changed for it.
+    void refilter(const std::vector<GroupMemberSpec>& filters);
 
     // Client requests not answered yet.
     std::size_t unanswered() const { return waiting_.size() + early_requests_; }
