@@ -29,7 +29,8 @@ using nlohmann::json;
 
 namespace {
 
-// A tool name no server has, with every character a label value escapes.
+// A tool name no server has, with every character a label value escapes: it is counted as
+// "unlisted", and never shown.
 const std::string kOddTool = "odd \"name\" \\ with\na newline";
 
 // The outcome labels and the COUNTERS fields that count them.
@@ -269,6 +270,7 @@ std::vector<std::string> listening_addresses(int port) {
 // Sessions and calls that leave every outcome a client can cause in the counts.
 void make_traffic(McpSession& client) {
     client.initialize("metrics test");
+    client.wait_response(client.request("tools/list"));  // as an agent does first
     for (const char* text : {"one", "two", "three"}) {
         const McpMessage answer = client.wait_response(client.call_tool("echo", {{"text", text}}));
         REQUIRE(answer.tool_text() == text);
@@ -328,7 +330,7 @@ TEST_CASE(
     CHECK_FALSE(has_sample_of(parsed, "mcpd_server_cpu_seconds_total", "spare"));
     CHECK(has_sample_of(parsed, "mcpd_server_cpu_seconds_total", "demo"));
 
-    // What the session did is there, the odd tool name read back exactly by the parser.
+    // What the session did is there: listed tools by name, the odd one as "unlisted".
     const json echo = row_of(stats, "demo", "tools/call", "echo");
     REQUIRE_FALSE(echo.is_null());
     CHECK(echo["replies"] == 3);
@@ -336,12 +338,15 @@ TEST_CASE(
     json echo_reply = labels_of("demo", echo);
     echo_reply["outcome"] = "reply";
     expect_sample(parsed, "mcpd_requests_total", echo_reply, 3);
-    const json odd = row_of(stats, "demo", "tools/call", kOddTool);
+    CHECK(row_of(stats, "demo", "tools/call", kOddTool).is_null());
+    const json odd = row_of(stats, "demo", "tools/call", "unlisted");
     REQUIRE_FALSE(odd.is_null());
-    json odd_labels = labels_of("demo", odd);
-    CHECK(odd_labels["tool"] == kOddTool);
-    expect_sample(parsed, "mcpd_requests_in_flight", odd_labels, 0);
-    REQUIRE_FALSE(row_of(stats, "demo", "no/such/method", nullptr).is_null());
+    CHECK(odd["requests"] == 1);
+    expect_sample(parsed, "mcpd_requests_in_flight", labels_of("demo", odd), 0);
+    CHECK(text.out.find("odd") == std::string::npos);
+    CHECK(row_of(stats, "demo", "no/such/method", nullptr).is_null());
+    CHECK(row_of(stats, "demo", "unlisted", nullptr)["errors"] == 1);
+    CHECK(row_of(stats, "demo", "tools/list", nullptr)["replies"] == 1);
 
     SECTION("mcpctl metrics NAME shows that server only") {
         const RunResult demo = env.ctl({"metrics", "demo"});
@@ -444,4 +449,39 @@ TEST_CASE("metrics: an address in use is logged and mcpd runs without it", "[met
     INFO(log);
     CHECK(log.find("cannot bind " + taken + ": " + std::strerror(EADDRINUSE)) != std::string::npos);
     CHECK(env.ctl({"metrics"}).exit_code == 0);
+}
+
+TEST_CASE("metrics: made-up tool and method names get no series; listed tools keep theirs",
+          "[metrics][names]") {
+    TestEnv env("metrics-names");
+    env.write_registry(server_toml("demo"));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    McpSession client(env.socket(), "demo");
+    client.initialize("made-up names");
+    // Before any list the tools are unlisted; a flood of names, some long, pipelined.
+    std::vector<json> ids;
+    for (int i = 0; i < 300; ++i) {
+        const std::string name =
+            "made-up-" + std::to_string(i) + std::string(i % 3 == 0 ? 4000 : 0, 'x');
+        ids.push_back(client.call_tool(name, json::object()));
+        ids.push_back(client.request("made/up/" + std::to_string(i)));
+    }
+    for (const json& id : ids) client.wait_response(id);
+    client.wait_response(client.request("tools/list"));
+    CHECK(client.wait_response(client.call_tool("echo", {{"text", "real"}})).tool_text() == "real");
+
+    const RunResult text = env.ctl({"metrics"});
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.out.find("made-up") == std::string::npos);
+    CHECK(text.out.find("made/up") == std::string::npos);
+    CHECK(
+        text.out.find("mcpd_requests_total{server=\"demo\",method=\"tools/call\",tool=\"unlisted\","
+                      "outcome=\"error\"} 300") != std::string::npos);
+    CHECK(text.out.find("mcpd_requests_total{server=\"demo\",method=\"unlisted\",tool=\"\","
+                        "outcome=\"error\"} 300") != std::string::npos);
+    CHECK(text.out.find("mcpd_requests_total{server=\"demo\",method=\"tools/call\",tool=\"echo\","
+                        "outcome=\"reply\"} 1") != std::string::npos);
+    // Three rows: unlisted tools, unlisted methods, tools/list and echo: 6 outcomes each.
+    CHECK(count_of(text.out, "\nmcpd_requests_total{") == 4 * 6);
 }
