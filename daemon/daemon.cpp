@@ -186,9 +186,10 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
 }
 
 nlohmann::json Daemon::stats(const std::vector<const ManagedServer*>& servers,
-                            StatsReport::Want want) {
+                             StatsReport::Want want, const PeerCredentials* asking) {
     return stats_report_.build(servers, pool_, sessions_, want,
-                              std::chrono::duration_cast<Duration>(Clock::now() - started_at_));
+                               std::chrono::duration_cast<Duration>(Clock::now() - started_at_),
+                               asking);
 }
 
 void Daemon::serve_metrics(const std::string& address) {

@@ -69,7 +69,9 @@ public:
     SessionTable& sessions() { return sessions_; }
     nlohmann::json daemon_status() const;
     // The result of the stats request for these servers (docs/STATS.md).
-    nlohmann::json stats(const std::vector<const ManagedServer*>& servers, StatsReport::Want want);
+    // `asking`: who asked, shown only its own sessions and children (null: everything).
+    nlohmann::json stats(const std::vector<const ManagedServer*>& servers, StatsReport::Want want,
+                         const PeerCredentials* asking = nullptr);
 
     // Call `done(timed_out)` once every named server has settled: `up` means running or
     // failed, otherwise stopped or failed. Returns an id for cancel_wait.
