@@ -123,8 +123,9 @@ private:
     std::string status_text() const;
     void maybe_finish_shutdown();
     void start_watchdog();
-    // Serve GET /metrics on `address` (none when empty), replacing what served it before.
-    void serve_metrics(const std::string& address);
+    // Serve GET /metrics on `settings.metrics_listen` (none when empty) to holders of the
+    // token in its metrics_token_file, replacing what served it before.
+    void serve_metrics(const config::DaemonConfig& settings);
 
     DaemonOptions options_;
     config::Registry registry_;

@@ -1,11 +1,13 @@
 // The metrics (docs/STATS.md): `mcpctl metrics` and GET /metrics on [daemon] metrics_listen
 // read by the Prometheus client library's own parser (parse_metrics.py, with Debian's
 // python3-prometheus-client), their numbers against `mcpctl stats --json --tools`, what the
-// endpoint answers to other methods and paths, and that it listens on loopback only.
-// Traffic goes to 127.0.0.1 and nowhere else.
+// endpoint answers to other methods and paths, that it answers only the holder of its token
+// who names it in Host, that made-up names get no series of their own, and that it listens on
+// loopback only. Traffic goes to 127.0.0.1 and nowhere else.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -32,6 +34,20 @@ namespace {
 // A tool name no server has, with every character a label value escapes: it is counted as
 // "unlisted", and never shown.
 const std::string kOddTool = "odd \"name\" \\ with\na newline";
+
+// The token GET /metrics asks for, in the file the registry names.
+const std::string kMetricsToken = "0123456789abcdef-metrics";
+
+// The [daemon] table serving metrics on `address`, with a token file written in `env`'s
+// directory (mode 0600, as mcpd requires).
+std::string metrics_daemon(const TestEnv& env, const std::string& address,
+                           const std::string& token = kMetricsToken) {
+    const std::string file = env.path("metrics.token");
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << token << "\n";
+    REQUIRE(::chmod(file.c_str(), 0600) == 0);
+    return "[daemon]\nmetrics_listen = \"" + address +
+           "\"\nmetrics_token_file = " + toml_string(file) + "\n\n";
+}
 
 // The outcome labels and the COUNTERS fields that count them.
 const std::pair<std::string, std::string> kOutcomes[] = {
@@ -84,9 +100,13 @@ std::string http_exchange(int port, const std::string& request) {
     return response;
 }
 
-std::string http(int port, const std::string& method, const std::string& target) {
-    return http_exchange(port, method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" +
-                                   std::to_string(port) + "\r\nConnection: close\r\n\r\n");
+// A request as Prometheus sends it: Host naming the endpoint, and the token.
+std::string http(int port, const std::string& method, const std::string& target,
+                 const std::string& token = kMetricsToken, const std::string& host = "") {
+    return http_exchange(port, method + " " + target + " HTTP/1.1\r\nHost: " +
+                                   (host.empty() ? "127.0.0.1:" + std::to_string(port) : host) +
+                                   "\r\nAuthorization: Bearer " + token +
+                                   "\r\nConnection: close\r\n\r\n");
 }
 
 std::string status_line(const std::string& response) {
@@ -289,7 +309,7 @@ TEST_CASE(
     TestEnv env("metrics");
     const int port = free_loopback_port();
     const std::string address = "127.0.0.1:" + std::to_string(port);
-    env.write_registry("[daemon]\nmetrics_listen = \"" + address + "\"\n\n" + server_toml("demo") +
+    env.write_registry(metrics_daemon(env, address) + server_toml("demo") +
                        server_toml("spare", {}, {{"autostart", "false"}}));
     env.start_daemon();
     env.wait_state("demo", "running");
@@ -395,7 +415,7 @@ TEST_CASE(
 
 TEST_CASE("metrics: port 0 gets a free port, which the log names", "[metrics]") {
     TestEnv env("metrics-port-0");
-    env.write_registry("[daemon]\nmetrics_listen = \"127.0.0.1:0\"\n\n" + server_toml("demo"));
+    env.write_registry(metrics_daemon(env, "127.0.0.1:0") + server_toml("demo"));
     env.start_daemon();
     const std::regex served("http://127\\.0\\.0\\.1:([0-9]+)/metrics");
     std::smatch match;
@@ -416,8 +436,8 @@ TEST_CASE("metrics: a reload moves the endpoint to a changed address", "[metrics
     TestEnv env("metrics-reload");
     const int first = free_loopback_port();
     const auto registry = [&env](int port) {
-        env.write_registry("[daemon]\nmetrics_listen = \"127.0.0.1:" + std::to_string(port) +
-                           "\"\n\n" + server_toml("demo"));
+        env.write_registry(metrics_daemon(env, "127.0.0.1:" + std::to_string(port)) +
+                           server_toml("demo"));
     };
     registry(first);
     env.start_daemon();
@@ -441,7 +461,7 @@ TEST_CASE("metrics: an address in use is logged and mcpd runs without it", "[met
     const int port = bind_loopback(fd);
     REQUIRE(::listen(fd, 1) == 0);
     const std::string taken = "127.0.0.1:" + std::to_string(port);
-    env.write_registry("[daemon]\nmetrics_listen = \"" + taken + "\"\n\n" + server_toml("demo"));
+    env.write_registry(metrics_daemon(env, taken) + server_toml("demo"));
     env.start_daemon();
     env.wait_state("demo", "running");
     ::close(fd);
@@ -449,6 +469,57 @@ TEST_CASE("metrics: an address in use is logged and mcpd runs without it", "[met
     INFO(log);
     CHECK(log.find("cannot bind " + taken + ": " + std::strerror(EADDRINUSE)) != std::string::npos);
     CHECK(env.ctl({"metrics"}).exit_code == 0);
+}
+
+TEST_CASE("metrics: GET /metrics answers only the token's holder who names it in Host",
+          "[metrics][access]") {
+    TestEnv env("metrics-access");
+    const int port = free_loopback_port();
+    const std::string address = "127.0.0.1:" + std::to_string(port);
+    env.write_registry(metrics_daemon(env, address) + server_toml("demo"));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+
+    const std::string anonymous = http_exchange(
+        port, "GET /metrics HTTP/1.1\r\nHost: " + address + "\r\nConnection: close\r\n\r\n");
+    CHECK(status_line(anonymous) == "HTTP/1.1 401 Unauthorized");
+    CHECK(body_of(anonymous).find("mcpd_") == std::string::npos);
+    CHECK(status_line(http(port, "GET", "/metrics", "not-the-token")) ==
+          "HTTP/1.1 401 Unauthorized");
+    // A page of another site whose name resolves here (DNS rebinding) names that site.
+    const std::string rebound = http(port, "GET", "/metrics", kMetricsToken,
+                                     "metrics.attacker.example:" + std::to_string(port));
+    CHECK(status_line(rebound) == "HTTP/1.1 421 Misdirected Request");
+    CHECK(body_of(rebound).find("mcpd_") == std::string::npos);
+    CHECK(status_line(http(port, "GET", "/metrics")) == "HTTP/1.1 200 OK");
+    CHECK(status_line(http(port, "GET", "/metrics", kMetricsToken,
+                           "localhost:" + std::to_string(port))) == "HTTP/1.1 200 OK");
+
+    // A token file others may read is refused and logged; fixed and reloaded, it serves again,
+    // with the file's new token.
+    ::chmod(env.path("metrics.token").c_str(), 0644);
+    REQUIRE(env.ctl({"reload"}).exit_code == 0);
+    wait_until("the token file's mode is logged", 10s, [&] {
+        return env.daemon_log().find(
+                   "has mode 0644, so other users may read or change the "
+                   "token: make it 0600") != std::string::npos;
+    });
+    CHECK(http(port, "GET", "/metrics").empty());  // nothing listens
+    env.write_registry(metrics_daemon(env, address, "the-next-token") + server_toml("demo"));
+    REQUIRE(env.ctl({"reload"}).exit_code == 0);
+    CHECK(status_line(http(port, "GET", "/metrics")) == "HTTP/1.1 401 Unauthorized");
+    CHECK(status_line(http(port, "GET", "/metrics", "the-next-token")) == "HTTP/1.1 200 OK");
+}
+
+TEST_CASE("metrics: a registry with metrics_listen and no token file is refused",
+          "[metrics][access]") {
+    TestEnv env("metrics-no-token");
+    env.write_registry("[daemon]\nmetrics_listen = \"127.0.0.1:0\"\n\n" + server_toml("demo"));
+    const RunResult checked = run_process({bin("mcpd"), "--check-config", env.registry()});
+    INFO(checked.describe());
+    CHECK(checked.exit_code != 0);
+    CHECK((checked.out + checked.err).find("'metrics_listen' needs 'metrics_token_file'") !=
+          std::string::npos);
 }
 
 TEST_CASE("metrics: made-up tool and method names get no series; listed tools keep theirs",
