@@ -31,6 +31,7 @@ constexpr std::string_view kDaemonKeys[] = {"socket",
                                             "max_session_queue_bytes",
                                             "max_queued_output",
                                             "metrics_listen",
+                                            "metrics_token_file",
                                             "request_log",
                                             "control_idle_timeout",
                                             "max_owner_connections"};
@@ -111,7 +112,35 @@ void check_queue_limits(const DaemonConfig& daemon, const toml::node* queued_out
                    "max_session_queue_bytes");
 }
 
-void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag) {
+// The bearer token's file, an absolute path (relative ones from the registry's directory).
+// Its contents and mode are checked when mcpd serves the metrics (metrics_access).
+void read_metrics_token_file(const toml::node& value, const fs::path& base_dir,
+                             DaemonConfig& daemon, Diagnostics& diag) {
+    const auto text = read_string(value, "metrics_token_file", diag);
+    if (!text) return;
+    if (text->empty()) {
+        diag.error(value.source(),
+                   "expected a file path for 'metrics_token_file', got an empty string");
+        return;
+    }
+    fs::path path(*text);
+    if (path.is_relative()) path = base_dir / path;
+    daemon.metrics_token_file = path.lexically_normal().string();
+}
+
+// The metrics endpoint is never open to every local user: an address needs a token file.
+void check_metrics_access(const DaemonConfig& daemon, const toml::node* listen, Diagnostics& diag) {
+    if (listen == nullptr || daemon.metrics_listen.empty() || !daemon.metrics_token_file.empty())
+        return;
+    diag.error(listen->source(),
+               "'metrics_listen' needs 'metrics_token_file': a file only mcpd's user may read "
+               "(mode 0600) holding the token a scraper must send as \"Authorization: Bearer "
+               "TOKEN\" (Prometheus: bearer_token_file); create one with 'openssl rand -hex 32 "
+               "> FILE && chmod 600 FILE'");
+}
+
+void read_daemon(const toml::node& node, const fs::path& base_dir, DaemonConfig& daemon,
+                 Diagnostics& diag) {
     const auto* table = node.as_table();
     if (!table) {
         diag.error(node.source(),
@@ -120,6 +149,7 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
     }
     const toml::node* queued_output = nullptr;
     const toml::node* session_queue = nullptr;
+    const toml::node* listen = nullptr;
     for (const auto& [key, value] : entries_in_file_order(*table)) {
         const std::string_view name = key->str();
         if (name == "socket") {
@@ -148,6 +178,9 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
             }
         } else if (name == "metrics_listen") {
             read_metrics_listen(*value, daemon, diag);
+            listen = value;
+        } else if (name == "metrics_token_file") {
+            read_metrics_token_file(*value, base_dir, daemon, diag);
         } else if (name == "request_log") {
             if (auto on = read_bool(*value, name, diag)) daemon.request_log = *on;
         } else if (name == "control_idle_timeout") {
@@ -164,6 +197,7 @@ void read_daemon(const toml::node& node, DaemonConfig& daemon, Diagnostics& diag
         }
     }
     check_queue_limits(daemon, queued_output, session_queue, diag);
+    check_metrics_access(daemon, listen, diag);
 }
 
 void read_servers(const toml::node& node, const fs::path& base_dir, Registry& registry,
@@ -207,7 +241,7 @@ void read_registry(const toml::table& root, Registry& registry, Diagnostics& dia
     const fs::path base_dir = base_directory(registry.path);
     for (const auto& [key, value] : entries_in_file_order(root)) {
         if (key->str() == "daemon") {
-            read_daemon(*value, registry.daemon, diag);
+            read_daemon(*value, base_dir, registry.daemon, diag);
         } else if (key->str() == "servers") {
             read_servers(*value, base_dir, registry, diag);
         } else if (key->str() == "groups") {

@@ -127,6 +127,9 @@ struct DaemonConfig {
     // Where GET /metrics is served, as written and checked by parse_listen_address
     // (common/listen_address.h); empty: nowhere.
     std::string metrics_listen;
+    // The file holding the bearer token GET /metrics asks for (absolute); required with
+    // metrics_listen.
+    std::string metrics_token_file;
     // A log line per settled request of every server whose own request_log is unset.
     bool request_log = false;
     // A control connection with no complete request for this long is closed (followers,

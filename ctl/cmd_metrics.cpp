@@ -29,7 +29,9 @@ extern const Command cmd_metrics{
         "                                     per server, method and tool\n"
         "For node_exporter's textfile collector, write to a temporary file and rename\n"
         "it into the collector's directory. [daemon] metrics_listen in the registry\n"
-        "serves the same text over HTTP. --json prints mcpd's stats reply.\n",
+        "serves the same text over HTTP, to a scraper with the metrics_token_file's\n"
+        "token. A user other than root and mcpd's own sees the servers it may use.\n"
+        "--json prints mcpd's stats reply.\n",
     .options = {},
     .min_args = 0,
     .max_args = Command::kUnlimited,

@@ -94,7 +94,9 @@ void ControlCommands::stats(ControlConnection& c, const json& request) {
         for (const ManagedServer* s : daemon_.pool().servers())
             if (allowed(c, *s)) named.push_back(s);
     }
-    c.reply_ok(daemon_.stats(named, {parsed->tools, parsed->sessions, parsed->children}));
+    // The owner and root see every session and child; anyone else only its own.
+    c.reply_ok(daemon_.stats(named, {parsed->tools, parsed->sessions, parsed->children},
+                             trusted(c) ? nullptr : &c.peer()));
 }
 
 bool ControlCommands::trusted(const ControlConnection& c) const {
@@ -216,6 +218,8 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
             for (const auto& [project, child] : daemon_.pool().projects_of(s->name())) {
                 const json own = child->status_json();
                 sessions += child->router().session_count();
+                // Another user's project (its directory, its process) is not shown.
+                if (!daemon_.sessions().any_visible(*child, c.peer())) continue;
                 children.push_back({{"project", project->directory},
                                     {"roots", project->roots},
                                     {"state", own["state"]},

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/metrics_text.h"
 #include "daemon/control/socket_reach.h"
+#include "daemon/control/metrics_access.h"
 #include "daemon/control_commands.h"
 #include "daemon/io/descriptor_limit.h"
 #include "daemon/io/log_pump.h"
@@ -102,7 +103,7 @@ int Daemon::run() {
     log::info("mcpd " MCPD_VERSION " listening on " + options_.socket_path + " with " +
               std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
-    serve_metrics(registry_.daemon.metrics_listen);
+    serve_metrics(registry_.daemon);
     for (ManagedServer* server : pool_.servers()) {
         if (server->config().autostart && !config::starts_children(server->config()))
             server->supervisor().request_start();
@@ -198,18 +199,26 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
 }
 
 nlohmann::json Daemon::stats(const std::vector<const ManagedServer*>& servers,
-                             StatsReport::Want want) {
+                             StatsReport::Want want, const PeerCredentials* asking) {
     return stats_report_.build(servers, pool_, sessions_, want,
-                               std::chrono::duration_cast<Duration>(Clock::now() - started_at_));
+                               std::chrono::duration_cast<Duration>(Clock::now() - started_at_),
+                               asking);
 }
 
-void Daemon::serve_metrics(const std::string& address) {
+void Daemon::serve_metrics(const config::DaemonConfig& settings) {
     metrics_.reset();
-    if (address.empty()) return;
-    Result<std::unique_ptr<MetricsHttp>> http = MetricsHttp::listen(loop_, address, [this] {
-        const std::vector<ManagedServer*> all = pool_.servers();
-        return metrics_text(stats({all.begin(), all.end()}, {true, false}));
-    });
+    if (settings.metrics_listen.empty()) return;
+    // The registry refuses an address without a token file; the file itself is read now.
+    Result<std::string> token = read_metrics_token(settings.metrics_token_file, authority_.owner());
+    if (!token) {
+        log::error(token.error() + "; no metrics over HTTP until it is fixed and mcpd reloaded");
+        return;
+    }
+    Result<std::unique_ptr<MetricsHttp>> http =
+        MetricsHttp::listen(loop_, settings.metrics_listen, std::move(token).value(), [this] {
+            const std::vector<ManagedServer*> all = pool_.servers();
+            return metrics_text(stats({all.begin(), all.end()}, {true, false}));
+        });
     if (!http) {
         // The pool is served all the same; the metrics wait for a fixed registry and a reload.
         log::error("metrics_listen: " + http.error() + "; no metrics over HTTP");
@@ -220,7 +229,16 @@ void Daemon::serve_metrics(const std::string& address) {
 }
 
 void Daemon::apply_daemon_settings(const config::DaemonConfig& next) {
-    if (next.metrics_listen != registry_.daemon.metrics_listen) serve_metrics(next.metrics_listen);
+    if (next.metrics_listen != registry_.daemon.metrics_listen || metrics_ == nullptr) {
+        serve_metrics(next);
+    } else if (Result<std::string> token =
+                   read_metrics_token(next.metrics_token_file, authority_.owner())) {
+        metrics_->set_token(std::move(token).value());  // the file may hold a new token
+    } else {
+        log::error(token.error() +
+                   "; metrics over HTTP stopped until it is fixed and mcpd reloaded");
+        metrics_.reset();
+    }
     if (next.socket != registry_.daemon.socket) {
         log::warning("[daemon].socket changed; the new path takes effect when mcpd restarts");
     }

@@ -70,7 +70,9 @@ public:
     SessionTable& sessions() { return sessions_; }
     nlohmann::json daemon_status() const;
     // The result of the stats request for these servers (docs/STATS.md).
-    nlohmann::json stats(const std::vector<const ManagedServer*>& servers, StatsReport::Want want);
+    // `asking`: who asked, shown only its own sessions and children (null: everything).
+    nlohmann::json stats(const std::vector<const ManagedServer*>& servers, StatsReport::Want want,
+                         const PeerCredentials* asking = nullptr);
 
     // Call `done(timed_out)` once every named server has settled: `up` means running or
     // failed, otherwise stopped or failed. Returns an id for cancel_wait.
@@ -132,8 +134,9 @@ private:
     std::string status_text() const;
     void maybe_finish_shutdown();
     void start_watchdog();
-    // Serve GET /metrics on `address` (none when empty), replacing what served it before.
-    void serve_metrics(const std::string& address);
+    // Serve GET /metrics on `settings.metrics_listen` (none when empty) to holders of the
+    // token in its metrics_token_file, replacing what served it before.
+    void serve_metrics(const config::DaemonConfig& settings);
 
     DaemonOptions options_;
     // Where the control socket really is: options_.socket_path, or where systemd bound the

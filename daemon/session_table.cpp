@@ -342,6 +342,7 @@ void SessionTable::pause(ManagedServer& server, bool paused) {
 
 json SessionTable::group_json(SessionId id, const Entry& entry, const PeerCredentials& asking,
                               const std::string& server_filter) {
+    if (!visible_to(id, asking)) return nullptr;
     const Session& session = *entry.session;
     const GroupSession& group = *entry.group;
     bool named = server_filter.empty() || session.server() == server_filter;
@@ -393,6 +394,19 @@ std::optional<PeerCredentials> SessionTable::peer_of(SessionId id) const {
     return it->second.session->peer();
 }
 
+bool SessionTable::visible_to(SessionId id, const PeerCredentials& asking) const {
+    if (authority_.trusted(asking)) return true;
+    const std::optional<PeerCredentials> peer = peer_of(id);
+    return peer && peer->uid == asking.uid;
+}
+
+bool SessionTable::any_visible(const ManagedServer& instance, const PeerCredentials& asking) const {
+    if (authority_.trusted(asking)) return true;
+    for (const SessionSummary& summary : instance.router().summaries())
+        if (visible_to(summary.id, asking)) return true;
+    return false;
+}
+
 json SessionTable::to_json(const std::string& server_filter, const PeerCredentials& asking) {
     json list = json::array();
     const auto now = Clock::now();
@@ -406,6 +420,7 @@ json SessionTable::to_json(const std::string& server_filter, const PeerCredentia
         if (!server_filter.empty() && session.server() != server_filter) continue;
         ManagedServer* server = pool_.server_of(id, session.server());
         if (server == nullptr || !authority_.may_use(asking, server->config())) continue;
+        if (!visible_to(id, asking)) continue;
         json entry_json = {{"id", id},
                            {"server", session.server()},
                            {"pid", session.peer().pid},

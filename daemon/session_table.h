@@ -68,10 +68,18 @@ public:
     void apply_filters(const config::Registry& registry);
     // The control connections that are some session's link.
     std::set<const ControlConnection*> links() const;
-    // The groups with sessions that `asking` may see (it may use every member): name, servers,
-    // sessions, and the members left out of a session with why.
+    // The groups with sessions that `asking` may see (it may use every member, and the session
+    // is its own: visible_to): name, servers, sessions, and the members left out of a session
+    // with why.
     nlohmann::json groups_json(const PeerCredentials& asking);
-    // The sessions `asking` may see, of one server or (empty filter) all.
+    // Whether `asking` may see session `id` (its client, pid, uid, project, counts): root and
+    // mcpd's user see every session, anyone else only the sessions it attached itself.
+    bool visible_to(SessionId id, const PeerCredentials& asking) const;
+    // Whether `asking` may see one of the sessions `instance` serves (a private or a project's
+    // child is shown only to who has a session there).
+    bool any_visible(const ManagedServer& instance, const PeerCredentials& asking) const;
+    // The sessions `asking` may see (visible_to) of servers it may use, of one server or
+    // (empty filter) all.
     nlohmann::json to_json(const std::string& server_filter, const PeerCredentials& asking);
     void clear() { sessions_.clear(); }
 
@@ -102,7 +110,8 @@ private:
     // Write to a session's client, gathering a batch's answers (send_spliced's second half).
     void deliver(SessionId session, std::span<const std::string_view> pieces);
     // A group session as `sessions` lists it; null when `asking` may not see it (it may not
-    // use a member), or it has nothing to do with `server_filter`.
+    // use a member, or the session is not its own), or it has nothing to do with
+    // `server_filter`.
     nlohmann::json group_json(SessionId id, const Entry& entry, const PeerCredentials& asking,
                               const std::string& server_filter);
     // A session leaves the server `server_name` (detach, or its private process ends).

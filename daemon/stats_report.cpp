@@ -70,23 +70,29 @@ json child_json(const ManagedServer& instance, const ServerPool::InstanceRole& r
     return child;
 }
 
+// A child that serves one session (exclusive) or one project: it says whose work it is.
+bool private_child(const ServerPool::InstanceRole& role) {
+    return role.kind == "exclusive" || role.kind == "project";
+}
+
 }  // namespace
 
 json StatsReport::build(const std::vector<const ManagedServer*>& servers, const ServerPool& pool,
-                        const SessionTable& sessions, Want want, Duration uptime) {
+                        const SessionTable& sessions, Want want, Duration uptime,
+                        const PeerCredentials* asking) {
     const TimePoint now = Clock::now();
     // /proc is read once for every server asked about.
     const ProcessTable processes = ProcessTable::read();
     json list = json::array();
     for (const ManagedServer* entry : servers)
-        list.push_back(server_json(*entry, pool, sessions, processes, want, now));
+        list.push_back(server_json(*entry, pool, sessions, processes, want, now, asking));
     return {{"uptime_ms", std::chrono::duration_cast<std::chrono::milliseconds>(uptime).count()},
             {"servers", std::move(list)}};
 }
 
 json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool,
                               const SessionTable& sessions, const ProcessTable& processes,
-                              Want want, TimePoint now) {
+                              Want want, TimePoint now, const PeerCredentials* asking) {
     const std::string& name = entry.name();
     TrafficStats merged;
     if (const TrafficStats* gone = pool.gone_stats(name)) merged.absorb(*gone);
@@ -120,7 +126,9 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
             children += 1;
             const std::optional<ProcessUsage> sampled =
                 sampler_.sample(processes, *mark, ::getpid(), now);
-            if (want.children) per_child.push_back(child_json(instance, role, stats, sampled));
+            if (want.children && (asking == nullptr || !private_child(role) ||
+                                  sessions.any_visible(instance, *asking)))
+                per_child.push_back(child_json(instance, role, stats, sampled));
             if (sampled) {
                 if (usage) {
                     *usage += *sampled;
@@ -162,6 +170,7 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
         }
         json list = json::array();
         for (const auto& [id, counters] : by_session) {
+            if (asking != nullptr && !sessions.visible_to(id, *asking)) continue;
             json session = counters_json(counters);
             session["id"] = id;
             if (const auto client = clients.find(id);

@@ -3,6 +3,7 @@
 #include "common/json_read.h"
 #include "daemon/mux/group_router.h"
 #include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/peer_names.h"
 
 namespace mcpd {
 
@@ -14,7 +15,7 @@ void GroupRouter::start_initialize(const json& message, std::string_view raw_id)
     const json* params = json_read::object_at(message, "params");
     initialize_params_ = params != nullptr ? *params : json::object();
     if (const json* info = json_read::object_at(initialize_params_, "clientInfo"))
-        client_name_ = json_read::string_or(*info, "name", "");
+        client_name_ = cut_to(json_read::string_or(*info, "name", ""), kMaxClientTextBytes);
     fan_out("initialize-", raw_id, Kind::initialize,
             {{"jsonrpc", "2.0"}, {"method", "initialize"}, {"params", initialize_params_}});
 }

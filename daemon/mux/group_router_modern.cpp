@@ -13,6 +13,7 @@
 #include "common/json_read.h"
 #include "daemon/mux/group_router.h"
 #include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/peer_names.h"
 
 namespace mcpd {
 
@@ -56,7 +57,7 @@ void GroupRouter::start_modern(const json& message, std::string_view raw_id, std
     if (json_read::string_at(modern_meta_, kVersionKey) == nullptr) modern_meta_[kVersionKey] = kModernVersion;
     if (json_read::object_at(modern_meta_, kCapabilitiesKey) == nullptr) modern_meta_[kCapabilitiesKey] = json::object();
     if (const json* info = json_read::object_at(modern_meta_, kClientInfoKey))
-        client_name_ = json_read::string_or(*info, "name", "");
+        client_name_ = cut_to(json_read::string_or(*info, "name", ""), kMaxClientTextBytes);
     modern_trigger_ = std::string(line);
     // The first request itself is handled again once the members are settled.
     fan_out("modern-", raw_id, Kind::discover,

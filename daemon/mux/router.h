@@ -276,6 +276,10 @@ private:
         CallCounters* counted = nullptr;
         TimePoint sent{};
         std::size_t bytes_in = 0;
+        // tools/list: its answer says which tools the child has (router_listed.cpp); a
+        // first page (no cursor) replaces what it listed before.
+        bool lists_tools = false;
+        bool first_page = false;
     };
     struct ProgressRoute {
         SessionId session = 0;
@@ -372,6 +376,11 @@ private:
     // not JSON-RPC, a result that is not an object, a malformed error): fail_child_request.
     void check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
                               const wire::Envelope& e);
+
+    // The tools the child lists (router_listed.cpp): whether a tools/list asks for a later
+    // page (it has a cursor), and the names in the child's answer, kept for the stats.
+    static bool asks_later_page(std::string_view line);
+    void note_listed_tools(std::string_view line, bool first_page);
 
     // Child side (router_child.cpp).
     void handle_child_response(std::string_view line, const wire::Envelope& e);
@@ -477,8 +486,8 @@ private:
     std::map<SessionId, TimePoint> roots_deadlines_;
     TrafficStats stats_;
     bool log_requests_ = false;
-    // While the request log is on: each counted request's method and tool, by child id (kept
-    // apart so that Pending stays small when it is off).
+    // While the request log is on: each counted request's method and tool (each cut to
+    // kMaxNameBytes), by child id (kept apart so that Pending stays small when it is off).
     std::unordered_map<std::uint64_t, std::pair<std::string, std::string>> logged_names_;
 };
 

@@ -186,6 +186,7 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     // A refused level is unknown at the child, unless a later setLevel already replaced it.
     if (p.level && e.has_error && *child_id == level_request_) child_level_.reset();
     answer_waiters(p, line, e);
+    if (p.lists_tools && e.has_result) note_listed_tools(line, p.first_page);
     if (p.discover && e.has_result) {
         const json answer = parse_forwarded(line);
         if (const json* result = json_read::object_at(answer, "result")) {

@@ -308,8 +308,9 @@ void Router::answer_initialize(SessionState& s, std::string_view line, const wir
     const std::string requested = json_read::string_or(params, "protocolVersion", "");
     if (const json* caps = json_read::object_at(params, "capabilities")) s.capabilities = *caps;
     if (const json* info = json_read::object_at(params, "clientInfo")) {
-        s.client_name = json_read::string_or(*info, "name", "");
-        s.client_version = json_read::string_or(*info, "version", "");
+        // Kept as long as the session and shown by status, sessions and stats: bounded.
+        s.client_name = cut_to(json_read::string_or(*info, "name", ""), kMaxClientTextBytes);
+        s.client_version = cut_to(json_read::string_or(*info, "version", ""), kMaxClientTextBytes);
     }
     s.protocol = negotiate(requested, child_version_);
     s.initialized = true;
@@ -398,6 +399,10 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     p.own_tasks_only = e.method_is("tasks/list");  // trimmed to this session's (send_own_tasks)
     p.discover = modern_ && e.method_is("server/discover");
     p.subscribes = kind == PendingKind::subscribe;
+    if (e.method_is("tools/list")) {
+        p.lists_tools = true;
+        p.first_page = !asks_later_page(line);
+    }
     if (kind == PendingKind::set_level) {
         p.level = log_severity(e.level);
         level_request_ = child_id;
@@ -424,7 +429,9 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
         p.counted = stats_.request(s.counters, e.method, tool, line.size());
         p.sent = now;
         p.bytes_in = line.size();
-        if (log_requests_) logged_names_[child_id] = {e.method, std::string(tool)};
+        if (log_requests_)
+            logged_names_[child_id] = {std::string(cut_to(e.method, kMaxNameBytes)),
+                                       std::string(cut_to(tool, kMaxNameBytes))};
     }
     s.in_flight[p.original_id] = child_id;
     const bool timed = p.deadline.has_value();

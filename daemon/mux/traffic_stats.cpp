@@ -158,24 +158,45 @@ double RecentRate::per_second(TimePoint now) const {
 
 CallCounters& TrafficStats::named(Names& names, std::string_view name) {
     if (const auto found = names.find(name); found != names.end()) return found->second;
-    // A server (or a client) cannot make the daemon keep any number of names.
-    if (tools_.size() + methods_.size() >= kMaxNames) return names[std::string(kOther)];
+    // A server cannot make the daemon keep any number of names either (a list that changes);
+    // the unlisted entry is always there to be had.
+    if (tools_.size() + methods_.size() >= kMaxNames && name != kUnlisted)
+        return names[std::string(kOther)];
     return names[std::string(name)];
 }
 
-CallCounters& TrafficStats::named_cached(Names& names, std::string_view name) {
+CallCounters& TrafficStats::named_cached(Names& names, std::string_view name, bool tool) {
     if (last_names_ == &names && last_name_ == name) return *last_counters_;
-    CallCounters& counters = named(names, name);
-    last_names_ = &names;
-    last_name_ = name;
-    last_counters_ = &counters;
+    // What a peer sends picks a name only among those the child listed (or MCP's methods):
+    // anything else is one entry, so no client can fill the names or the metrics' series.
+    std::string_view counted = kUnlisted;
+    if (!tool) {
+        counted = counted_method(name);
+    } else if (const auto found = names.find(name); found != names.end()) {
+        counted = name;
+    } else if (listed_tools_.contains(name)) {
+        counted = name;
+    }
+    CallCounters& counters = named(names, counted);
+    // Only a name of bounded length is remembered: a long one would keep its bytes here.
+    if (name.size() <= kMaxNameBytes) {
+        last_names_ = &names;
+        last_name_ = name;
+        last_counters_ = &counters;
+    }
     return counters;
+}
+
+void TrafficStats::tools_listed(std::span<const std::string> names, bool first_page) {
+    if (first_page) listed_tools_.clear();
+    for (const std::string& name : names) listed_tools_.add(name);
+    last_names_ = nullptr;  // a name remembered as unlisted may be listed now
 }
 
 CallCounters* TrafficStats::request(CallCounters& session, std::string_view method,
                                     std::string_view tool, std::size_t bytes) {
     CallCounters& name =
-        tool.empty() ? named_cached(methods_, method) : named_cached(tools_, tool);
+        tool.empty() ? named_cached(methods_, method, false) : named_cached(tools_, tool, true);
     count_request(name, bytes);
     count_request(session, bytes);
     return &name;

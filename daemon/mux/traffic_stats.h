@@ -3,7 +3,9 @@
 //
 // Pure and cheap: the router calls request() when it forwards a request and answered() when
 // the answer (or its failure) goes back, with sizes it already knows and one clock reading
-// each. Memory is bounded: at most kMaxNames names per server (later ones count as "other").
+// each. Memory is bounded: a tool is counted apart only once the child listed it, a method only
+// when MCP has it (daemon/mux/peer_names.h), anything else under "unlisted"; and at most
+// kMaxNames names apart per child (later ones count as "other").
 // A session's counters are kept in the router's state of that session, so they go with it and
 // cost no lookup here; the totals are the sum of the names, added up when asked.
 #pragma once
@@ -11,10 +13,12 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "common/clock.h"
+#include "daemon/mux/peer_names.h"
 
 namespace mcpd {
 
@@ -93,8 +97,9 @@ private:
 
 class TrafficStats {
 public:
-    // Names counted apart per server (tools and methods together); past it, "other".
-    static constexpr std::size_t kMaxNames = 64;
+    // Names counted apart per child (tools and methods together); past it, "other". Only a
+    // child's own list can bring it there: names nobody listed are one "unlisted" entry.
+    static constexpr std::size_t kMaxNames = 256;
     static constexpr std::string_view kOther = "other";
     using Names = std::map<std::string, CallCounters, std::less<>>;
 
@@ -104,7 +109,9 @@ public:
     TrafficStats& operator=(const TrafficStats&) = delete;
 
     // A request forwarded, by the session whose counters are `session`: `tool` is the tool
-    // of a tools/call (empty otherwise: the method names it). Returns its name's counters,
+    // of a tools/call (empty otherwise: the method names it). A tool the child did not list
+    // (listed_tools) and a method MCP does not have are counted as kUnlisted. Returns its
+    // name's counters,
     // which live as long as this object: the caller keeps them with the request and hands
     // them to answered().
     CallCounters* request(CallCounters& session, std::string_view method, std::string_view tool,
@@ -125,15 +132,21 @@ public:
     const Names& tools() const { return tools_; }
     const Names& methods() const { return methods_; }
     const RecentRate& recent() const { return recent_; }
+    // The child listed these tools (a tools/list answer): a first page, asked without a
+    // cursor, replaces what it listed before, a later page adds to it.
+    void tools_listed(std::span<const std::string> names, bool first_page);
+    const ListedNames& listed_tools() const { return listed_tools_; }
 
 private:
+    // The counters of `name`, made when it is new and there is room (else "other").
     CallCounters& named(Names& names, std::string_view name);
-    CallCounters& named_cached(Names& names, std::string_view name);
+    CallCounters& named_cached(Names& names, std::string_view name, bool tool);
 
     Names tools_;
     Names methods_;
     RecentRate recent_;
     std::uint64_t sessions_total_ = 0;
+    ListedNames listed_tools_;
     // The last name looked up: calls come in runs of the same tool, and this spares the map.
     const Names* last_names_ = nullptr;
     std::string last_name_;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What counting costs in memory: mcpd's RSS with SERVERS demo servers, before and after each
-# of them has been called by TOOLS distinct tool names (an unknown tool is answered with an
-# error and counted under its own name like any other, up to the 64-name cap).
+# of them has been called by TOOLS distinct tool names. None of them is a tool the server
+# listed, so each server counts them all under one "unlisted" entry: made-up names cost no
+# memory per name (docs/STATS.md, "Names").
 #
 #   tests/bench/stats_memory.sh BIN_DIR [SERVERS [TOOLS]]     (defaults: 100 servers, 50 tools)
 #

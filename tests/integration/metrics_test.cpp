@@ -1,11 +1,13 @@
 // The metrics (docs/STATS.md): `mcpctl metrics` and GET /metrics on [daemon] metrics_listen
 // read by the Prometheus client library's own parser (parse_metrics.py, with Debian's
 // python3-prometheus-client), their numbers against `mcpctl stats --json --tools`, what the
-// endpoint answers to other methods and paths, and that it listens on loopback only.
-// Traffic goes to 127.0.0.1 and nowhere else.
+// endpoint answers to other methods and paths, that it answers only the holder of its token
+// who names it in Host, that made-up names get no series of their own, and that it listens on
+// loopback only. Traffic goes to 127.0.0.1 and nowhere else.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -29,8 +31,23 @@ using nlohmann::json;
 
 namespace {
 
-// A tool name no server has, with every character a label value escapes.
+// A tool name no server has, with every character a label value escapes: it is counted as
+// "unlisted", and never shown.
 const std::string kOddTool = "odd \"name\" \\ with\na newline";
+
+// The token GET /metrics asks for, in the file the registry names.
+const std::string kMetricsToken = "0123456789abcdef-metrics";
+
+// The [daemon] table serving metrics on `address`, with a token file written in `env`'s
+// directory (mode 0600, as mcpd requires).
+std::string metrics_daemon(const TestEnv& env, const std::string& address,
+                           const std::string& token = kMetricsToken) {
+    const std::string file = env.path("metrics.token");
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << token << "\n";
+    REQUIRE(::chmod(file.c_str(), 0600) == 0);
+    return "[daemon]\nmetrics_listen = \"" + address +
+           "\"\nmetrics_token_file = " + toml_string(file) + "\n\n";
+}
 
 // The outcome labels and the COUNTERS fields that count them.
 const std::pair<std::string, std::string> kOutcomes[] = {
@@ -83,9 +100,13 @@ std::string http_exchange(int port, const std::string& request) {
     return response;
 }
 
-std::string http(int port, const std::string& method, const std::string& target) {
-    return http_exchange(port, method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" +
-                                   std::to_string(port) + "\r\nConnection: close\r\n\r\n");
+// A request as Prometheus sends it: Host naming the endpoint, and the token.
+std::string http(int port, const std::string& method, const std::string& target,
+                 const std::string& token = kMetricsToken, const std::string& host = "") {
+    return http_exchange(port, method + " " + target + " HTTP/1.1\r\nHost: " +
+                                   (host.empty() ? "127.0.0.1:" + std::to_string(port) : host) +
+                                   "\r\nAuthorization: Bearer " + token +
+                                   "\r\nConnection: close\r\n\r\n");
 }
 
 std::string status_line(const std::string& response) {
@@ -269,6 +290,7 @@ std::vector<std::string> listening_addresses(int port) {
 // Sessions and calls that leave every outcome a client can cause in the counts.
 void make_traffic(McpSession& client) {
     client.initialize("metrics test");
+    client.wait_response(client.request("tools/list"));  // as an agent does first
     for (const char* text : {"one", "two", "three"}) {
         const McpMessage answer = client.wait_response(client.call_tool("echo", {{"text", text}}));
         REQUIRE(answer.tool_text() == text);
@@ -287,7 +309,7 @@ TEST_CASE(
     TestEnv env("metrics");
     const int port = free_loopback_port();
     const std::string address = "127.0.0.1:" + std::to_string(port);
-    env.write_registry("[daemon]\nmetrics_listen = \"" + address + "\"\n\n" + server_toml("demo") +
+    env.write_registry(metrics_daemon(env, address) + server_toml("demo") +
                        server_toml("spare", {}, {{"autostart", "false"}}));
     env.start_daemon();
     env.wait_state("demo", "running");
@@ -328,7 +350,7 @@ TEST_CASE(
     CHECK_FALSE(has_sample_of(parsed, "mcpd_server_cpu_seconds_total", "spare"));
     CHECK(has_sample_of(parsed, "mcpd_server_cpu_seconds_total", "demo"));
 
-    // What the session did is there, the odd tool name read back exactly by the parser.
+    // What the session did is there: listed tools by name, the odd one as "unlisted".
     const json echo = row_of(stats, "demo", "tools/call", "echo");
     REQUIRE_FALSE(echo.is_null());
     CHECK(echo["replies"] == 3);
@@ -336,12 +358,15 @@ TEST_CASE(
     json echo_reply = labels_of("demo", echo);
     echo_reply["outcome"] = "reply";
     expect_sample(parsed, "mcpd_requests_total", echo_reply, 3);
-    const json odd = row_of(stats, "demo", "tools/call", kOddTool);
+    CHECK(row_of(stats, "demo", "tools/call", kOddTool).is_null());
+    const json odd = row_of(stats, "demo", "tools/call", "unlisted");
     REQUIRE_FALSE(odd.is_null());
-    json odd_labels = labels_of("demo", odd);
-    CHECK(odd_labels["tool"] == kOddTool);
-    expect_sample(parsed, "mcpd_requests_in_flight", odd_labels, 0);
-    REQUIRE_FALSE(row_of(stats, "demo", "no/such/method", nullptr).is_null());
+    CHECK(odd["requests"] == 1);
+    expect_sample(parsed, "mcpd_requests_in_flight", labels_of("demo", odd), 0);
+    CHECK(text.out.find("odd") == std::string::npos);
+    CHECK(row_of(stats, "demo", "no/such/method", nullptr).is_null());
+    CHECK(row_of(stats, "demo", "unlisted", nullptr)["errors"] == 1);
+    CHECK(row_of(stats, "demo", "tools/list", nullptr)["replies"] == 1);
 
     SECTION("mcpctl metrics NAME shows that server only") {
         const RunResult demo = env.ctl({"metrics", "demo"});
@@ -390,7 +415,7 @@ TEST_CASE(
 
 TEST_CASE("metrics: port 0 gets a free port, which the log names", "[metrics]") {
     TestEnv env("metrics-port-0");
-    env.write_registry("[daemon]\nmetrics_listen = \"127.0.0.1:0\"\n\n" + server_toml("demo"));
+    env.write_registry(metrics_daemon(env, "127.0.0.1:0") + server_toml("demo"));
     env.start_daemon();
     const std::regex served("http://127\\.0\\.0\\.1:([0-9]+)/metrics");
     std::smatch match;
@@ -411,8 +436,8 @@ TEST_CASE("metrics: a reload moves the endpoint to a changed address", "[metrics
     TestEnv env("metrics-reload");
     const int first = free_loopback_port();
     const auto registry = [&env](int port) {
-        env.write_registry("[daemon]\nmetrics_listen = \"127.0.0.1:" + std::to_string(port) +
-                           "\"\n\n" + server_toml("demo"));
+        env.write_registry(metrics_daemon(env, "127.0.0.1:" + std::to_string(port)) +
+                           server_toml("demo"));
     };
     registry(first);
     env.start_daemon();
@@ -436,7 +461,7 @@ TEST_CASE("metrics: an address in use is logged and mcpd runs without it", "[met
     const int port = bind_loopback(fd);
     REQUIRE(::listen(fd, 1) == 0);
     const std::string taken = "127.0.0.1:" + std::to_string(port);
-    env.write_registry("[daemon]\nmetrics_listen = \"" + taken + "\"\n\n" + server_toml("demo"));
+    env.write_registry(metrics_daemon(env, taken) + server_toml("demo"));
     env.start_daemon();
     env.wait_state("demo", "running");
     ::close(fd);
@@ -444,4 +469,90 @@ TEST_CASE("metrics: an address in use is logged and mcpd runs without it", "[met
     INFO(log);
     CHECK(log.find("cannot bind " + taken + ": " + std::strerror(EADDRINUSE)) != std::string::npos);
     CHECK(env.ctl({"metrics"}).exit_code == 0);
+}
+
+TEST_CASE("metrics: GET /metrics answers only the token's holder who names it in Host",
+          "[metrics][access]") {
+    TestEnv env("metrics-access");
+    const int port = free_loopback_port();
+    const std::string address = "127.0.0.1:" + std::to_string(port);
+    env.write_registry(metrics_daemon(env, address) + server_toml("demo"));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+
+    const std::string anonymous = http_exchange(
+        port, "GET /metrics HTTP/1.1\r\nHost: " + address + "\r\nConnection: close\r\n\r\n");
+    CHECK(status_line(anonymous) == "HTTP/1.1 401 Unauthorized");
+    CHECK(body_of(anonymous).find("mcpd_") == std::string::npos);
+    CHECK(status_line(http(port, "GET", "/metrics", "not-the-token")) ==
+          "HTTP/1.1 401 Unauthorized");
+    // A page of another site whose name resolves here (DNS rebinding) names that site.
+    const std::string rebound = http(port, "GET", "/metrics", kMetricsToken,
+                                     "metrics.attacker.example:" + std::to_string(port));
+    CHECK(status_line(rebound) == "HTTP/1.1 421 Misdirected Request");
+    CHECK(body_of(rebound).find("mcpd_") == std::string::npos);
+    CHECK(status_line(http(port, "GET", "/metrics")) == "HTTP/1.1 200 OK");
+    CHECK(status_line(http(port, "GET", "/metrics", kMetricsToken,
+                           "localhost:" + std::to_string(port))) == "HTTP/1.1 200 OK");
+
+    // A token file others may read is refused and logged; fixed and reloaded, it serves again,
+    // with the file's new token.
+    ::chmod(env.path("metrics.token").c_str(), 0644);
+    REQUIRE(env.ctl({"reload"}).exit_code == 0);
+    wait_until("the token file's mode is logged", 10s, [&] {
+        return env.daemon_log().find(
+                   "has mode 0644, so other users may read or change the "
+                   "token: make it 0600") != std::string::npos;
+    });
+    CHECK(http(port, "GET", "/metrics").empty());  // nothing listens
+    env.write_registry(metrics_daemon(env, address, "the-next-token") + server_toml("demo"));
+    REQUIRE(env.ctl({"reload"}).exit_code == 0);
+    CHECK(status_line(http(port, "GET", "/metrics")) == "HTTP/1.1 401 Unauthorized");
+    CHECK(status_line(http(port, "GET", "/metrics", "the-next-token")) == "HTTP/1.1 200 OK");
+}
+
+TEST_CASE("metrics: a registry with metrics_listen and no token file is refused",
+          "[metrics][access]") {
+    TestEnv env("metrics-no-token");
+    env.write_registry("[daemon]\nmetrics_listen = \"127.0.0.1:0\"\n\n" + server_toml("demo"));
+    const RunResult checked = run_process({bin("mcpd"), "--check-config", env.registry()});
+    INFO(checked.describe());
+    CHECK(checked.exit_code != 0);
+    CHECK((checked.out + checked.err).find("'metrics_listen' needs 'metrics_token_file'") !=
+          std::string::npos);
+}
+
+TEST_CASE("metrics: made-up tool and method names get no series; listed tools keep theirs",
+          "[metrics][names]") {
+    TestEnv env("metrics-names");
+    env.write_registry(server_toml("demo"));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    McpSession client(env.socket(), "demo");
+    client.initialize("made-up names");
+    // Before any list the tools are unlisted; a flood of names, some long, pipelined.
+    std::vector<json> ids;
+    for (int i = 0; i < 300; ++i) {
+        const std::string name =
+            "made-up-" + std::to_string(i) + std::string(i % 3 == 0 ? 4000 : 0, 'x');
+        ids.push_back(client.call_tool(name, json::object()));
+        ids.push_back(client.request("made/up/" + std::to_string(i)));
+    }
+    for (const json& id : ids) client.wait_response(id);
+    client.wait_response(client.request("tools/list"));
+    CHECK(client.wait_response(client.call_tool("echo", {{"text", "real"}})).tool_text() == "real");
+
+    const RunResult text = env.ctl({"metrics"});
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.out.find("made-up") == std::string::npos);
+    CHECK(text.out.find("made/up") == std::string::npos);
+    CHECK(
+        text.out.find("mcpd_requests_total{server=\"demo\",method=\"tools/call\",tool=\"unlisted\","
+                      "outcome=\"error\"} 300") != std::string::npos);
+    CHECK(text.out.find("mcpd_requests_total{server=\"demo\",method=\"unlisted\",tool=\"\","
+                        "outcome=\"error\"} 300") != std::string::npos);
+    CHECK(text.out.find("mcpd_requests_total{server=\"demo\",method=\"tools/call\",tool=\"echo\","
+                        "outcome=\"reply\"} 1") != std::string::npos);
+    // Three rows: unlisted tools, unlisted methods, tools/list and echo: 6 outcomes each.
+    CHECK(count_of(text.out, "\nmcpd_requests_total{") == 4 * 6);
 }

@@ -62,8 +62,11 @@ TEST_CASE("stats count a known mix of calls exactly, per tool, per session and i
     alpha.initialize("alpha-client");
     McpSession beta(env.socket(), "demo");
     beta.initialize("beta-client");
+    // alpha lists the tools, as an agent does first: a tool is counted by name once listed.
+    CHECK(alpha.wait_response(alpha.request("tools/list")).json["result"]["tools"].is_array());
 
-    // alpha: three replies, one tool error, one JSON-RPC error (an unknown tool).
+    // alpha: three replies, one tool error, one JSON-RPC error (an unknown tool, which counts as
+    // "unlisted").
     for (int i = 0; i < 3; ++i) {
         CHECK_FALSE(alpha.wait_response(alpha.call_tool("echo", {{"text", "s3cret-argument"}})).is_error());
     }
@@ -97,14 +100,14 @@ TEST_CASE("stats count a known mix of calls exactly, per tool, per session and i
     INFO(stats.dump(2));
     const json& demo = server_in(stats, "demo");
     const json& totals = demo.at("totals");
-    CHECK(totals["requests"] == 9);
-    CHECK(totals["replies"] == 6);
+    CHECK(totals["requests"] == 10);
+    CHECK(totals["replies"] == 7);
     CHECK(totals["tool_errors"] == 1);
     CHECK(totals["errors"] == 1);
     CHECK(totals["cancelled"] == 1);
     CHECK(totals["timeouts"] == 0);
     CHECK(totals["child_died"] == 0);
-    CHECK(totals["latency"]["count"] == 9);
+    CHECK(totals["latency"]["count"] == 10);
     CHECK(totals["bytes_in"].get<std::uint64_t>() > 0);
     CHECK(totals["bytes_out"].get<std::uint64_t>() > 0);
 
@@ -113,7 +116,7 @@ TEST_CASE("stats count a known mix of calls exactly, per tool, per session and i
     CHECK(echo["requests"] == 6);
     CHECK(echo["replies"] == 5);
     CHECK(echo["tool_errors"] == 1);
-    CHECK(tool_in(demo, "nope")["errors"] == 1);
+    CHECK(tool_in(demo, "unlisted")["errors"] == 1);  // "nope", which the server never listed
     const json& slow = tool_in(demo, "slow");
     CHECK(slow["requests"] == 2);
     CHECK(slow["replies"] == 1);
@@ -133,7 +136,7 @@ TEST_CASE("stats count a known mix of calls exactly, per tool, per session and i
     CHECK(demo["cpu_ms"].is_number());
     CHECK(demo["calls_per_s_10s"].get<double>() > 0);
     const json& a = session_in(demo, alpha.session_id());
-    CHECK(a["requests"] == 5);
+    CHECK(a["requests"] == 6);
     CHECK(a["client"]["name"] == "alpha-client");
     CHECK(a["pid"] == ::getpid());
     CHECK(a["uid"] == ::getuid());
@@ -162,12 +165,12 @@ TEST_CASE("stats count a known mix of calls exactly, per tool, per session and i
         const json after = stats_of(env, {"--sessions"});
         return server_in(after, "demo")["sessions_detail"].size() == 1;
     });
-    CHECK(server_in(stats_of(env), "demo")["totals"]["requests"] == 9);
+    CHECK(server_in(stats_of(env), "demo")["totals"]["requests"] == 10);
 
     // The request log: demo's calls, named, with their outcomes; never their arguments; none
     // of timed's, whose own request_log is false.
     const std::string log = env.daemon_log();
-    CHECK(count_of(log, "[demo] request session=") == 9);
+    CHECK(count_of(log, "[demo] request session=") == 10);
     CHECK(count_of(log, "client=alpha-client method=tools/call tool=echo outcome=reply") == 3);
     CHECK(count_of(log, "tool=echo outcome=tool_error") == 1);
     CHECK(count_of(log, "tool=nope outcome=error") == 1);

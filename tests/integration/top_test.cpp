@@ -23,7 +23,7 @@ std::string two_servers() {
     return server_toml("alpha") + "\n" + server_toml("beta") + "\n";
 }
 
-// A session on each server: three echo calls on alpha, one add on beta.
+// A session on each server, which lists its tools: three echo calls on alpha, one add on beta.
 struct AlphaBetaTraffic {
     McpSession alpha;
     McpSession beta;
@@ -32,6 +32,8 @@ struct AlphaBetaTraffic {
         : alpha(env.socket(), "alpha"), beta(env.socket(), "beta") {
         alpha.initialize("top-test");
         beta.initialize("top-test");
+        // A tool is counted by name once its server listed it, as agents have it list them.
+        for (McpSession* s : {&alpha, &beta}) s->wait_response(s->request("tools/list"));
         for (const char* text : {"one", "two", "three"})
             REQUIRE(alpha.wait_response(alpha.call_tool("echo", {{"text", text}})).tool_text() ==
                     text);

@@ -133,7 +133,16 @@ echo "$out" | grep -q "\"pid\":$mcpd_pid[,}]" ||
     fail "logs over ssh failed: $(cat "$dir/err")"
 grep -q "remote demo up" "$dir/logs" || fail "logs over ssh lack the server's banner"
 
-# 5. connect bridges an MCP session to the remote pooled server, replies in order.
+# 5. connect bridges an MCP session to the remote pooled server, replies in order. A first
+# session lists the tools, as an agent does, so that the server's tools are counted by name.
+printf '%s\n' \
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"remote","version":"1"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' >"$dir/list.in"
+timeout 30 "$ctl" --host "$host" connect demo <"$dir/list.in" >"$dir/list.out" 2>"$dir/err" ||
+    fail "connect over ssh (tools/list) failed: $(cat "$dir/err")"
+grep -q '"id":2,"result":{.*"tools"' "$dir/list.out" ||
+    fail "connect over ssh: no tools/list reply: $(cat "$dir/list.out")"
 printf '%s\n' \
     '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"remote","version":"1"}}}' \
     '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
@@ -151,7 +160,7 @@ grep -q '"id":3,"result":{}' "$dir/session.out" ||
 [ "$(wc -l <"$dir/session.out")" -eq 3 ] ||
     fail "connect over ssh: expected exactly 3 lines: $(cat "$dir/session.out")"
 
-# 5b. stats over ssh count that session's echo call.
+# 5b. stats over ssh count that session's echo call (by name: the tools were listed).
 "$ctl" --host "$host" --json stats --tools demo >"$dir/stats.json" 2>"$dir/err" ||
     fail "stats over ssh failed: $(cat "$dir/err")"
 /usr/bin/python3 - "$dir/stats.json" <<'PY' || fail "stats over ssh: $(cat "$dir/stats.json")"

@@ -1,4 +1,4 @@
-// [daemon] metrics_listen and request_log, and a server's own request_log.
+// [daemon] metrics_listen, metrics_token_file and request_log, and a server's own request_log.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -32,10 +32,31 @@ TEST_CASE("metrics are served nowhere and requests not logged by default", "[reg
 
 TEST_CASE("metrics_listen keeps an address as written", "[registry][metrics]") {
     for (const char* address : {"127.0.0.1:9464", "9464", "[::1]:0", "0.0.0.0:9100"}) {
-        const LoadResult result =
-            parse("[daemon]\nmetrics_listen = \"" + std::string(address) + "\"\n");
+        const LoadResult result = parse("[daemon]\nmetrics_listen = \"" + std::string(address) +
+                                        "\"\nmetrics_token_file = \"/etc/mcpd/metrics.token\"\n");
         CHECK(loaded(result).daemon.metrics_listen == address);
+        CHECK(loaded(result).daemon.metrics_token_file == "/etc/mcpd/metrics.token");
     }
+}
+
+TEST_CASE("metrics_listen needs a metrics_token_file, relative to the registry",
+          "[registry][metrics]") {
+    const ConfigError error = only_error(parse("[daemon]\nmetrics_listen = \"127.0.0.1:9464\"\n"));
+    CHECK(error.line == 2);
+    CHECK(error.column == 18);
+    CHECK(error.message ==
+          "'metrics_listen' needs 'metrics_token_file': a file only mcpd's user may read (mode "
+          "0600) holding the token a scraper must send as \"Authorization: Bearer TOKEN\" "
+          "(Prometheus: bearer_token_file); create one with 'openssl rand -hex 32 > FILE && "
+          "chmod 600 FILE'");
+    // The key's order does not matter; a relative path is the registry's directory's.
+    const LoadResult relative = parse(
+        "[daemon]\nmetrics_token_file = \"secrets/../metrics.token\"\nmetrics_listen = \"9464\"\n");
+    CHECK(loaded(relative).daemon.metrics_token_file == "/virtual/metrics.token");
+    const ConfigError empty = only_error(parse("[daemon]\nmetrics_token_file = \"\"\n"));
+    CHECK(empty.message == "expected a file path for 'metrics_token_file', got an empty string");
+    // A token file alone serves nothing and is no error.
+    CHECK(loaded(parse("[daemon]\nmetrics_token_file = \"/t\"\n")).daemon.metrics_listen.empty());
 }
 
 TEST_CASE("a metrics_listen that is no address is an error at its value", "[registry][metrics]") {

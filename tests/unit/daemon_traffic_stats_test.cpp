@@ -1,9 +1,9 @@
 // Counting a server's traffic: the latency histogram, its percentiles and merge, the cap on
-// names, and the counters of each outcome.
-#include <cstdint>
-#include <vector>
-
+// names, names counted apart only when the child listed them, and the counters of each outcome.
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "daemon/mux/traffic_stats.h"
 
@@ -82,8 +82,17 @@ TEST_CASE("histograms of several children merge into the server's", "[stats]") {
     CHECK(both.percentile_us(51) == 1000000);
 }
 
+namespace {
+
+void child_lists(TrafficStats& stats, std::vector<std::string> names) {
+    stats.tools_listed(names, true);
+}
+
+}  // namespace
+
 TEST_CASE("each outcome has its counter; in flight goes up and down", "[stats]") {
     TrafficStats stats;
+    child_lists(stats, {"echo"});
     CallCounters session;
     const TimePoint now{};
     const Outcome outcomes[] = {Outcome::reply,     Outcome::error,   Outcome::tool_error,
@@ -113,6 +122,7 @@ TEST_CASE("each outcome has its counter; in flight goes up and down", "[stats]")
 
 TEST_CASE("tools are counted by tool, other methods by method, apart", "[stats]") {
     TrafficStats stats;
+    child_lists(stats, {"ping"});
     CallCounters s;
     stats.answered(stats.request(s, "tools/call", "ping", 1), &s, Outcome::reply, 1, 1ms, {});
     stats.answered(stats.request(s, "ping", "", 1), &s, Outcome::reply, 1, 1ms, {});
@@ -127,8 +137,10 @@ TEST_CASE("tools are counted by tool, other methods by method, apart", "[stats]"
 TEST_CASE("names are capped per server; the totals are the names' sum", "[stats]") {
     TrafficStats stats;
     CallCounters s;
+    // A server whose list changes again and again: only its own names, and only so many.
     for (std::size_t i = 0; i < TrafficStats::kMaxNames + 50; ++i) {
         const std::string name = "tool_" + std::to_string(i);
+        child_lists(stats, {name});
         stats.answered(stats.request(s, "tools/call", name, 1), &s, Outcome::reply, 1, 1ms, {});
     }
     CHECK(stats.tools().size() == TrafficStats::kMaxNames + 1);
@@ -140,6 +152,9 @@ TEST_CASE("names are capped per server; the totals are the names' sum", "[stats]
     CHECK(stats.methods().at("other").requests == 1);
     CHECK(stats.total().requests == TrafficStats::kMaxNames + 51);
     CHECK(s.requests == TrafficStats::kMaxNames + 51);
+    // The unlisted entry is there even past the cap.
+    stats.request(s, "tools/call", "never-listed", 1);
+    CHECK(stats.tools().at("unlisted").requests == 1);
     // An answer for a session that left (no counters of its any more) still counts in the
     // totals.
     CallCounters* echo = stats.request(s, "tools/call", "echo", 1);
@@ -148,8 +163,55 @@ TEST_CASE("names are capped per server; the totals are the names' sum", "[stats]
     CHECK(s.cancelled == 0);
 }
 
+TEST_CASE("a name the child never listed is counted as unlisted, and fills nothing",
+          "[stats][names]") {
+    TrafficStats stats;
+    CallCounters s;
+    // Before any list every tool is unlisted; so is any method MCP does not have.
+    stats.request(s, "tools/call", "echo", 1);
+    stats.request(s, "no/such/method", "", 1);
+    CHECK(stats.tools().size() == 1);
+    CHECK(stats.tools().at("unlisted").requests == 1);
+    CHECK(stats.methods().size() == 1);
+    CHECK(stats.methods().at("unlisted").requests == 1);
+
+    // A client that calls a flood of made-up names, each as long as a message may be: one
+    // entry, no memory per name, and the server's real tools keep names of their own after.
+    const std::string long_tail(64 * 1024, 'x');
+    for (int i = 0; i < 5000; ++i) {
+        const std::string made_up = std::to_string(i) + (i % 2 == 0 ? long_tail : std::string("t"));
+        stats.request(s, "tools/call", made_up, 1);
+        stats.request(s, "method/" + std::to_string(i), "", 1);
+    }
+    CHECK(stats.tools().size() == 1);
+    CHECK(stats.methods().size() == 1);
+    CHECK(stats.tools().at("unlisted").requests == 5001);
+    child_lists(stats, {"echo", "add"});
+    stats.request(s, "tools/call", "echo", 1);
+    stats.request(s, "tools/call", "add", 1);
+    stats.request(s, "tools/call", "echo", 1);
+    CHECK(stats.tools().at("echo").requests == 2);
+    CHECK(stats.tools().at("add").requests == 1);
+    CHECK(!stats.tools().contains("other"));
+    CHECK(stats.methods().size() == 1);
+    stats.request(s, "tools/list", "", 1);
+    CHECK(stats.methods().at("tools/list").requests == 1);
+
+    // A first page replaces the list, a later page adds to it.
+    child_lists(stats, {"add"});
+    stats.request(s, "tools/call", "zap", 1);
+    CHECK(stats.tools().at("unlisted").requests == 5002);
+    stats.tools_listed(std::vector<std::string>{"zap"}, false);
+    stats.request(s, "tools/call", "zap", 1);
+    CHECK(stats.tools().at("zap").requests == 1);
+    CHECK(stats.listed_tools().contains("add"));
+    CHECK(!stats.listed_tools().contains("echo"));
+}
+
 TEST_CASE("a child that is gone leaves its counts to the server's", "[stats]") {
     TrafficStats gone, kept;
+    child_lists(gone, {"echo"});
+    child_lists(kept, {"echo"});
     CallCounters s;
     gone.attached();
     kept.attached();

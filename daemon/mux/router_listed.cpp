@@ -1,0 +1,29 @@
+// Router: the tools a child lists, taken from its tools/list answers as they pass, so that
+// its stats count a tool by name only when the child listed it (daemon/mux/peer_names.h).
+#include "common/json_read.h"
+#include "daemon/mux/router.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+bool Router::asks_later_page(std::string_view line) {
+    const json request = parse_forwarded(line);
+    const json* params = json_read::object_at(request, "params");
+    return params != nullptr && json_read::member(*params, "cursor") != nullptr;
+}
+
+void Router::note_listed_tools(std::string_view line, bool first_page) {
+    const json answer = parse_forwarded(line);
+    const json* result = json_read::object_at(answer, "result");
+    const json* tools = result != nullptr ? json_read::member(*result, "tools") : nullptr;
+    if (tools == nullptr || !tools->is_array()) return;
+    std::vector<std::string> names;
+    for (const json& tool : *tools) {
+        if (names.size() >= kMaxListedNames) break;
+        if (const std::string* name = json_read::string_at(tool, "name")) names.push_back(*name);
+    }
+    stats_.tools_listed(names, first_page);
+}
+
+}  // namespace mcpd
