@@ -35,7 +35,7 @@ mcpd::config::Registry allowing(std::vector<std::string> users, std::vector<std:
     return registry;
 }
 
-bool contains(const std::string& text, const std::string& part) {
+bool reach_text_has(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
@@ -51,13 +51,13 @@ TEST_CASE("a private socket keeps out every allowed user, each named once", "[so
     REQUIRE(peers.size() == 1);
     CHECK(peers[0].who == "uid 4242424");
     CHECK(peers[0].servers == "demo, notes");
-    CHECK(contains(peers[0].blocked, "cannot write to the socket (mode 0600"));
+    CHECK(reach_text_has(peers[0].blocked, "cannot write to the socket (mode 0600"));
 
     const std::string warning = unreachable_warning(peers, socket);
-    CHECK(contains(warning, "cannot reach the socket " + socket));
-    CHECK(contains(warning, "uid 4242424 (demo, notes) cannot write to the socket"));
-    CHECK(contains(warning, "Set [daemon] socket_group to a group they are in"));
-    CHECK_FALSE(contains(warning, "[daemon] socket to a path"));
+    CHECK(reach_text_has(warning, "cannot reach the socket " + socket));
+    CHECK(reach_text_has(warning, "uid 4242424 (demo, notes) cannot write to the socket"));
+    CHECK(reach_text_has(warning, "Set [daemon] socket_group to a group they are in"));
+    CHECK_FALSE(reach_text_has(warning, "[daemon] socket to a path"));
 }
 
 TEST_CASE("a socket every class may write to, in searchable directories, keeps nobody out",
@@ -90,11 +90,11 @@ TEST_CASE("a directory they cannot search is named, with what to set", "[socket_
     const auto peers = unreachable_peers(allowing({}, {kDaemonGroup}), dir + "/mcpd.sock",
                                          SocketAccess{0666, {}}, false, SocketState::planned);
     REQUIRE(peers.size() == 1);
-    CHECK(contains(peers[0].who, "the members of group 1"));
-    CHECK(contains(peers[0].blocked, "cannot search " + dir + " (mode 0700"));
+    CHECK(reach_text_has(peers[0].who, "the members of group 1"));
+    CHECK(reach_text_has(peers[0].blocked, "cannot search " + dir + " (mode 0700"));
     const std::string warning = unreachable_warning(peers, dir + "/mcpd.sock");
-    CHECK(contains(warning, "[daemon] socket to a path in a directory they can search"));
-    CHECK_FALSE(contains(warning, "socket_group"));
+    CHECK(reach_text_has(warning, "[daemon] socket to a path in a directory they can search"));
+    CHECK_FALSE(reach_text_has(warning, "socket_group"));
 }
 
 TEST_CASE("a directory mcpd keeps private is judged by the mode it will give it",
@@ -112,7 +112,7 @@ TEST_CASE("a directory mcpd keeps private is judged by the mode it will give it"
         unreachable_peers(allowing({}, {kDaemonGroup}), dir + "/mcpd.sock", SocketAccess{0600, {}},
                           true, SocketState::planned);
     REQUIRE(private_socket.size() == 1);
-    CHECK(contains(private_socket[0].blocked, "cannot search " + dir + " (mode 0700"));
+    CHECK(reach_text_has(private_socket[0].blocked, "cannot search " + dir + " (mode 0700"));
 }
 
 TEST_CASE("root and mcpd's own user are never named", "[socket_reach]") {
