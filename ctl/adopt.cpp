@@ -34,7 +34,8 @@ constexpr std::string_view kAgentNames[] = {"claude-code", "claude-desktop", "cu
 // One map of servers in the file: its key path, and how the summary names its entries.
 struct ServerMap {
     std::vector<std::string> path;
-    std::string label;  // empty, or "project DIR"
+    std::string label;        // empty, or "project DIR"
+    ServerApproval approval;  // the switches of its project, if any
 };
 
 std::vector<ServerMap> server_maps(const json& doc) {
@@ -44,15 +45,17 @@ std::vector<ServerMap> server_maps(const json& doc) {
         return object.contains(key) && object[key].is_object();
     };
     if (has_object(doc, "mcpServers"))
-        maps.push_back({{"mcpServers"}, ""});
+        maps.push_back({{"mcpServers"}, "", {}});
     else if (has_object(doc, "servers"))
-        maps.push_back({{"servers"}, ""});
+        maps.push_back({{"servers"}, "", {}});
     else if (has_object(doc, "mcp") && has_object(doc["mcp"], "servers"))
-        maps.push_back({{"mcp", "servers"}, ""});
+        maps.push_back({{"mcp", "servers"}, "", {}});
     if (has_object(doc, "projects"))
         for (const auto& [dir, project] : doc["projects"].items())
             if (project.is_object() && has_object(project, "mcpServers"))
-                maps.push_back({{"projects", dir, "mcpServers"}, "project " + dir});
+                maps.push_back({{"projects", dir, "mcpServers"},
+                                "project " + dir,
+                                claude_local_approval(project, dir)});
     return maps;
 }
 
@@ -198,8 +201,13 @@ mcpd::Result<mcpd::Done> rewrite_entry(std::string_view text, const JsonMember& 
 class MapPlanner {
 public:
     MapPlanner(std::string_view text, std::string_view strict, const AdoptOptions& options,
-               AdoptPlan& plan, std::vector<TextEdit>& edits)
-        : text_(text), strict_(strict), options_(options), plan_(plan), edits_(edits) {}
+               const ServerApproval& approval, AdoptPlan& plan, std::vector<TextEdit>& edits)
+        : text_(text),
+          strict_(strict),
+          options_(options),
+          approval_(approval),
+          plan_(plan),
+          edits_(edits) {}
 
     mcpd::Result<mcpd::Done> plan(const ServerMap& map) {
         mcpd::Result<JsonSpan> span = locate_value(text_, map.path);
@@ -221,6 +229,7 @@ public:
             }
             values_.push_back(value);
             entries_.push_back(classify(member.key, value));
+            turned_off(map, i);
             note(map, i);
         }
         if (stdio_.empty()) return mcpd::Done{};
@@ -230,6 +239,21 @@ public:
 private:
     std::string where(const ServerMap& map, const JsonMember& member) const {
         return map.label.empty() ? member.key : member.key + " (" + map.label + ")";
+    }
+
+    // A stdio entry the agent has not turned on, or that is refused, stays as it is.
+    void turned_off(const ServerMap& map, std::size_t i) {
+        Entry& entry = entries_[i];
+        if (entry.kind != EntryKind::stdio) return;
+        std::string why = map.approval.refusal(members_[i].key);
+        if (why.empty()) why = approval_.refusal(members_[i].key);
+        for (const RefusedServer& refused : options_.refused)
+            if (why.empty() && refused.server.name == entry.server.name &&
+                same_definition(refused.server, entry.server))
+                why = refused.reason;
+        if (why.empty()) return;
+        entry.kind = EntryKind::left;
+        entry.reason = std::move(why);
     }
 
     // Record what becomes of entry `i`; a stdio entry joins stdio_ unless its name is taken.
@@ -313,6 +337,7 @@ private:
     std::string_view text_;
     std::string_view strict_;
     const AdoptOptions& options_;
+    const ServerApproval& approval_;  // the file's and the caller's
     AdoptPlan& plan_;
     std::vector<TextEdit>& edits_;
     std::vector<JsonMember> members_;
@@ -359,10 +384,6 @@ mcpd::Result<std::vector<std::string>> agent_files(std::string_view agent, std::
     return files;
 }
 
-std::string backup_path(std::string_view file) {
-    return std::string(file) + ".mcpd-backup";
-}
-
 mcpd::Result<AdoptPlan> plan_adopt(std::string_view text, const AdoptOptions& options) {
     if (!options.group.empty() && sanitize_server_name(options.group) != options.group)
         return mcpd::permanent_failure("--group " + options.group +
@@ -382,7 +403,9 @@ mcpd::Result<AdoptPlan> plan_adopt(std::string_view text, const AdoptOptions& op
     const std::vector<ServerMap> maps = server_maps(doc);
     plan.has_servers = !maps.empty();
     std::vector<TextEdit> edits;
-    MapPlanner planner(text, strict, options, plan, edits);
+    ServerApproval approval = file_approval(doc);
+    approval.add(options.approval);
+    MapPlanner planner(text, strict, options, approval, plan, edits);
     for (const ServerMap& map : maps)
         if (mcpd::Result<mcpd::Done> done = planner.plan(map); !done) return done.failure();
     if (edits.empty()) return plan;

@@ -14,6 +14,7 @@
 
 #include "common/result.h"
 #include "ctl/import_mcp_json.h"
+#include "ctl/server_approval.h"
 
 namespace mcpctl {
 
@@ -25,13 +26,17 @@ std::span<const std::string_view> known_agents();
 mcpd::Result<std::vector<std::string>> agent_files(std::string_view agent, std::string_view home,
                                                    std::string_view cwd);
 
-// Where adopt keeps the file as it was before its first rewrite.
-std::string backup_path(std::string_view file);
-
 // An entry of the file that stays as it is, and why.
 struct LeftEntry {
     std::string where;   // "linear", or "linear (project /home/me/app)"
     std::string reason;  // "remote server (url https://...)"
+};
+
+// A server that is not to be adopted, and why (the registry has another of its name, or
+// would not load with it).
+struct RefusedServer {
+    ImportedServer server;
+    std::string reason;
 };
 
 struct AdoptOptions {
@@ -39,6 +44,10 @@ struct AdoptOptions {
     // Servers adopted from the files before this one: an entry of the same name but another
     // definition is left as it is rather than silently run as the other one.
     std::vector<ImportedServer> adopted_before;
+    // What the agent has turned on beyond the file's own switches (a .mcp.json's approvals).
+    ServerApproval approval = {};
+    // Entries with the same name and definition are left as they are, with the reason.
+    std::vector<RefusedServer> refused = {};
 };
 
 struct AdoptPlan {
@@ -56,8 +65,9 @@ struct AdoptPlan {
 // (convert_mcp_json) and their entries run `mcpctl connect NAME` (command and args replaced,
 // env and cwd removed, every other key kept), or with a group they make way for one entry
 // running `mcpctl connect GROUP`. Server maps: mcpServers, servers (VS Code), mcp.servers (VS
-// Code settings) and projects.DIR.mcpServers (Claude Code). Fails when the text is not JSON
-// (naming the line) or the group's name cannot be used.
+// Code settings) and projects.DIR.mcpServers (Claude Code). Servers the agent has not turned on
+// (server_approval.h) and `options.refused` are left as they are. Fails when the text is not
+// JSON (naming the line) or the group's name cannot be used.
 mcpd::Result<AdoptPlan> plan_adopt(std::string_view text, const AdoptOptions& options);
 
 // The registry table of a group.

@@ -1,5 +1,6 @@
 // mcpctl import FILE [--write] [--registry PATH]: an agent's MCP server configuration as
 // mcpd registry TOML, optionally appended to the registry and reloaded.
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -7,6 +8,7 @@
 #include "ctl/import_mcp_json.h"
 #include "ctl/output.h"
 #include "ctl/registry_append.h"
+#include "ctl/server_approval.h"
 
 namespace mcpctl {
 
@@ -29,21 +31,30 @@ int fail(const Context& ctx, const std::string& message) {
     return kExitError;
 }
 
-// Append `toml` to the registry at `path`, creating it when missing. Fails when a server of the
-// same name is already there (nothing is written then) or writing fails.
-mcpd::Result<mcpd::Done> append_servers(const std::string& path, const ImportResult& result,
-                                        const std::string& toml) {
-    const mcpd::Result<std::string> existing = read_registry(path);
-    if (!existing) return mcpd::permanent_failure(existing.error());
+// Append the servers to the registry at `path` under its lock, creating it when missing: env
+// values in env files, each table loaded as mcpd would first. Fails when a server of the same
+// name is already there or would not load (nothing is written then) or writing fails.
+mcpd::Result<AppendOutcome> append_servers(const std::string& path, const ImportResult& result,
+                                           const std::string& source) {
+    mcpd::Result<RegistryLock> lock = RegistryLock::take(path);
+    if (!lock) return lock.failure();
+    const mcpd::Result<RegistryState> registry = read_registry_state(path);
+    if (!registry) return registry.failure();
     std::vector<std::string> duplicates;
-    for (const auto& server : result.servers)
-        if (registry_has_server(existing.value(), server.name)) duplicates.push_back(server.name);
+    std::vector<RegistryAddition> additions;
+    for (const auto& server : result.servers) {
+        if (registry.value().loaded.find(server.name) != nullptr)
+            duplicates.push_back(server.name);
+        else if (const std::string why = addition_problem(registry.value(), server); !why.empty())
+            return mcpd::permanent_failure(server.name + ": " + why + "; nothing was written");
+        additions.push_back({server, source});
+    }
     if (!duplicates.empty())
         return mcpd::permanent_failure(
             path + " already has " +
             (duplicates.size() == 1 ? "a server named " : "servers named ") +
             join(duplicates, ", ") + "; nothing was written");
-    return append_to_registry(path, existing.value(), toml);
+    return append_to_registry(registry.value(), std::move(additions), "");
 }
 
 int exec(const Context& ctx) {
@@ -53,18 +64,30 @@ int exec(const Context& ctx) {
                              ctx.endpoint.describe() + ": run the import there");
     const mcpd::Result<std::string> text = read_text_file(file);
     if (!text) return fail(ctx, file + ": " + text.error());
-    const mcpd::Result<ImportResult> converted = convert_mcp_json(text.value());
+    // A project's .mcp.json: only the servers Claude Code has approved there.
+    ServerApproval approval;
+    if (is_claude_project_file(file)) {
+        std::error_code canonical_ec;
+        const fs::path dir =
+            fs::weakly_canonical(fs::absolute(file, canonical_ec).parent_path(), canonical_ec);
+        const char* home = std::getenv("HOME");
+        approval = read_claude_project_approval(dir.string(), home != nullptr ? home : "");
+    }
+    const mcpd::Result<ImportResult> converted = convert_mcp_json(text.value(), approval);
     if (!converted) return fail(ctx, file + ": " + converted.error());
     const ImportResult& result = converted.value();
 
     std::error_code ec;
     const fs::path absolute = fs::absolute(file, ec);
-    const std::string toml = render_toml(result, ec ? file : absolute.lexically_normal().string());
+    const std::string source = ec ? file : absolute.lexically_normal().string();
+    // Written, env values go to env files; printed without --write, they are shown inline.
+    const std::string toml = render_toml(result, source);
     const bool json_mode = ctx.output.json();
     int exit_code = result.skipped.empty() ? kExitOk : kExitError;
 
+    const bool write = ctx.line().has("write");
     if (!json_mode) {
-        ctx.output.print_text(toml);
+        if (!write) ctx.output.print_text(toml);
         for (const auto& skipped : result.skipped)
             ctx.output.error("skipped " + skipped.name + ": " + skipped.reason);
         for (const auto& note : result.renamed) ctx.output.error(note);
@@ -74,7 +97,9 @@ int exec(const Context& ctx) {
                              << std::flush;
     }
 
-    json report = {{"toml", toml}, {"skipped", json::array()}, {"written", nullptr}};
+    json report = {{"toml", write ? json(nullptr) : json(toml)},
+                   {"skipped", json::array()},
+                   {"written", nullptr}};
     for (const auto& skipped : result.skipped)
         report["skipped"].push_back({{"name", skipped.name}, {"reason", skipped.reason}});
     const auto finish = [&](int code) {
@@ -82,14 +107,14 @@ int exec(const Context& ctx) {
         return code;
     };
 
-    if (!ctx.line().has("write")) return finish(exit_code);
+    if (!write) return finish(exit_code);
     if (result.servers.empty()) {
         if (!json_mode) ctx.output.error("nothing to write");
         return finish(exit_code);
     }
     const std::string registry = ctx.line().value("registry", default_registry_path());
-    if (const mcpd::Result<mcpd::Done> appended = append_servers(registry, result, toml);
-        !appended) {
+    const mcpd::Result<AppendOutcome> appended = append_servers(registry, result, source);
+    if (!appended) {
         if (json_mode)
             report["error"] = {{"code", "import"}, {"message", appended.error()}};
         else
@@ -97,6 +122,9 @@ int exec(const Context& ctx) {
         return finish(kExitError);
     }
     report["written"] = registry;
+    report["toml"] = appended.value().toml;
+    report["env_files"] = appended.value().env_files;
+    if (!json_mode) ctx.output.print_text(appended.value().toml);
 
     const std::string wrote = "wrote " + std::to_string(result.servers.size()) +
                               (result.servers.size() == 1 ? " server" : " servers") + " to " +
@@ -123,7 +151,11 @@ extern const Command cmd_import{
         "\n"
         "With --write the tables are appended to the registry (--registry PATH, else mcpd's\n"
         "default; created when missing), unless it already has a server of the same name,\n"
-        "and mcpd is asked to reload it. With --json: {\"toml\", \"skipped\", \"written\"}.\n",
+        "and mcpd is asked to reload it: under a lock, each table checked by mcpd's loader\n"
+        "first, env values in env files of mode 0600 beside the registry (never in it), the\n"
+        "registry replaced whole (0600 when new); the tables are printed as written. Only\n"
+        "servers the agent turned on are taken: of a .mcp.json, those Claude Code approved.\n"
+        "With --json: {\"toml\", \"skipped\", \"written\", \"env_files\"}.\n",
     .options = kOptions,
     .min_args = 1,
     .max_args = 1,

@@ -34,6 +34,8 @@ std::string unrunnable(const json& entry) {
             return "it is a remote server (type " + name + "); mcpd only runs local stdio servers";
         if (name != "stdio") return "its type '" + name + "' is not stdio";
     }
+    if (entry.contains("disabled") && entry["disabled"] == true)
+        return "it is turned off in the file (\"disabled\": true)";
     if (!entry.contains("command")) return "it has no command";
     if (!entry["command"].is_string() || entry["command"].get<std::string>().empty())
         return "its command is not a non-empty string";
@@ -120,7 +122,7 @@ std::string toml_key(std::string_view key) {
     return std::string(key);
 }
 
-mcpd::Result<ImportResult> convert_mcp_json(std::string_view text) {
+mcpd::Result<ImportResult> convert_mcp_json(std::string_view text, const ServerApproval& approval) {
     json doc;
     try {
         doc = json::parse(text.begin(), text.end(), nullptr, true, true);
@@ -152,8 +154,14 @@ mcpd::Result<ImportResult> convert_mcp_json(std::string_view text) {
     if (!servers->is_object())
         return mcpd::permanent_failure("its list of servers is not a JSON object");
 
+    ServerApproval switches = file_approval(doc);
+    switches.add(approval);
     std::set<std::string> taken;
     for (const auto& [key, entry] : servers->items()) {
+        if (std::string why = switches.refusal(key); !why.empty()) {
+            out.skipped.push_back({key, why});
+            continue;
+        }
         if (std::string why = unrunnable(entry); !why.empty()) {
             out.skipped.push_back({key, why});
             continue;
@@ -230,7 +238,12 @@ std::string render_toml(const ImportResult& result, std::string_view source) {
                 text += (i ? ", " : "") + toml_string(server.args[i]);
             text += "]\n";
         }
-        if (!server.env.empty()) {
+        if (!server.env_file.empty()) {
+            text += "# its env (" + std::to_string(server.env.size()) +
+                    (server.env.size() == 1 ? " variable" : " variables") +
+                    ") is in this file, mode 0600, not here: values are often keys\n";
+            text += "env_file = " + toml_string(server.env_file) + '\n';
+        } else if (!server.env.empty()) {
             text += "env = { ";
             for (std::size_t i = 0; i < server.env.size(); ++i)
                 text += (i ? ", " : "") + toml_key(server.env[i].first) + " = " +

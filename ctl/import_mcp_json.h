@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "ctl/server_approval.h"
 
 namespace mcpctl {
 
@@ -25,6 +26,8 @@ struct ImportedServer {
     std::vector<std::string> args;
     std::vector<std::pair<std::string, std::string>> env;  // in key order
     std::string cwd;                                       // empty when absent
+    // Where the registry keeps `env` (an env file of mode 0600); empty: render it inline.
+    std::string env_file = {};
 };
 
 struct SkippedServer {
@@ -39,9 +42,11 @@ struct ImportResult {
     std::vector<std::string> renamed;  // "renamed 'a b' to 'a-b' ..." notes
 };
 
-// Parse the JSON text (comments allowed) and convert every entry. Fails when the text is not
-// JSON or holds no server map.
-mcpd::Result<ImportResult> convert_mcp_json(std::string_view text);
+// Parse the JSON text (comments allowed) and convert every entry. An entry the agent has not
+// turned on (`approval`, the file's own lists, "disabled": true) is skipped. Fails when the
+// text is not JSON or holds no server map.
+mcpd::Result<ImportResult> convert_mcp_json(std::string_view text,
+                                            const ServerApproval& approval = {});
 
 // Replace every character outside [A-Za-z0-9_.-] with '-'.
 std::string sanitize_server_name(std::string_view name);
@@ -56,7 +61,8 @@ std::string toml_key(std::string_view key);
 // these sharing = "project", so that each project gets its own process.
 std::string_view project_scoped_package(const ImportedServer& server);
 
-// One commented [servers.NAME] table per server; `source` names the file in the comments.
+// One commented [servers.NAME] table per server; `source` names the file in the comments. A
+// server's env is its env_file when it has one, else an inline table.
 std::string render_toml(const ImportResult& result, std::string_view source);
 
 // The agent-side configuration pointing at mcpd: the same shape, "mcpctl connect NAME".

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "adopt_environment.h"
+#include "config/registry.h"
 #include "ctl/adopt.h"
+#include "ctl/adopt_backup.h"
 #include "ctl/command.h"
 #include "ctl/jsonc_edit.h"
 #include "jsonc_parse.h"
@@ -56,27 +59,6 @@ void check_connects(const json& entry, const std::string& name) {
     CHECK_FALSE(entry.contains("env"));
     CHECK_FALSE(entry.contains("cwd"));
 }
-
-// HOME and the current directory set for one test, put back afterwards.
-class Environment {
-public:
-    Environment(const std::string& home, const std::string& cwd) : cwd_(fs::current_path()) {
-        if (const char* old = ::getenv("HOME")) home_ = old;
-        ::setenv("HOME", home.c_str(), 1);
-        fs::current_path(cwd);
-    }
-    ~Environment() {
-        ::setenv("HOME", home_.c_str(), 1);
-        std::error_code ignored;
-        fs::current_path(cwd_, ignored);
-    }
-    Environment(const Environment&) = delete;
-    Environment& operator=(const Environment&) = delete;
-
-private:
-    fs::path cwd_;
-    std::string home_;
-};
 
 // Every fixture file, relative to the fixture directory.
 const std::vector<std::string> kFiles = {
@@ -306,16 +288,18 @@ TEST_CASE("mcpctl adopt rewrites every agent's files, twice the same, and undoes
     ::chmod((root / "home/.claude.json").c_str(), 0640);
     const std::string registry = dir.path("conf/mcpd.toml");
     const std::string socket = dir.path("nobody.sock");
-    const Environment environment((root / "home").string(), (root / "project").string());
+    const AdoptEnvironment environment((root / "home").string(), (root / "project").string(),
+                                       dir.path("state"));
     const auto original = snapshot(root);
 
     const Ran dry = run({"--socket", socket, "adopt", "--dry-run", "--registry", registry});
     CHECK(dry.exit_code == 0);
     CHECK(snapshot(root) == original);
     CHECK_FALSE(fs::exists(registry));
-    CHECK_THAT(dry.out, Catch::Contains("would add to " + registry) &&
-                            Catch::Contains("env = { PGPASSWORD = \"(hidden)\" }") &&
-                            Catch::Contains("dry run: nothing was written"));
+    CHECK_THAT(dry.out,
+               Catch::Contains("would add to " + registry) &&
+                   Catch::Contains("env_file = \"" + dir.path("conf/postgres.env") + "\"") &&
+                   Catch::Contains("dry run: nothing was written"));
     for (const char* secret : {"hunter2", "BSA-secret-key", "ghp_", "lin_api", "ctx7-secret"}) {
         CHECK(dry.out.find(secret) == std::string::npos);
         CHECK(dry.err.find(secret) == std::string::npos);
@@ -323,15 +307,25 @@ TEST_CASE("mcpctl adopt rewrites every agent's files, twice the same, and undoes
 
     const Ran first = run({"--socket", socket, "adopt", "--registry", registry});
     CHECK(first.exit_code == 0);
-    CHECK_THAT(first.err, Catch::Contains("added 13 servers to " + registry) &&
+    CHECK_THAT(first.err, Catch::Contains("added 12 servers to " + registry) &&
                               Catch::Contains("mcpd is not running"));
     CHECK_THAT(first.out, Catch::Contains("left as it is: linear: remote server (url "
                                           "https://mcp.linear.app/sse)"));
+    // A server the registry would not load with stays the agent's; so do unapproved ones.
+    CHECK_THAT(first.out, Catch::Contains("left as it is: everything: the registry would not "
+                                          "load with it: cwd \"/home/me/tools\""));
+    CHECK_THAT(first.out, Catch::Contains("left as it is: pending: Claude Code has not approved"));
+    CHECK_THAT(first.out, Catch::Contains("left as it is: declined: Claude Code has it disabled"));
     const toml::table table = toml::parse(read_file(registry));
-    CHECK(table["servers"]["postgres"]["env"]["PGPASSWORD"].value<std::string>() ==
-          "hunter2-secret");
-    CHECK(table["servers"]["everything"]["cwd"].value<std::string>() == "/home/me/tools");
+    CHECK(table["servers"]["postgres"]["env_file"].value<std::string>() ==
+          dir.path("conf/postgres.env"));
+    CHECK_FALSE(table["servers"].as_table()->contains("everything"));
+    CHECK_FALSE(table["servers"].as_table()->contains("pending"));
+    CHECK(table["servers"]["puppeteer"]["command"].value<std::string>() == "npx");
     CHECK(table["servers"]["sequential-thinking"]["command"].value<std::string>() == "npx");
+    const mcpd::config::LoadResult loaded = mcpd::config::load_registry(registry);
+    REQUIRE(loaded.registry);
+    CHECK(loaded.registry->find("postgres")->env_file_vars.at("PGPASSWORD") == "hunter2-secret");
 
     const auto adopted = snapshot(root);
     for (const std::string& file : kFiles) {
@@ -355,6 +349,7 @@ TEST_CASE("mcpctl adopt rewrites every agent's files, twice the same, and undoes
                              Catch::Contains("the registry " + registry + " still has memory"));
     CHECK(snapshot(root) == original);
     CHECK(read_file(registry) == registry_after);
+    CHECK(fs::is_empty(dir.path("state/mcpd/adopt")));
 }
 
 TEST_CASE("mcpctl adopt keeps the first backup and takes FILE arguments", "[adopt]") {
@@ -362,6 +357,7 @@ TEST_CASE("mcpctl adopt keeps the first backup and takes FILE arguments", "[adop
     const std::string file = dir.path("mcp.json");
     const std::string registry = dir.path("mcpd.toml");
     const std::string socket = dir.path("nobody.sock");
+    const AdoptEnvironment environment(dir.path(""), dir.path(""), dir.path("state"));
     const std::string original = R"({"mcpServers": {"a": {"command": "x"}}})";
     { std::ofstream(file, std::ios::binary) << original; }
     REQUIRE(run({"--socket", socket, "adopt", file, "--registry", registry}).exit_code == 0);
@@ -400,7 +396,7 @@ TEST_CASE("mcpctl adopt explains what it cannot do", "[adopt]") {
     const std::string registry = dir.path("mcpd.toml");
     const std::string home = dir.path("home");
     fs::create_directory(home);
-    const Environment environment(home, home);
+    const AdoptEnvironment environment(home, home, dir.path("state"));
 
     const Ran unknown = run({"--socket", socket, "adopt", "emacs", "--registry", registry});
     CHECK(unknown.exit_code == 1);

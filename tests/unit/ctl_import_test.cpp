@@ -94,8 +94,10 @@ TEST_CASE("import gives roots- and directory-scoped servers sharing = project", 
         "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
         "lookalike": {"command": "npx", "args": ["-y", "@someone/server-filesystem-extra"]}}})");
     REQUIRE(result.servers.size() == 5);
-    CHECK(mcpctl::project_scoped_package(result.servers[0]) == "@modelcontextprotocol/server-filesystem");
-    CHECK(mcpctl::project_scoped_package(result.servers[1]) == "@modelcontextprotocol/server-filesystem");
+    CHECK(mcpctl::project_scoped_package(result.servers[0]) ==
+          "@modelcontextprotocol/server-filesystem");
+    CHECK(mcpctl::project_scoped_package(result.servers[1]) ==
+          "@modelcontextprotocol/server-filesystem");
     CHECK(mcpctl::project_scoped_package(result.servers[2]) == "mcp-server-git");
     CHECK(mcpctl::project_scoped_package(result.servers[3]).empty());
     CHECK(mcpctl::project_scoped_package(result.servers[4]).empty());
@@ -300,4 +302,37 @@ TEST_CASE("mcpctl import --write appends to the registry and refuses duplicates"
     const auto report = nlohmann::json::parse(json_run.out);
     CHECK(report["written"] == dir.path("fresh.toml"));
     CHECK_THAT(read_file(dir.path("fresh.toml")), Catch::Contains("[servers.demo]"));
+}
+
+TEST_CASE("mcpctl import --write keeps env values out of the registry and checks each table",
+          "[ctl][import]") {
+    TempDir dir("mcpctl-import");
+    const std::string registry = dir.path("conf/mcpd.toml");
+    const std::string socket = dir.path("nobody.sock");
+    write_file(dir.path("a.json"),
+               R"({"mcpServers": {"db": {"command": "d", "env": {"TOKEN": " spaced secret "}}}})");
+    const Ran wrote =
+        run({"--socket", socket, "import", dir.path("a.json"), "--write", "--registry", registry});
+    REQUIRE(wrote.exit_code == 0);
+    const std::string text = read_file(registry);
+    CHECK(text.find("secret") == std::string::npos);
+    CHECK(wrote.out.find("secret") == std::string::npos);
+    CHECK(parse_toml(text)["servers"]["db"]["env_file"].value<std::string>() ==
+          dir.path("conf/db.env"));
+    CHECK(read_file(dir.path("conf/db.env")) == "TOKEN=\" spaced secret \"\n");
+    CHECK((std::filesystem::status(registry).permissions() & std::filesystem::perms::all) ==
+          (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+    CHECK((std::filesystem::status(dir.path("conf/db.env")).permissions() &
+           std::filesystem::perms::all) ==
+          (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+
+    // A table the registry would not load with (a cwd that is not there): nothing written.
+    write_file(dir.path("b.json"),
+               R"({"mcpServers": {"far": {"command": "f", "cwd": "/no/dir"}}})");
+    const Ran refused =
+        run({"--socket", socket, "import", dir.path("b.json"), "--write", "--registry", registry});
+    CHECK(refused.exit_code == 1);
+    CHECK_THAT(refused.err, Catch::Contains("far: the registry would not load with it") &&
+                                Catch::Contains("nothing was written"));
+    CHECK(read_file(registry) == text);
 }
