@@ -28,6 +28,19 @@ bool lists(const std::vector<std::string>& names, const std::string& name) {
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// initialize at 2025-11-25, the revision with tasks; its result.
+json initialize_with_tasks(McpSession& session) {
+    const McpMessage reply = session.wait_response(session.request(
+        "initialize", {{"protocolVersion", "2025-11-25"},
+                       {"capabilities", json::object()},
+                       {"clientInfo", {{"name", "task-agent"}, {"version", "1"}}}}));
+    INFO(reply.raw);
+    REQUIRE(reply.json.contains("result"));
+    CHECK(reply.json["result"].value("protocolVersion", "") == "2025-11-25");
+    session.notify("notifications/initialized");
+    return reply.json["result"];
+}
+
 json task_call(McpSession& session, const std::string& tool, const json& arguments) {
     return session.request("tools/call",
                            {{"name", tool}, {"arguments", arguments}, {"task", {{"ttl", 60000}}}});
@@ -45,8 +58,7 @@ TEST_CASE("a 2025-11-25 client of a group gets results, not tasks, and no task-o
 
     // The server itself, alone, offers tasks (so what follows is the group's doing).
     McpSession alone(env.socket(), "tasker");
-    const McpMessage alone_init = alone.initialize("agent");
-    CHECK(alone_init.json["result"]["capabilities"].contains("tasks"));
+    CHECK(initialize_with_tasks(alone)["capabilities"].contains("tasks"));
     CHECK(lists(first_page_tool_names(alone), "task_only"));
     const McpMessage created =
         alone.wait_response(task_call(alone, "slow", {{"steps", 1}, {"interval_ms", 10}}));
@@ -54,9 +66,7 @@ TEST_CASE("a 2025-11-25 client of a group gets results, not tasks, and no task-o
     CHECK(created.json.value("result", json::object()).contains("task"));
 
     McpSession session(env.socket(), "work");
-    const McpMessage init = session.initialize("agent");
-    INFO(init.raw);
-    CHECK_FALSE(init.json["result"]["capabilities"].contains("tasks"));
+    CHECK_FALSE(initialize_with_tasks(session)["capabilities"].contains("tasks"));
 
     const std::vector<std::string> names = first_page_tool_names(session);
     INFO(json(names).dump());
