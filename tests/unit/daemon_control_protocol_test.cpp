@@ -34,14 +34,16 @@ TEST_CASE("a request whose handler throws is answered with an error and the conn
     ThrowingHandler handler;
     mcpd::OutputBudget budget(1024 * 1024);
     {
-        mcpd::ControlConnection connection(base, mcpd::UniqueFd(fds[0]), mcpd::PeerCredentials{},
-                                           handler, budget, [](mcpd::ControlConnection&) {});
+        mcpd::ControlConnection connection(
+            base, mcpd::UniqueFd(fds[0]), mcpd::PeerCredentials{}, handler, budget,
+            mcpd::Duration(std::chrono::seconds(10)), [](mcpd::ControlConnection&) {});
         const std::string requests =
             "{\"protocol\":1,\"command\":\"boom\"}\n{\"protocol\":1,\"command\":\"ok\"}\n";
         REQUIRE(::write(fds[1], requests.data(), requests.size()) ==
                 static_cast<ssize_t>(requests.size()));
         std::string received;
-        for (int turn = 0; turn < 100 && std::count(received.begin(), received.end(), '\n') < 2; ++turn) {
+        for (int turn = 0; turn < 100 && std::count(received.begin(), received.end(), '\n') < 2;
+             ++turn) {
             event_base_loop(base, EVLOOP_NONBLOCK);
             char buf[4096];
             const ssize_t n = ::read(fds[1], buf, sizeof buf);
@@ -51,7 +53,8 @@ TEST_CASE("a request whose handler throws is answered with an error and the conn
         REQUIRE(newline != std::string::npos);
         const json first = json::parse(received.substr(0, newline));
         CHECK(first["ok"] == false);
-        CHECK(first["error"]["message"] == "mcpd could not handle this request; nothing else was affected");
+        CHECK(first["error"]["message"] ==
+              "mcpd could not handle this request; nothing else was affected");
         const json second = json::parse(received.substr(newline + 1));
         CHECK(second["ok"] == true);
     }
@@ -94,12 +97,14 @@ TEST_CASE("an attach whose reply cuts the client off hands nothing on") {
             {
                 mcpd::ControlConnection connection(
                     base, mcpd::UniqueFd(fds[0]), mcpd::PeerCredentials{}, handler, budget,
+                    mcpd::Duration(std::chrono::seconds(10)),
                     [&closed](mcpd::ControlConnection&) { closed = true; });
                 const std::string request = std::string("{\"protocol\":1,\"command\":\"attach\",") +
                                             "\"pass_fds\":" + (pass_fds ? "true" : "false") + "}\n";
                 REQUIRE(::write(fds[1], request.data(), request.size()) ==
                         static_cast<ssize_t>(request.size()));
-                for (int turn = 0; turn < 100 && !closed; ++turn) event_base_loop(base, EVLOOP_NONBLOCK);
+                for (int turn = 0; turn < 100 && !closed; ++turn)
+                    event_base_loop(base, EVLOOP_NONBLOCK);
                 CHECK(closed);
                 CHECK(connection.closed());
                 if (!pass_fds) CHECK(handler.handed_null);
@@ -144,6 +149,7 @@ TEST_CASE("attach with pass_fds takes exactly the two descriptors the client pas
             {
                 mcpd::ControlConnection connection(
                     base, mcpd::UniqueFd(fds[0]), mcpd::PeerCredentials{}, handler, budget,
+                    mcpd::Duration(std::chrono::seconds(10)),
                     [&closed](mcpd::ControlConnection&) { closed = true; });
                 const std::string request = R"({"protocol":1,"command":"attach","pass_fds":true})"
                                             "\n";

@@ -111,7 +111,8 @@ TEST_CASE("a group hides the tools that run only as tasks, and refuses calls of 
     router.on_client_line(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
     router.on_member_line(0, member_result(env.take(0), kTaskTools));
     json names = json::array();
-    for (const json& tool : env.last_client()["result"]["tools"]) names.push_back(tool["name"]);
+    const json page = env.last_client();  // named: a range over a temporary's member dangles
+    for (const json& tool : page["result"]["tools"]) names.push_back(tool["name"]);
     CHECK(names == json{"tasker__slow", "tasker__echo"});
 
     router.on_client_line(

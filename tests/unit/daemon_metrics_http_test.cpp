@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "common/listen_address.h"
@@ -222,11 +223,11 @@ TEST_CASE("a Host that does not name the endpoint is refused (DNS rebinding)", "
     Served served;
     const std::string port = std::to_string(served.port());
     const std::string other = std::to_string(served.port() == 1 ? 2 : 1);
-    for (const std::string& host :
-         {std::string(), "Host: attacker.example:" + port + "\r\n", "Host: attacker.example\r\n",
-          "Host: 127.0.0.1:" + other + "\r\n", "Host: 127.0.0.2:" + port + "\r\n",
-          "Host: 127.0.0.1\r\n", "Host: [::1]:" + port + "\r\n",
-          "Host: 127.0.0.1:" + port + "x\r\n"}) {
+    for (const std::string& host : std::vector<std::string>{
+             std::string(), "Host: attacker.example:" + port + "\r\n", "Host: attacker.example\r\n",
+             "Host: 127.0.0.1:" + other + "\r\n", "Host: 127.0.0.2:" + port + "\r\n",
+             "Host: 127.0.0.1\r\n", "Host: [::1]:" + port + "\r\n",
+             "Host: 127.0.0.1:" + port + "x\r\n"}) {
         INFO(host);
         const std::string response = exchange(
             served.loop, served.port(), http_request_text("GET", "/metrics", host + bearer()));
