@@ -756,9 +756,12 @@ private:
         FUZZ_CHECK(s.attached, "a line went to session " + std::to_string(session) +
                                    " after it detached: " + line);
         const wire::Envelope e = valid_message(line, "a session");
-        if (line == child_said_) {
+        // The child's own words, passed on unchanged. An answer never is: its id is mcpd's
+        // rewrite even when the bytes come out the same (the session chose as its id the very
+        // number mcpd gave the child for it), so it is checked, and its task recorded, as one.
+        if (line == child_said_ && !e.is_response()) {
             check_task_owner(session, e, line);
-            return;  // the child's own words, passed on unchanged
+            return;
         }
         check_no_leak(s, e, line);
         const std::string raw_id(e.id.in(line));
