@@ -199,8 +199,8 @@ Result<Project> ControlCommands::session_project(const ManagedServer& server,
     }
     if (directory.empty()) {
         std::error_code error;
-        directory = std::filesystem::current_path(error).string();
-        if (error) directory = "/";
+        const std::filesystem::path here = std::filesystem::current_path(error);
+        directory = error ? std::string(1, '/') : here.string();
     }
     Result<Project> project = project_from_directory(directory);
     if (!project) {
