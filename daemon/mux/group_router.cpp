@@ -137,7 +137,8 @@ void GroupRouter::handle_client_line(std::string_view line) {
     if (initializing_ && !e.method_is("ping")) {
         // Answered once the members have been; a client that will not wait is not queued
         // without end.
-        if (before_initialize_.size() < kMaxEarlyLines) {
+        if (before_initialize_.size() < kMaxEarlyLines && early_bytes_ < kMaxEarlyBytes) {
+            early_bytes_ += line.size();
             before_initialize_.emplace_back(line);
             if (e.is_request()) ++early_requests_;
         } else if (e.is_request()) {

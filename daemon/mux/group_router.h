@@ -59,8 +59,10 @@ class GroupRouter {
 public:
     // Cursors a session may hold at once; older ones are rejected as unknown.
     static constexpr std::size_t kMaxCursors = 256;
-    // Client lines kept while the members answer its initialize; later ones are refused.
+    // Client lines kept while the members answer its initialize, and their bytes (one line may
+    // pass it); later ones are refused.
     static constexpr std::size_t kMaxEarlyLines = 256;
+    static constexpr std::size_t kMaxEarlyBytes = 64 * 1024 * 1024;
     // Resource URIs (and templates per member) remembered from lists, to route reads: past it
     // the group forgets them and learns again (an unknown URI is read from each member in turn).
     static constexpr std::size_t kMaxKnown = 10000;
@@ -266,6 +268,7 @@ private:
     std::string client_name_;
     std::deque<std::string> before_initialize_;  // client lines that came during the handshake
     std::size_t early_requests_ = 0;             // of those, the requests
+    std::size_t early_bytes_ = 0;                // and their bytes
 
     std::uint64_t next_id_ = 1;
     std::unordered_map<std::uint64_t, Sent> sent_;  // by the id a member was sent

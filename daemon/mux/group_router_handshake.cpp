@@ -136,7 +136,8 @@ void GroupRouter::finish_initialize(Fanout& fanout) {
     // What the client sent meanwhile, in order.
     std::deque<std::string> queued = std::move(before_initialize_);
     before_initialize_.clear();
-    early_requests_ = 0;  // handled in this same turn, from the inbox
+    early_requests_ = 0;
+    early_bytes_ = 0;  // handled in this same turn, from the inbox
     for (std::string& line : queued) inbox_.push_back(Inbound{Source::client, 0, std::move(line)});
 }
 

@@ -111,6 +111,7 @@ void GroupRouter::finish_modern(Fanout& fanout) {
     std::deque<std::string> queued = std::move(before_initialize_);
     before_initialize_.clear();
     early_requests_ = 0;
+    early_bytes_ = 0;
     bool any = false;
     for (const Member& member : members_) any = any || member.state == MemberState::active;
     if (!any) {

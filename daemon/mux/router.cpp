@@ -84,10 +84,11 @@ void Router::detach(SessionId session) {
     SessionState& s = it->second;
 
     std::erase_if(serial_queue_, [session](const Waiting& w) { return w.session == session; });
+    s.serial_bytes = 0;
     while (!s.waiting.empty()) drop_waiter(s, std::string(s.waiting.begin()->first));
     // Its requests at the child: tell the child to stop working on them.
     std::vector<std::uint64_t> in_flight;
-    for (const auto& [raw, child_id] : s.in_flight) in_flight.push_back(child_id);
+    for (const auto& [raw, entry] : s.in_flight) in_flight.push_back(entry.child_id);
     for (std::uint64_t child_id : in_flight) {
         if (hand_over(child_id)) continue;  // another session waits for the same answer
         if (child_ready_) {
@@ -231,6 +232,7 @@ void Router::on_child_stopping() {
     for (Waiting& waiting : serial_queue_)
         queue_.push_back(Queued{waiting.session, std::move(waiting.line), deadline});
     serial_queue_.clear();
+    for (auto& [id, s] : sessions_) s.serial_bytes = 0;
     env_.deadlines_changed();
 }
 
@@ -266,6 +268,7 @@ void Router::on_child_gone(const std::string& reason) {
         }
     }
     serial_queue_.clear();
+    for (auto& [id, s] : sessions_) s.serial_bytes = 0;
     progress_.clear();
     tombstones_.clear();
     tombstone_order_.clear();
@@ -370,6 +373,7 @@ void Router::pump_serialized() {
         serial_queue_.pop_front();
         SessionState* s = find(session);
         if (s == nullptr) continue;
+        s->serial_bytes -= std::min(s->serial_bytes, line.size());
         wire::Envelope e;
         if (scanner_.scan(line, e) != wire::ScanStatus::ok) continue;
         forward_request(*s, line, e);
@@ -467,8 +471,8 @@ std::size_t Router::unanswered(SessionId session) const {
     if (const auto it = sessions_.find(session); it != sessions_.end()) {
         // A listen stream is never answered while it lives: a client that closed its input
         // has no use for it, and leaving cancels it at the child.
-        for (const auto& [raw, child_id] : it->second.in_flight) {
-            const auto p = pending_.find(child_id);
+        for (const auto& [raw, entry] : it->second.in_flight) {
+            const auto p = pending_.find(entry.child_id);
             count += p != pending_.end() && p->second.kind == PendingKind::listen ? 0 : 1;
         }
         count += it->second.waiting.size();

@@ -28,6 +28,7 @@
 #include "common/json_envelope.h"
 #include "config/registry.h"
 #include "daemon/mux/project.h"
+#include "daemon/mux/request_ids.h"
 #include "daemon/mux/session_sink.h"
 #include "daemon/mux/traffic_stats.h"
 
@@ -106,6 +107,10 @@ public:
     // What one session's lines may hold while they wait for a child to be ready or for the
     // session's project to be settled: past it, a request is answered with an error at once.
     static constexpr std::size_t kMaxWaitingBytes = 64 * 1024 * 1024;
+    // What one session's requests in flight may keep (RequestIds: a fixed cost per request
+    // plus its id, progress token and URI), at most about 32,000 requests; past it a request
+    // is answered with an error at once.
+    static constexpr std::size_t kMaxInFlightBytes = 16 * 1024 * 1024;
     // sharing = "project": how long a client has to answer mcpd's roots/list.
     static constexpr Duration kProjectWait = std::chrono::seconds(3);
 
@@ -225,14 +230,17 @@ private:
         std::string client_name, client_version;
         std::optional<int> log_level;  // RFC 5424 severity index; none = unfiltered
         std::set<std::string> subscriptions;
-        std::unordered_map<std::string, std::uint64_t> in_flight;  // raw id → child id
+        RequestIds in_flight;  // its requests at the child: raw id → child id
         std::set<std::string> tasks;
         std::set<std::string> ended_tasks;       // of those, the ones seen ended (terminal status)
         std::deque<std::string> ended_order;     // ended_tasks, oldest first
         std::set<std::string> url_elicitations;  // elicitationIds whose completion it waits for
         // Its subscribes and setLevels waiting for the child's answer to an earlier one they
         // depend on: raw id → that request's child id.
-        std::map<std::string, std::uint64_t> waiting;
+        RequestIds waiting;
+        // Bytes of its lines waiting their turn in serial_queue_ (sharing = "serialized"),
+        // bounded by kMaxWaitingBytes.
+        std::size_t serial_bytes = 0;
         bool legacy_elsewhere =
             false;  // a legacy client passed to a legacy process (pass_to_legacy)
         // sharing = "project": its project is being settled; its lines wait in `held`.

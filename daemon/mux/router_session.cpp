@@ -251,6 +251,15 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
                     "duplicate request id: a request with this id is still in flight");
         return;
     }
+    if (s.in_flight.bytes() + s.waiting.bytes() +
+            RequestIds::cost(raw_id.size(), e.progress_token.length + e.uri.size()) >
+        kMaxInFlightBytes) {
+        reply_error(s.id, raw_id, jsonrpc::kInternalError,
+                    "too many requests of this session are in flight (mcpd keeps at most 16 MiB "
+                    "for them: 512 bytes a request plus its id, progress token and URI); wait "
+                    "for answers before sending more");
+        return;
+    }
     if (!e.progress_token.empty() && !e.progress_token_valid) {
         reply_error(s.id, raw_id, jsonrpc::kInvalidParams,
                     "a progressToken must be a string or an integer");
@@ -286,6 +295,14 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
     if (config_.sharing == config::Sharing::serialized && serialized_busy()) {
         // Its turn comes when the request in flight is answered; then a server→client
         // request can only belong to the one session that is waiting.
+        if (s.serial_bytes > 0 && s.serial_bytes + line.size() > kMaxWaitingBytes) {
+            reply_error(s.id, raw_id, jsonrpc::kInternalError,
+                        "too many requests of this session wait their turn at the server "
+                        "(sharing = \"serialized\"; at most 64 MiB of them); wait for answers "
+                        "before sending more");
+            return;
+        }
+        s.serial_bytes += line.size();
         serial_queue_.push_back(Waiting{s.id, std::string(raw_id), std::string(line)});
         return;
     }
@@ -433,7 +450,8 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
             logged_names_[child_id] = {std::string(cut_to(e.method, kMaxNameBytes)),
                                        std::string(cut_to(tool, kMaxNameBytes))};
     }
-    s.in_flight[p.original_id] = child_id;
+    s.in_flight.set(p.original_id, child_id,
+                    p.uri.size() + p.task_id.size() + e.progress_token.length);
     const bool timed = p.deadline.has_value();
     pending_[child_id] = std::move(p);
     send_spliced_to_child(line, std::move(changes));
@@ -519,6 +537,7 @@ void Router::cancel_request(SessionState& s, std::string_view line, const wire::
         std::find_if(serial_queue_.begin(), serial_queue_.end(),
                      [&](const Waiting& w) { return w.session == s.id && w.raw_id == target; });
     if (!target.empty() && waiting != serial_queue_.end()) {
+        s.serial_bytes -= std::min(s.serial_bytes, waiting->line.size());
         serial_queue_.erase(waiting);
         return;
     }
@@ -529,7 +548,7 @@ void Router::cancel_request(SessionState& s, std::string_view line, const wire::
             env_.cancel_elsewhere(s.id, line);
         return;
     }
-    const std::uint64_t child_id = it->second;
+    const std::uint64_t child_id = it->second.child_id;
     if (hand_over(child_id)) {
         // Another session waits for the same answer: the child keeps working on it.
         env_.deadlines_changed();

@@ -52,13 +52,13 @@ std::optional<std::uint64_t> Router::unanswered_level() const {
 
 void Router::wait_on(SessionState& s, std::uint64_t child_id, std::string_view raw_id) {
     pending_.at(child_id).waiters.push_back(Waiter{s.id, std::string(raw_id)});
-    s.waiting.emplace(std::string(raw_id), child_id);
+    s.waiting.set(std::string(raw_id), child_id, pending_.at(child_id).uri.size());
 }
 
 void Router::drop_waiter(SessionState& s, std::string_view raw_id) {
     const auto it = s.waiting.find(std::string(raw_id));
     if (it == s.waiting.end()) return;
-    if (const auto p = pending_.find(it->second); p != pending_.end()) {
+    if (const auto p = pending_.find(it->second.child_id); p != pending_.end()) {
         std::erase_if(p->second.waiters,
                       [&](const Waiter& w) { return w.session == s.id && w.raw_id == raw_id; });
     }
@@ -103,7 +103,7 @@ bool Router::hand_over(std::uint64_t child_id) {
     p.original_id = next.raw_id;
     if (SessionState* s = find(next.session)) {
         s->waiting.erase(next.raw_id);
-        s->in_flight[next.raw_id] = child_id;
+        s->in_flight.set(next.raw_id, child_id, p.uri.size());
     }
     return true;
 }

@@ -596,3 +596,29 @@ TEST_CASE("prompts/get and completion/complete go to the member owning the promp
     router.on_client_line(R"({"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"other://{x}"}}})");
     CHECK(env.last_client()["error"]["code"] == -32602);
 }
+
+TEST_CASE("a group's lines sent before its initialize is answered are bounded in bytes",
+          "[group][limits]") {
+    FakeEnv env;
+    GroupRouter router(two_members(), env, 1);
+    router.on_client_line(
+        R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}})");
+    // Lines of 4 MiB: fewer than kMaxEarlyLines of them pass kMaxEarlyBytes.
+    const std::string text(4 * 1024 * 1024, 'x');
+    const std::size_t fit = GroupRouter::kMaxEarlyBytes / text.size();
+    REQUIRE(fit + 4 < GroupRouter::kMaxEarlyLines);
+    for (std::size_t n = 0; n < fit + 4; ++n) {
+        router.on_client_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(n) +
+                              R"(,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":")" +
+                              text + R"("}}})");
+    }
+    // Those past the bound were refused at once, each with its own id.
+    REQUIRE(env.client.size() >= 3);
+    CHECK(env.client.size() <= 4);
+    for (const std::string& line : env.client) {
+        const json reply = json::parse(line);
+        CHECK(reply["error"]["code"] == -32600);
+    }
+    CHECK(json::parse(env.client.back())["id"] == fit + 3);
+    CHECK(router.unanswered() == 1 + (fit + 4 - env.client.size()));  // the initialize too
+}

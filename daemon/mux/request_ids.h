@@ -1,0 +1,62 @@
+// A session's request ids that mcpd keeps while their answers are due (its requests at the
+// child, or waiting on another session's identical request), each with the child id it maps
+// to, and the bytes kept for them. The bytes let the router bound what one session holds
+// (Router::kMaxInFlightBytes): a session that pipelines requests a server never answers, or
+// sends ids and tokens of megabytes, is refused more instead of growing mcpd without limit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace mcpd {
+
+class RequestIds {
+public:
+    // What an entry costs besides the texts it keeps: its map nodes and the router's Pending.
+    static constexpr std::size_t kEntryBytes = 512;
+
+    struct Entry {
+        std::uint64_t child_id = 0;
+        std::size_t bytes = 0;  // kEntryBytes, its raw id and the texts kept beside it
+    };
+    using Map = std::unordered_map<std::string, Entry>;
+
+    // What a new entry with this id and `texts` bytes kept beside it (a progress token, a
+    // URI) would add to bytes().
+    static std::size_t cost(std::size_t id_bytes, std::size_t texts) {
+        return kEntryBytes + id_bytes + texts;
+    }
+
+    // Adds `raw_id` (or points it at another child id, keeping its cost).
+    void set(const std::string& raw_id, std::uint64_t child_id, std::size_t texts = 0) {
+        const auto [it, added] = ids_.try_emplace(raw_id);
+        if (added) {
+            it->second.bytes = cost(raw_id.size(), texts);
+            bytes_ += it->second.bytes;
+        }
+        it->second.child_id = child_id;
+    }
+    void erase(Map::const_iterator it) {
+        bytes_ -= it->second.bytes;
+        ids_.erase(it);
+    }
+    void erase(const std::string& raw_id) {
+        if (const auto it = ids_.find(raw_id); it != ids_.end()) erase(it);
+    }
+
+    Map::const_iterator find(const std::string& raw_id) const { return ids_.find(raw_id); }
+    bool contains(const std::string& raw_id) const { return ids_.contains(raw_id); }
+    Map::const_iterator begin() const { return ids_.begin(); }
+    Map::const_iterator end() const { return ids_.end(); }
+    std::size_t size() const { return ids_.size(); }
+    bool empty() const { return ids_.empty(); }
+    std::size_t bytes() const { return bytes_; }
+
+private:
+    Map ids_;
+    std::size_t bytes_ = 0;
+};
+
+}  // namespace mcpd
