@@ -330,7 +330,6 @@ private:
     void handle_session_request(SessionState& s, std::string_view line, const wire::Envelope& e);
     void handle_session_notification(SessionState& s, std::string_view line,
                                      const wire::Envelope& e);
-    void handle_session_response(SessionState& s, std::string_view line, const wire::Envelope& e);
     // notifications/cancelled from session `s`.
     void cancel_request(SessionState& s, std::string_view line, const wire::Envelope& e);
     void answer_initialize(SessionState& s, std::string_view line, const wire::Envelope& e);
@@ -369,13 +368,6 @@ private:
     bool outstanding(const SessionState& s, std::string_view raw_id) const;
     void reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
                      std::string_view reason = {});
-    // A session's answer to a child request that cannot be relayed: the child gets -32603 for
-    // it. False when `raw_id` is no request of the child's waiting on that session.
-    bool fail_child_request(SessionId session, std::string_view raw_id, std::string_view why);
-    // A session line meant as the answer to a child request that cannot be relayed (not JSON,
-    // not JSON-RPC, a result that is not an object, a malformed error): fail_child_request.
-    void check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
-                              const wire::Envelope& e);
 
     // The tools the child lists (router_listed.cpp): whether a tools/list asks for a later
     // page (it has a cursor), and the names in the child's answer, kept for the stats.
@@ -385,28 +377,19 @@ private:
     // Child side (router_child.cpp).
     void handle_child_response(std::string_view line, const wire::Envelope& e);
     void handle_child_notification(std::string_view line, const wire::Envelope& e);
-    void handle_child_request(std::string_view line, const wire::Envelope& e);
     void handle_modern_notification(std::string_view line, const wire::Envelope& e);
     Pending* listen_stream(std::string_view raw_own_id, std::uint64_t& child_id);
     // A modern child ends a listen stream (notifications/cancelled): its owner alone hears it.
     void end_listen_stream(std::string_view line, const wire::Envelope& e);
     std::optional<SessionId> only_busy_session() const;
-    std::string missing_capability(const SessionState& s, const wire::Envelope& e,
-                                   std::string_view line) const;
     static std::string task_id_of(const wire::Envelope& e, std::string_view line);
     // The number of an id mcpd gave the child (an integer), from its raw bytes.
     static std::optional<std::uint64_t> parse_child_id(std::string_view raw);
-    void decline_child_request(std::string_view line, const wire::Envelope& e,
-                               const std::string& why);
     // The revision a message needs when `s` negotiated an older one; empty when it may have it.
     std::string_view newer_revision_needed(const SessionState& s, const wire::Envelope& e,
                                            std::string_view line) const;
     // Whether `s`'s revision has this notification; dropped and noted when it does not.
     bool revision_has(const SessionState& s, const wire::Envelope& e, std::string_view line);
-    std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
-    // Why the task a child request is tied to (related-task) cannot take it: unknown, its
-    // session gone, or already ended. Empty when it can, or when the request names no task.
-    std::string unusable_task_link(const wire::Envelope& e, std::string_view line) const;
     // A task seen at a terminal status: its progress ends, its owner keeps the right to
     // fetch it until kMaxEndedTasks later tasks of its own have ended.
     void mark_task_ended(const std::string& task_id);
@@ -416,6 +399,26 @@ private:
     // instead of failing the parse; discarded when it is not JSON.
     static nlohmann::json parse_forwarded(std::string_view line);
     void broadcast(std::string_view line);
+
+    // The child's requests to sessions (router_child_requests.cpp).
+    void handle_child_request(std::string_view line, const wire::Envelope& e);
+    std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
+    // Why the task a child request is tied to (related-task) cannot take it: unknown, its
+    // session gone, or already ended. Empty when it can, or when the request names no task.
+    std::string unusable_task_link(const wire::Envelope& e, std::string_view line) const;
+    std::string missing_capability(const SessionState& s, const wire::Envelope& e,
+                                   std::string_view line) const;
+    void decline_child_request(std::string_view line, const wire::Envelope& e,
+                               const std::string& why);
+    // A session's answer to a child request: relayed with the child's id.
+    void handle_session_response(SessionState& s, std::string_view line, const wire::Envelope& e);
+    // A session's answer to a child request that cannot be relayed: the child gets -32603 for
+    // it. False when `raw_id` is no request of the child's waiting on that session.
+    bool fail_child_request(SessionId session, std::string_view raw_id, std::string_view why);
+    // A session line meant as the answer to a child request that cannot be relayed (not JSON,
+    // not JSON-RPC, a result that is not an object, a malformed error): fail_child_request.
+    void check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
+                              const wire::Envelope& e);
 
     // Shared state changes (router.cpp).
     // Returns the child id it was sent with.
