@@ -108,6 +108,10 @@ public:
     static constexpr std::size_t kMaxWaitingBytes = 64 * 1024 * 1024;
     // sharing = "project": how long a client has to answer mcpd's roots/list.
     static constexpr Duration kProjectWait = std::chrono::seconds(3);
+    // How long the child's request to a session (sampling, elicitation, roots) may wait for
+    // the session's answer: long enough for a person to fill in a form, and bounded, so
+    // that an answer mcpd could not match to it does not leave the child waiting forever.
+    static constexpr Duration kClientAnswerTimeout = std::chrono::minutes(10);
 
     // sharing = "project": what a session brings along when it moves to the child of its
     // project (router_project.cpp).
@@ -290,9 +294,11 @@ private:
         std::string child_id;  // raw token
         std::string method;
         std::string progress_token;  // raw token the child attached, if any
+        TimePoint deadline{};        // when the child gets an error instead (kClientAnswerTimeout)
     };
     // Whether one more line of `s` may wait (counted when it may).
     static bool admit_waiting(SessionState& s, std::string_view line);
+    using ChildRequestMap = std::unordered_map<std::string, ChildRequest>;  // by session-side id
     struct Queued {  // a session line waiting for the child to be ready
         SessionId session = 0;
         std::string line;
@@ -376,6 +382,9 @@ private:
 
     // Child side (router_child.cpp).
     void handle_child_response(std::string_view line, const wire::Envelope& e);
+    // A response with id null (the child's parse error): the answer to the one request at the
+    // child when there is exactly one, else dropped; noted either way with the line's start.
+    void answer_null_id(std::string_view line, const wire::Envelope& e);
     void handle_child_notification(std::string_view line, const wire::Envelope& e);
     void handle_modern_notification(std::string_view line, const wire::Envelope& e);
     Pending* listen_stream(std::string_view raw_own_id, std::uint64_t& child_id);
@@ -419,12 +428,22 @@ private:
     // not JSON-RPC, a result that is not an object, a malformed error): fail_child_request.
     void check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
                               const wire::Envelope& e);
+    // A session's unusable answer that names no request: when exactly one request of the
+    // child waits on that session it is the one, and fails; otherwise they wait out their
+    // deadlines (noted).
+    void fail_only_child_request(SessionId session, std::string_view why);
+    // The earliest deadline of the child's requests to sessions; those past it fail.
+    std::optional<TimePoint> next_client_answer_deadline() const;
+    void expire_child_requests(TimePoint now);
 
     // Shared state changes (router.cpp).
     // Returns the child id it was sent with.
     std::uint64_t send_internal(std::string_view method, const nlohmann::json& params,
                                 PendingKind kind, std::string uri = {});
     void update_child_level();
+    // Whether a ready session that never set a level is attached; if so, remember the most
+    // verbose level the child has had for it (unset_view_), else forget it.
+    bool note_unset_view();
     void restore_child_state();
     // A request leaves pending_ unanswered; it counts as `outcome`.
     void release(std::uint64_t child_id, bool tombstone, Outcome outcome = Outcome::cancelled);
@@ -461,12 +480,15 @@ private:
     TimePoint discover_received_{};
 
     std::unordered_map<std::uint64_t, Pending> pending_;
-    std::unordered_map<std::string, ProgressRoute> progress_;       // own raw token → owner
-    std::unordered_map<std::string, ChildRequest> child_requests_;  // session-side raw id
+    std::unordered_map<std::string, ProgressRoute> progress_;  // own raw token → owner
+    ChildRequestMap child_requests_;
     std::deque<std::uint64_t> tombstone_order_;
     std::unordered_set<std::uint64_t> tombstones_;
     std::map<std::string, std::set<SessionId>> subscribers_;  // uri → sessions
     std::optional<int> child_level_;
+    // The most verbose level the child has had while sessions that never set one were
+    // attached: what they have been getting, kept for them (across restarts too).
+    std::optional<int> unset_view_;
     std::uint64_t level_request_ = 0;  // child id of the last logging/setLevel sent
     std::unordered_map<std::string, SessionId> task_owners_;
     // 2025-11-25: a task-augmented request's progress token lives as long as the task.

@@ -132,6 +132,10 @@ void Router::route_child_message(std::string_view line, const wire::Envelope& e)
                            "that are not an object");
         return;
     }
+    if (e.is_response() && e.id_kind == wire::IdKind::null) {
+        answer_null_id(line, e);
+        return;
+    }
     if (e.is_response()) {
         handle_child_response(line, e);
         if (departed_ > 0) sweep_departed();  // the answer may have been a moved session's last
@@ -213,6 +217,37 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         changes.push_back({e.subscription_id, p.original_id});
     }
     send_spliced(p.session, line, std::move(changes));
+}
+
+void Router::answer_null_id(std::string_view line, const wire::Envelope& e) {
+    // JSON-RPC's answer to a line the child could not read (a parse error) cannot say which
+    // request that line was. With one request at the child there is no doubt.
+    std::string start = "the line begins ";
+    start += log::excerpt(line, 120);
+    if (!e.has_error) {
+        env_.note_repeated("dropped a result from the server whose id is null", start);
+        return;
+    }
+    if (pending_.size() != 1) {
+        std::string detail = pending_.empty() ? std::string("no request is")
+                                              : std::to_string(pending_.size()) + " requests are";
+        detail += " at the server, so it cannot be told which one failed; ";
+        detail += start;
+        env_.note_repeated("dropped an error from the server whose id is null", detail);
+        return;
+    }
+    const std::string child_id = std::to_string(pending_.begin()->first);
+    std::string answer;
+    wire::splice(line, {{e.id, child_id}}, answer);
+    wire::Envelope envelope;
+    if (scanner_.scan(answer, envelope) != wire::ScanStatus::ok) return;
+    std::string detail = "it answers request ";
+    detail += child_id;
+    detail += ", the only one at the server; ";
+    detail += start;
+    env_.note_repeated("an error from the server whose id is null failed the only request it had",
+                       detail);
+    handle_child_response(answer, envelope);
 }
 
 bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view message,

@@ -79,8 +79,10 @@ void Router::handle_child_request(std::string_view line, const wire::Envelope& e
         return;
     }
     const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
-    child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), std::string(method),
-                                               std::string(e.progress_token.in(line))};
+    child_requests_[session_id] =
+        ChildRequest{s->id, std::string(e.id.in(line)), std::string(method),
+                     std::string(e.progress_token.in(line)), env_.now() + kClientAnswerTimeout};
+    env_.deadlines_changed();
     if (method == "elicitation/create" && !e.elicitation_id.empty()) {
         // Its notifications/elicitation/complete will come for this session alone.
         const json request = parse_forwarded(line);
@@ -166,16 +168,29 @@ void Router::check_session_answer(SessionId session, std::string_view line,
     if (status == wire::ScanStatus::not_json) {
         // Its edges may still show which request it answers.
         const LostMessageId edges = read_lost_message_id(line, line);
-        if (edges.response && !edges.request && !edges.id.empty()) {
-            std::string why = "not valid JSON (";
-            why += scanner_.error();
-            why += ')';
-            fail_child_request(session, edges.id, why);
+        // A request cut short is not an answer, nor is a line of mere whitespace.
+        if (edges.request || line.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
+        std::string why = "not valid JSON (";
+        why += scanner_.error();
+        why += ')';
+        if (!edges.id.empty()) {
+            if (edges.response) fail_child_request(session, edges.id, why);
+        } else {
+            fail_only_child_request(session, why);
         }
         return;
     }
     const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
-    if (status != wire::ScanStatus::ok || e.has_method || !id_usable) return;
+    if (status != wire::ScanStatus::ok || e.has_method) return;
+    if (!id_usable) {
+        // A response with no id, or id null (the client's own parse error): it can only be
+        // for a request of the child's waiting on this session.
+        if (e.has_result || e.has_error)
+            fail_only_child_request(session,
+                                    "it answers no id (its id is missing, null or not "
+                                    "a string or an integer)");
+        return;
+    }
     const char* why = nullptr;
     if (!e.jsonrpc_ok || e.malformed) {
         why = "not a valid JSON-RPC response";
@@ -210,6 +225,67 @@ bool Router::fail_child_request(SessionId session, std::string_view raw_id, std:
         detail);
     child_requests_.erase(it);
     return true;
+}
+
+void Router::fail_only_child_request(SessionId session, std::string_view why) {
+    const ChildRequestMap::iterator none = child_requests_.end();
+    ChildRequestMap::iterator only = none;
+    std::size_t waiting = 0;
+    for (auto cr = child_requests_.begin(); cr != none; ++cr) {
+        if (cr->second.session != session) continue;
+        ++waiting;
+        only = cr;
+    }
+    if (waiting == 1) {
+        fail_child_request(session, std::string(only->first), why);
+        return;
+    }
+    if (waiting == 0) return;
+    std::string detail = "session ";
+    detail += std::to_string(session);
+    detail += " has ";
+    detail += std::to_string(waiting);
+    detail += " requests of the server to answer and its reply names none of them (";
+    detail += why;
+    detail += "); each fails toward the server if not answered within ";
+    detail += format_duration(kClientAnswerTimeout);
+    env_.note_repeated("a client session's reply could not be matched to a request of the server",
+                       detail);
+}
+
+std::optional<TimePoint> Router::next_client_answer_deadline() const {
+    std::optional<TimePoint> next;
+    for (const auto& [id, request] : child_requests_) {
+        if (!next || request.deadline < *next) next = request.deadline;
+    }
+    return next;
+}
+
+void Router::expire_child_requests(TimePoint now) {
+    for (auto cr = child_requests_.begin(); cr != child_requests_.end();) {
+        if (cr->second.deadline > now) {
+            ++cr;
+            continue;
+        }
+        const ChildRequest& request = cr->second;
+        std::string message = "the client session did not answer ";
+        message += request.method;
+        message += " within ";
+        message += format_duration(kClientAnswerTimeout);
+        message += "; mcpd stopped waiting for it";
+        env_.child_send(jsonrpc::error(request.child_id, jsonrpc::kInternalError, message,
+                                       "client did not answer"));
+        // A client may be showing a prompt or a form for it: it is over.
+        sessions_out_.send(request.session,
+                           jsonrpc::cancelled(cr->first, "the server's request timed out in mcpd"));
+        std::string detail = "session ";
+        detail += std::to_string(request.session);
+        detail += ", ";
+        detail += log::excerpt(request.method);
+        env_.note_repeated(
+            "a request from the server was not answered by its client session in time", detail);
+        cr = child_requests_.erase(cr);
+    }
 }
 
 bool Router::on_session_reply_lost(SessionId session, std::string_view raw_id,

@@ -195,7 +195,7 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
     }
     if (!e.progress_token.empty() && !e.progress_token_valid) {
         reply_error(s.id, raw_id, jsonrpc::kInvalidParams,
-                    "a progressToken must be a string or an integer");
+                    "a progressToken must be a string or a number");
         return;
     }
     if (method == "tasks/get" || method == "tasks/result" || method == "tasks/cancel" ||
@@ -285,6 +285,7 @@ void Router::set_level(SessionState& s, std::string_view line, const wire::Envel
     }
     // This session is now the most verbose: its own request sets the child's level.
     child_level_ = severity;
+    note_unset_view();
     forward_request(s, line, e, PendingKind::set_level);
 }
 
