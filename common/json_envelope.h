@@ -40,8 +40,8 @@ struct Envelope {
     bool has_result = false;
     bool has_error = false;
 
-    Span progress_token;  // params._meta.progressToken (string or integer token)
-    bool progress_token_valid = true;
+    Span progress_token;               // params._meta.progressToken
+    bool progress_token_valid = true;  // it is a string or a number, as the schema says
     Span reported_token;  // params.progressToken (what notifications/progress reports on)
     // Shapes that make a message invalid JSON-RPC even though it is valid JSON.
     bool malformed = false;  // method not a string, params not an object/array, a repeated id

@@ -111,12 +111,13 @@ void Router::detach(SessionId session) {
     }
 
     const std::set<std::string> uris = std::move(s.subscriptions);
-    const bool had_level = s.log_level.has_value();
     if (s.departed) --departed_;
     roots_deadlines_.erase(session);
     sessions_.erase(it);
     drop_subscriptions(session, uris);
-    if (had_level) update_child_level();
+    // The child's level may be more verbose than those left need (or than it was kept for
+    // sessions that never set one, if it was the last of them).
+    update_child_level();
     env_.deadlines_changed();
 }
 
@@ -401,12 +402,14 @@ std::optional<TimePoint> Router::next_deadline() const {
         if (p.deadline) consider(*p.deadline);
     }
     for (const auto& [id, deadline] : roots_deadlines_) consider(deadline);
+    if (const auto answer = next_client_answer_deadline()) consider(*answer);
     return next;
 }
 
 void Router::on_timer() {
     const TimePoint now = env_.now();
     project_deadlines(now);
+    expire_child_requests(now);
     while (!queue_.empty() && queue_.front().deadline <= now) {
         Queued q = std::move(queue_.front());
         queue_.pop_front();

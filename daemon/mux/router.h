@@ -113,6 +113,10 @@ public:
     static constexpr std::size_t kMaxInFlightBytes = 16 * 1024 * 1024;
     // sharing = "project": how long a client has to answer mcpd's roots/list.
     static constexpr Duration kProjectWait = std::chrono::seconds(3);
+    // How long the child's request to a session (sampling, elicitation, roots) may wait for
+    // the session's answer: long enough for a person to fill in a form, and bounded, so
+    // that an answer mcpd could not match to it does not leave the child waiting forever.
+    static constexpr Duration kClientAnswerTimeout = std::chrono::minutes(10);
 
     // sharing = "project": what a session brings along when it moves to the child of its
     // project (router_project.cpp).
@@ -298,9 +302,11 @@ private:
         std::string child_id;  // raw token
         std::string method;
         std::string progress_token;  // raw token the child attached, if any
+        TimePoint deadline{};        // when the child gets an error instead (kClientAnswerTimeout)
     };
     // Whether one more line of `s` may wait (counted when it may).
     static bool admit_waiting(SessionState& s, std::string_view line);
+    using ChildRequestMap = std::unordered_map<std::string, ChildRequest>;  // by session-side id
     struct Queued {  // a session line waiting for the child to be ready
         SessionId session = 0;
         std::string line;
@@ -338,7 +344,6 @@ private:
     void handle_session_request(SessionState& s, std::string_view line, const wire::Envelope& e);
     void handle_session_notification(SessionState& s, std::string_view line,
                                      const wire::Envelope& e);
-    void handle_session_response(SessionState& s, std::string_view line, const wire::Envelope& e);
     // notifications/cancelled from session `s`.
     void cancel_request(SessionState& s, std::string_view line, const wire::Envelope& e);
     void answer_initialize(SessionState& s, std::string_view line, const wire::Envelope& e);
@@ -377,13 +382,6 @@ private:
     bool outstanding(const SessionState& s, std::string_view raw_id) const;
     void reply_error(SessionId s, std::string_view raw_id, int code, std::string_view message,
                      std::string_view reason = {});
-    // A session's answer to a child request that cannot be relayed: the child gets -32603 for
-    // it. False when `raw_id` is no request of the child's waiting on that session.
-    bool fail_child_request(SessionId session, std::string_view raw_id, std::string_view why);
-    // A session line meant as the answer to a child request that cannot be relayed (not JSON,
-    // not JSON-RPC, a result that is not an object, a malformed error): fail_child_request.
-    void check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
-                              const wire::Envelope& e);
 
     // The tools the child lists (router_listed.cpp): whether a tools/list asks for a later
     // page (it has a cursor), and the names in the child's answer, kept for the stats.
@@ -392,29 +390,23 @@ private:
 
     // Child side (router_child.cpp).
     void handle_child_response(std::string_view line, const wire::Envelope& e);
+    // A response with id null (the child's parse error): the answer to the one request at the
+    // child when there is exactly one, else dropped; noted either way with the line's start.
+    void answer_null_id(std::string_view line, const wire::Envelope& e);
     void handle_child_notification(std::string_view line, const wire::Envelope& e);
-    void handle_child_request(std::string_view line, const wire::Envelope& e);
     void handle_modern_notification(std::string_view line, const wire::Envelope& e);
     Pending* listen_stream(std::string_view raw_own_id, std::uint64_t& child_id);
     // A modern child ends a listen stream (notifications/cancelled): its owner alone hears it.
     void end_listen_stream(std::string_view line, const wire::Envelope& e);
     std::optional<SessionId> only_busy_session() const;
-    std::string missing_capability(const SessionState& s, const wire::Envelope& e,
-                                   std::string_view line) const;
     static std::string task_id_of(const wire::Envelope& e, std::string_view line);
     // The number of an id mcpd gave the child (an integer), from its raw bytes.
     static std::optional<std::uint64_t> parse_child_id(std::string_view raw);
-    void decline_child_request(std::string_view line, const wire::Envelope& e,
-                               const std::string& why);
     // The revision a message needs when `s` negotiated an older one; empty when it may have it.
     std::string_view newer_revision_needed(const SessionState& s, const wire::Envelope& e,
                                            std::string_view line) const;
     // Whether `s`'s revision has this notification; dropped and noted when it does not.
     bool revision_has(const SessionState& s, const wire::Envelope& e, std::string_view line);
-    std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
-    // Why the task a child request is tied to (related-task) cannot take it: unknown, its
-    // session gone, or already ended. Empty when it can, or when the request names no task.
-    std::string unusable_task_link(const wire::Envelope& e, std::string_view line) const;
     // A task seen at a terminal status: its progress ends, its owner keeps the right to
     // fetch it until kMaxEndedTasks later tasks of its own have ended.
     void mark_task_ended(const std::string& task_id);
@@ -425,11 +417,41 @@ private:
     static nlohmann::json parse_forwarded(std::string_view line);
     void broadcast(std::string_view line);
 
+    // The child's requests to sessions (router_child_requests.cpp).
+    void handle_child_request(std::string_view line, const wire::Envelope& e);
+    std::optional<SessionId> route_child_request(const wire::Envelope& e, std::string_view line);
+    // Why the task a child request is tied to (related-task) cannot take it: unknown, its
+    // session gone, or already ended. Empty when it can, or when the request names no task.
+    std::string unusable_task_link(const wire::Envelope& e, std::string_view line) const;
+    std::string missing_capability(const SessionState& s, const wire::Envelope& e,
+                                   std::string_view line) const;
+    void decline_child_request(std::string_view line, const wire::Envelope& e,
+                               const std::string& why);
+    // A session's answer to a child request: relayed with the child's id.
+    void handle_session_response(SessionState& s, std::string_view line, const wire::Envelope& e);
+    // A session's answer to a child request that cannot be relayed: the child gets -32603 for
+    // it. False when `raw_id` is no request of the child's waiting on that session.
+    bool fail_child_request(SessionId session, std::string_view raw_id, std::string_view why);
+    // A session line meant as the answer to a child request that cannot be relayed (not JSON,
+    // not JSON-RPC, a result that is not an object, a malformed error): fail_child_request.
+    void check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
+                              const wire::Envelope& e);
+    // A session's unusable answer that names no request: when exactly one request of the
+    // child waits on that session it is the one, and fails; otherwise they wait out their
+    // deadlines (noted).
+    void fail_only_child_request(SessionId session, std::string_view why);
+    // The earliest deadline of the child's requests to sessions; those past it fail.
+    std::optional<TimePoint> next_client_answer_deadline() const;
+    void expire_child_requests(TimePoint now);
+
     // Shared state changes (router.cpp).
     // Returns the child id it was sent with.
     std::uint64_t send_internal(std::string_view method, const nlohmann::json& params,
                                 PendingKind kind, std::string uri = {});
     void update_child_level();
+    // Whether a ready session that never set a level is attached; if so, remember the most
+    // verbose level the child has had for it (unset_view_), else forget it.
+    bool note_unset_view();
     void restore_child_state();
     // A request leaves pending_ unanswered; it counts as `outcome`.
     void release(std::uint64_t child_id, bool tombstone, Outcome outcome = Outcome::cancelled);
@@ -466,12 +488,15 @@ private:
     TimePoint discover_received_{};
 
     std::unordered_map<std::uint64_t, Pending> pending_;
-    std::unordered_map<std::string, ProgressRoute> progress_;       // own raw token → owner
-    std::unordered_map<std::string, ChildRequest> child_requests_;  // session-side raw id
+    std::unordered_map<std::string, ProgressRoute> progress_;  // own raw token → owner
+    ChildRequestMap child_requests_;
     std::deque<std::uint64_t> tombstone_order_;
     std::unordered_set<std::uint64_t> tombstones_;
     std::map<std::string, std::set<SessionId>> subscribers_;  // uri → sessions
     std::optional<int> child_level_;
+    // The most verbose level the child has had while sessions that never set one were
+    // attached: what they have been getting, kept for them (across restarts too).
+    std::optional<int> unset_view_;
     std::uint64_t level_request_ = 0;  // child id of the last logging/setLevel sent
     std::unordered_map<std::string, SessionId> task_owners_;
     // 2025-11-25: a task-augmented request's progress token lives as long as the task.

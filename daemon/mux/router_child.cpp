@@ -132,6 +132,10 @@ void Router::route_child_message(std::string_view line, const wire::Envelope& e)
                            "that are not an object");
         return;
     }
+    if (e.is_response() && e.id_kind == wire::IdKind::null) {
+        answer_null_id(line, e);
+        return;
+    }
     if (e.is_response()) {
         handle_child_response(line, e);
         if (departed_ > 0) sweep_departed();  // the answer may have been a moved session's last
@@ -213,6 +217,37 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         changes.push_back({e.subscription_id, p.original_id});
     }
     send_spliced(p.session, line, std::move(changes));
+}
+
+void Router::answer_null_id(std::string_view line, const wire::Envelope& e) {
+    // JSON-RPC's answer to a line the child could not read (a parse error) cannot say which
+    // request that line was. With one request at the child there is no doubt.
+    std::string start = "the line begins ";
+    start += log::excerpt(line, 120);
+    if (!e.has_error) {
+        env_.note_repeated("dropped a result from the server whose id is null", start);
+        return;
+    }
+    if (pending_.size() != 1) {
+        std::string detail = pending_.empty() ? std::string("no request is")
+                                              : std::to_string(pending_.size()) + " requests are";
+        detail += " at the server, so it cannot be told which one failed; ";
+        detail += start;
+        env_.note_repeated("dropped an error from the server whose id is null", detail);
+        return;
+    }
+    const std::string child_id = std::to_string(pending_.begin()->first);
+    std::string answer;
+    wire::splice(line, {{e.id, child_id}}, answer);
+    wire::Envelope envelope;
+    if (scanner_.scan(answer, envelope) != wire::ScanStatus::ok) return;
+    std::string detail = "it answers request ";
+    detail += child_id;
+    detail += ", the only one at the server; ";
+    detail += start;
+    env_.note_repeated("an error from the server whose id is null failed the only request it had",
+                       detail);
+    handle_child_response(answer, envelope);
 }
 
 bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view message,
@@ -344,155 +379,6 @@ bool Router::revision_has(const SessionState& s, const wire::Envelope& e, std::s
     env_.note_repeated(
         "dropped a notification the client session's protocol revision does not have", detail);
     return false;
-}
-
-std::optional<SessionId> Router::route_child_request(const wire::Envelope& e, std::string_view line) {
-    if (!e.related_task_id.empty()) {
-        // A task link decides alone: it is never second-guessed by who happens to be busy.
-        const auto owner = task_owners_.find(task_id_of(e, line));
-        if (owner == task_owners_.end()) return std::nullopt;
-        return owner->second;
-    }
-    // Nothing on the wire says which session caused it: only when exactly one session has
-    // requests at the child is the answer certain.
-    std::optional<SessionId> only;
-    for (const auto& [id, s] : sessions_) {
-        if (s.in_flight.empty()) continue;
-        if (only || s.departed) return std::nullopt;  // a departed one cannot be asked
-        only = id;
-    }
-    return only;
-}
-
-void Router::handle_child_request(std::string_view line, const wire::Envelope& e) {
-    const std::string_view method = e.method;
-    if (modern_) {
-        // Modern servers never send requests (they return input_required results instead).
-        env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kMethodNotFound,
-                                       "a modern client does not take requests"));
-        return;
-    }
-    if (method == "roots/list" && !config_.roots.empty()) {
-        json roots = json::array();
-        for (const std::string& root : config_.roots) {
-            roots.push_back({{"uri", root.starts_with("file://") ? root : "file://" + root}});
-        }
-        env_.child_send(jsonrpc::result(e.id.in(line), json{{"roots", roots}}.dump()));
-        return;
-    }
-    if (const std::string why = unusable_task_link(e, line); !why.empty()) {
-        decline_child_request(line, e, why);
-        return;
-    }
-    const std::optional<SessionId> target = route_child_request(e, line);
-    SessionState* s = target ? find(*target) : nullptr;
-    if (s == nullptr || !s->ready) {
-        decline_child_request(line, e,
-                              sessions_.empty() ? "no client session is attached"
-                                                : "mcpd cannot tell which client session this request is for");
-        return;
-    }
-    if (const std::string_view needed = newer_revision_needed(*s, e, line); !needed.empty()) {
-        std::string message(method);
-        message += " needs protocol revision ";
-        message += needed;
-        message += " or later, and the client session negotiated ";
-        message += s->protocol;
-        env_.child_send(jsonrpc::error(e.id.in(line), jsonrpc::kMethodNotFound, message));
-        env_.note_repeated("declined a request from the server", log::excerpt(message, 160));
-        return;
-    }
-    if (const std::string missing = missing_capability(*s, e, line); !missing.empty()) {
-        // The spec's answers for a client that cannot take the request.
-        const int code = method == "elicitation/create" ? jsonrpc::kInvalidParams : jsonrpc::kMethodNotFound;
-        env_.child_send(jsonrpc::error(e.id.in(line), code,
-                                       "the client session did not declare " + missing));
-        std::string detail = log::excerpt(method);
-        detail += ": the session did not declare ";
-        detail += missing;
-        env_.note_repeated("declined a request from the server", detail);
-        return;
-    }
-    const std::string session_id = "\"mcpd-" + std::to_string(next_child_request_++) + "\"";
-    child_requests_[session_id] = ChildRequest{s->id, std::string(e.id.in(line)), std::string(method),
-                                               std::string(e.progress_token.in(line))};
-    if (method == "elicitation/create" && !e.elicitation_id.empty()) {
-        // Its notifications/elicitation/complete will come for this session alone.
-        const json request = parse_forwarded(line);
-        const json* params = json_read::object_at(request, "params");
-        if (params != nullptr && json_read::string_or(*params, "mode", "") == "url")
-            s->url_elicitations.insert(e.elicitation_id);
-    }
-    send_spliced(s->id, line, {{e.id, session_id}});
-}
-
-std::string Router::unusable_task_link(const wire::Envelope& e, std::string_view line) const {
-    if (e.related_task_id.empty()) return {};
-    const std::string task = task_id_of(e, line);
-    const auto owner = task.empty() ? task_owners_.end() : task_owners_.find(task);
-    if (owner == task_owners_.end())
-        return "the task it is tied to is unknown, or the client session owning it has gone";
-    const auto s = sessions_.find(owner->second);
-    if (s == sessions_.end()) return "the client session owning the task it is tied to has gone";
-    if (s->second.ended_tasks.contains(task)) return "the task it is tied to has already ended";
-    return {};
-}
-
-std::string Router::missing_capability(const SessionState& s, const wire::Envelope& e,
-                                       std::string_view line) const {
-    const std::string_view method = e.method;
-    const char* name = method == "roots/list"               ? "roots"
-                       : method == "sampling/createMessage" ? "sampling"
-                       : method == "elicitation/create"     ? "elicitation"
-                                                            : nullptr;
-    if (name == nullptr) return "";
-    // A capability (or sub-capability) is declared by an object; null or true is not one.
-    const json* declared = json_read::object_at(s.capabilities, name);
-    if (declared == nullptr) return name;
-    if (method == "roots/list") return "";
-    // Server→client requests are rare: reading their params in full costs nothing that matters.
-    const json request = parse_forwarded(line);
-    static const json kNoParams = json::object();
-    const json* found = json_read::object_at(request, "params");
-    const json& params = found != nullptr ? *found : kNoParams;
-    if (method == "sampling/createMessage") {
-        if (params.contains("tools") && json_read::object_at(*declared, "tools") == nullptr)
-            return "sampling.tools";
-        // Anything but an absent or "none" includeContext asks for the session's context.
-        const json* context = json_read::member(params, "includeContext");
-        const bool wants_context = context != nullptr && !context->is_null() && *context != "none";
-        if (wants_context && json_read::object_at(*declared, "context") == nullptr)
-            return "sampling.context";
-        return "";
-    }
-    // An absent (or null) mode is a form; a mode that is not a string is neither kind.
-    const json* mode_value = json_read::member(params, "mode");
-    const std::string mode = mode_value == nullptr || mode_value->is_null() ? "form"
-                             : mode_value->is_string() ? mode_value->get<std::string>()
-                                                       : "?";
-    if (mode == "url" && json_read::object_at(*declared, "url") == nullptr)
-        return "elicitation.url";
-    // An empty elicitation object means form only.
-    if (mode == "form" && !declared->empty() && json_read::object_at(*declared, "form") == nullptr)
-        return "elicitation.form";
-    if (mode != "form" && mode != "url") return "elicitation (mode is not \"form\" or \"url\")";
-    return "";
-}
-
-void Router::decline_child_request(std::string_view line, const wire::Envelope& e,
-                                   const std::string& why) {
-    const std::string_view raw_id = e.id.in(line);
-    if (e.method_is("elicitation/create")) {
-        env_.child_send(jsonrpc::result(raw_id, R"({"action":"cancel"})"));
-    } else if (e.method_is("sampling/createMessage")) {
-        env_.child_send(jsonrpc::error(raw_id, -1, "sampling declined by mcpd: " + why));
-    } else {
-        env_.child_send(jsonrpc::error(raw_id, jsonrpc::kMethodNotFound, e.method + " is not available: " + why));
-    }
-    std::string detail = log::excerpt(e.method);
-    detail += ": ";
-    detail += why;
-    env_.note_repeated("declined a request from the server", detail);
 }
 
 }  // namespace mcpd

@@ -6,7 +6,6 @@
 #include "common/json_read.h"
 #include "common/log.h"
 #include "daemon/mux/jsonrpc.h"
-#include "daemon/mux/lost_message_id.h"
 #include "daemon/mux/mcp_versions.h"
 #include "daemon/mux/router.h"
 
@@ -129,63 +128,6 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     handle_session_message(*s, line, e);
 }
 
-void Router::check_session_answer(SessionId session, std::string_view line, wire::ScanStatus status,
-                                  const wire::Envelope& e) {
-    if (child_requests_.empty()) return;
-    if (status == wire::ScanStatus::not_json) {
-        // Its edges may still show which request it answers.
-        const LostMessageId edges = read_lost_message_id(line, line);
-        if (edges.response && !edges.request && !edges.id.empty()) {
-            std::string why = "not valid JSON (";
-            why += scanner_.error();
-            why += ')';
-            fail_child_request(session, edges.id, why);
-        }
-        return;
-    }
-    const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
-    if (status != wire::ScanStatus::ok || e.has_method || !id_usable) return;
-    const char* why = nullptr;
-    if (!e.jsonrpc_ok || e.malformed) {
-        why = "not a valid JSON-RPC response";
-    } else if (e.has_result == e.has_error) {
-        why = e.has_result ? "it holds both a result and an error"
-                           : "it holds neither a result nor an error";
-    } else if (e.has_result && !e.result_object) {
-        why = "its result is not an object";
-    } else if (e.has_error && !e.error_valid) {
-        why = "its error is not an object with an integer code and a string message";
-    }
-    if (why != nullptr) fail_child_request(session, e.id.in(line), why);
-}
-
-bool Router::fail_child_request(SessionId session, std::string_view raw_id, std::string_view why) {
-    const auto it = child_requests_.find(std::string(raw_id));
-    if (it == child_requests_.end() || it->second.session != session) return false;
-    std::string message = "the client's reply to ";
-    message += it->second.method;
-    message += " was unusable: ";
-    message += why;
-    env_.child_send(jsonrpc::error(it->second.child_id, jsonrpc::kInternalError, message,
-                                   "client reply unusable"));
-    std::string detail = "session ";
-    detail += std::to_string(session);
-    detail += ", ";
-    detail += log::excerpt(it->second.method);
-    detail += ": ";
-    detail += why;
-    env_.note_repeated(
-        "answered a request from the server with an error: the client's reply was unusable",
-        detail);
-    child_requests_.erase(it);
-    return true;
-}
-
-bool Router::on_session_reply_lost(SessionId session, std::string_view raw_id,
-                                   std::string_view why) {
-    return fail_child_request(session, raw_id, why);
-}
-
 void Router::handle_session_message(SessionState& s, std::string_view line,
                                     const wire::Envelope& e) {
     if (s.awaiting_project && hold_for_project(s, line, e)) return;
@@ -262,7 +204,7 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
     }
     if (!e.progress_token.empty() && !e.progress_token_valid) {
         reply_error(s.id, raw_id, jsonrpc::kInvalidParams,
-                    "a progressToken must be a string or an integer");
+                    "a progressToken must be a string or a number");
         return;
     }
     if (method == "tasks/get" || method == "tasks/result" || method == "tasks/cancel" ||
@@ -360,6 +302,7 @@ void Router::set_level(SessionState& s, std::string_view line, const wire::Envel
     }
     // This session is now the most verbose: its own request sets the child's level.
     child_level_ = severity;
+    note_unset_view();
     forward_request(s, line, e, PendingKind::set_level);
 }
 
@@ -506,24 +449,6 @@ void Router::handle_session_notification(SessionState& s, std::string_view line,
         return;
     }
     env_.child_send(line);
-}
-
-void Router::handle_session_response(SessionState& s, std::string_view line,
-                                     const wire::Envelope& e) {
-    const auto it = child_requests_.find(std::string(e.id.in(line)));
-    if (it == child_requests_.end() || it->second.session != s.id) return;  // not asked, or late
-    if (!e.created_task_id.empty()) {
-        // mcpd never offered the child client-side tasks, so a task is not an answer.
-        env_.child_send(
-            jsonrpc::error(it->second.child_id, jsonrpc::kInternalError,
-                           "the client answered with a task, which mcpd does not relay"));
-        child_requests_.erase(it);
-        return;
-    }
-    if (it->second.method == std::string_view("roots/list")) compare_roots(s, line);
-    const std::string child_id = std::move(it->second.child_id);
-    child_requests_.erase(it);
-    send_spliced_to_child(line, {{e.id, child_id}});
 }
 
 void Router::cancel_request(SessionState& s, std::string_view line, const wire::Envelope& e) {

@@ -1,11 +1,10 @@
 // Router: what every session of a legacy child shares — subscriptions counted per URI and the
 // child's log level — and the sessions that wait for the child's answer to the request that
 // changes it (docs/MULTIPLEXING.md, "Legacy children").
-#include "daemon/mux/router.h"
-
 #include <algorithm>
 
 #include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/router.h"
 
 namespace mcpd {
 
@@ -23,8 +22,23 @@ std::uint64_t Router::send_internal(std::string_view method, const json& params,
     return id;
 }
 
+bool Router::note_unset_view() {
+    const bool unset = std::any_of(sessions_.begin(), sessions_.end(), [](const auto& entry) {
+        return entry.second.ready && !entry.second.log_level;
+    });
+    if (!unset) {
+        unset_view_.reset();
+    } else if (child_level_ && (!unset_view_ || *child_level_ < *unset_view_)) {
+        unset_view_ = child_level_;
+    }
+    return unset;
+}
+
 void Router::update_child_level() {
-    std::optional<int> most_verbose;
+    // Sessions that never set a level get all the child sends: while one is attached the
+    // child is never made quieter than it has been for them, so nobody leaving (or asking
+    // for less) takes messages from them. Those who set a level are filtered to it.
+    std::optional<int> most_verbose = note_unset_view() ? unset_view_ : std::nullopt;
     for (const auto& [id, s] : sessions_) {
         if (s.log_level && (!most_verbose || *s.log_level < *most_verbose)) {
             most_verbose = s.log_level;
@@ -35,6 +49,7 @@ void Router::update_child_level() {
     level_request_ = send_internal("logging/setLevel", {{"level", log_level_name(*most_verbose)}},
                                    PendingKind::internal);
     pending_.at(level_request_).level = most_verbose;
+    note_unset_view();
 }
 
 std::optional<std::uint64_t> Router::unanswered_subscribe(const std::string& uri) const {

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "daemon/mux/jsonrpc.h"
 #include "daemon/mux/router.h"
+#include "daemon/mux/session_batch.h"
 #include "daemon/server/handshake.h"
 
 namespace mcpd {
@@ -28,16 +29,49 @@ ChildOutput::ChildOutput(std::string server, std::size_t max_message_bytes,
 
 void ChildOutput::on_message(wire::PaddedText message, Handshake* handshake, Router& router) {
     if (handshake != nullptr) handshake->child_showed_life();
+    dispatch(message, handshake, router, false);
+}
+
+void ChildOutput::on_batch(wire::PaddedText message, Handshake* handshake, Router& router) {
+    // A splitter of its own each time: batches are rare, and its parsers' memory goes with it.
+    BatchSplitter splitter(max_message_bytes_);
+    const BatchSplit split = splitter.split(message);
+    if (split.status != BatchSplit::Status::ok) {
+        if (++noise_lines_ <= kNoiseLinesLogged)
+            log::warning(server_, split.status == BatchSplit::Status::empty
+                                      ? std::string("dropped an empty batch (JSON array) on stdout")
+                                      : "dropped a batch (JSON array) of more than " +
+                                            std::to_string(kMaxBatchElements) +
+                                            " messages on stdout");
+        return;
+    }
+    std::string element;
+    for (const std::string_view text : split.elements) {
+        element.reserve(text.size() + wire::kScanPadding);
+        element.assign(text);
+        dispatch(wire::PaddedText{element}, handshake, router, true);
+    }
+}
+
+void ChildOutput::dispatch(wire::PaddedText message, Handshake* handshake, Router& router,
+                           bool in_batch) {
     const std::string_view line = message.text;
-    if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok || !envelope_.jsonrpc_ok) {
+    const wire::ScanStatus status = scanner_.scan(message, envelope_);
+    if (status == wire::ScanStatus::not_object && !in_batch && looks_like_batch(line)) {
+        // 2025-03-26 lets a server send a batch: each message in it is routed as usual.
+        on_batch(message, handshake, router);
+        return;
+    }
+    if (status != wire::ScanStatus::ok || !envelope_.jsonrpc_ok) {
         const std::string why =
             scanner_.error().empty() ? std::string("\"jsonrpc\" is not \"2.0\"") : scanner_.error();
         if (++noise_lines_ <= kNoiseLinesLogged) {
-            log::warning(server_, "dropped a line on stdout that is not a JSON-RPC message (" +
-                                      why + ")" +
-                                      std::string(noise_lines_ == kNoiseLinesLogged
-                                                      ? " (no more such warnings)"
-                                                      : ""));
+            log::warning(
+                server_,
+                std::string(in_batch ? "dropped a message of a batch" : "dropped a line") +
+                    " on stdout that is not a JSON-RPC message (" + why + ")" +
+                    std::string(noise_lines_ == kNoiseLinesLogged ? " (no more such warnings)"
+                                                                  : ""));
         }
         fail_lost_reply(read_lost_message_id(line, line),
                         "the server's answer is not a valid JSON-RPC message (" + why +

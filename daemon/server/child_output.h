@@ -1,4 +1,5 @@
-// What a server process writes on stdout, sorted line by line:
+// What a server process writes on stdout, sorted line by line (a batch, a JSON array, which
+// 2025-03-26 lets a server send, message by message):
 // - a line that is not JSON-RPC, or one over max_message_bytes: dropped and logged (sparingly);
 //   when its edges show an answer to a session's request, that request gets an error instead
 //   of waiting forever;
@@ -34,6 +35,11 @@ public:
                       Handshake* handshake, Router& router);
 
 private:
+    // One message (a line, or `in_batch` an element of a batch) sorted as above.
+    void dispatch(wire::PaddedText message, Handshake* handshake, Router& router, bool in_batch);
+    // A line that is a JSON array: each element dispatched in order; an empty one, or one of
+    // more than kMaxBatchElements, is dropped and logged.
+    void on_batch(wire::PaddedText message, Handshake* handshake, Router& router);
     // A line the child wrote could not be used: if its edges show an answer to a session's
     // request, fail that request with `message`.
     void fail_lost_reply(const LostMessageId& edges, const std::string& message,

@@ -224,3 +224,27 @@ TEST_CASE("a cancelled request no longer holds its batch; a session leaving drop
     const McpMessage still = wait_array(s);
     CHECK(answer_to(still, 3)["result"]["content"][0]["text"] == "still");
 }
+
+TEST_CASE("a 2025-03-26 server's batches are split and each message routed", "[batch]") {
+    // --batch-output: the server speaks 2025-03-26 and writes a tool's log notification and
+    // its result as one array.
+    TestEnv env("batch-server");
+    env.write_registry(server_toml("demo", {"--batch-output"}));
+    env.start_daemon();
+    McpSession s(env.socket(), "demo"), other(env.socket(), "demo");
+    initialize_2025_03_26(s);
+    initialize_2025_03_26(other);
+
+    const json id = s.call_tool("log", {{"level", "warning"}, {"message", "batched"}});
+    const McpMessage reply = s.wait_response(id, 10s);
+    INFO(reply.raw);
+    CHECK(reply.tool_text() == "logged");
+    for (McpSession* session : {&s, &other}) {
+        const auto log = session->wait_for(
+            [](const McpMessage& m) { return m.method() == "notifications/message"; }, 10s);
+        INFO(session->describe_inbox());
+        REQUIRE(log);
+        CHECK(log->json["params"]["data"] == "batched");
+    }
+    CHECK(env.daemon_log().find("not a JSON-RPC message") == std::string::npos);
+}

@@ -1,6 +1,7 @@
 // Fault: servers that break the stdio protocol with sessions attached: one closes stdout and
-// keeps running, one never answers initialize, one answers ids it was never sent. Sessions
-// get an answer to every request and stay attached; nothing a server invents reaches them.
+// keeps running, one never answers initialize, one answers ids it was never sent, one cannot
+// read a line it was sent. Sessions get an answer to every request and stay attached; nothing
+// a server invents reaches them.
 #include <catch2/catch.hpp>
 
 #include "harness.h"
@@ -131,4 +132,26 @@ TEST_CASE("answers to ids the server was never sent are dropped and logged", "[f
     });
     CHECK(count_of(env.daemon().log(), "dropped a response with an id mcpd never sent") == 2);
     CHECK(env.state("demo") == "running");
+}
+
+TEST_CASE("a server's parse error with id null fails the one request it could not read",
+          "[fault]") {
+    // The demo server reads lines with a parser that refuses a lone surrogate, which mcpd
+    // forwards as it came, and answers {"id":null,"error":{"code":-32700,...}}.
+    TestEnv env("fault-null-id");
+    env.write_registry(server_toml("demo"));
+    env.start_daemon();
+    McpSession s(env.socket(), "demo");
+    s.initialize("surrogate");
+    REQUIRE(s.send_line(
+        R"({"jsonrpc":"2.0","id":"cut","method":"tools/call","params":{"name":"echo","arguments":{"text":"\ud83d"}}})"));
+    const McpMessage reply = s.wait_response("cut", 10s);
+    INFO(reply.raw);
+    CHECK(reply.error_code() == -32700);
+    CHECK(reply.raw_id() == R"("cut")");
+    wait_until("mcpd logged the id-null error with the line's start", 10s, [&] {
+        return env.daemon_log().find(R"(the line begins {"jsonrpc":"2.0","id":null)") !=
+               std::string::npos;
+    });
+    expect_echo(s, "after the parse error");
 }

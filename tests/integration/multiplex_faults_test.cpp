@@ -179,3 +179,22 @@ TEST_CASE("malformed and oversized lines get JSON-RPC errors, the session carrie
     CHECK(a.wait_response("dup").tool_text() == "done after 4 steps");
     still_works("a duplicate id");
 }
+
+TEST_CASE("a session's unreadable answer to the server's request fails it at once", "[multiplex]") {
+    // The answer shows no id, but the sampling request is the only one waiting on the session:
+    // the server gets -32603 instead of waiting, and its tool says so.
+    TestEnv env("mux-unreadable-answer");
+    env.write_registry(server_toml("demo"));
+    env.start_daemon();
+    McpSession s(env.socket(), "demo");
+    s.initialize("garbler", {{"sampling", json::object()}});
+    const json call = s.call_tool("sample", {{"prompt", "say hi"}});
+    const auto asked = s.wait_for([](const McpMessage& m) { return m.is_request(); }, 10s);
+    INFO(s.describe_inbox());
+    REQUIRE(asked);
+    REQUIRE(s.send_line("not json"));
+    const McpMessage result = s.wait_response(call, 10s);
+    INFO(result.raw);
+    CHECK(result.json["result"].value("isError", false));
+    CHECK_THAT(result.tool_text(), Catch::Contains("unusable"));
+}

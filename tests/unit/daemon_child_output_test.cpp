@@ -102,3 +102,43 @@ TEST_CASE("child output: lines that are not JSON-RPC, or come before the handsha
     d.from_child(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
     CHECK(d.router.only_line_to(2) == R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
 }
+
+TEST_CASE("child output: a server's batch is split and each message routed as usual",
+          "[child-output]") {
+    // 2025-03-26 lets a server send a JSON array of messages on one line.
+    Dispatch d;
+    d.handshake_done();
+    d.router.connect(1);
+    d.router.connect(2);
+    const std::string a = d.router.forward(
+        1, R"({"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo"}})");
+    const std::string b = d.router.forward(
+        2, R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}})");
+    const std::string c = d.router.forward(
+        1, R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"echo"}})");
+    const std::string log =
+        R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}})";
+    d.from_child("[" + log + R"(, {"jsonrpc":"2.0","id":)" + raw_id_of(a) +
+                 R"(,"result":{"content":[]}},{"jsonrpc":"2.0","id":"p","method":"ping"},)" +
+                 R"({"jsonrpc":"1.0","id":)" + raw_id_of(b) + R"(,"result":{}},42] )");
+    const std::vector<std::string>& to_1 = d.router.env.sent_to(1);
+    REQUIRE(to_1.size() == 2);
+    CHECK(to_1[0] == log);
+    CHECK(to_1[1] == R"({"jsonrpc":"2.0","id":"a","result":{"content":[]}})");
+    // An answer in it that is not JSON-RPC fails its request, as on a line of its own.
+    const std::vector<std::string>& to_2 = d.router.env.sent_to(2);
+    REQUIRE(to_2.size() == 2);
+    CHECK(to_2[0] == log);
+    CHECK(raw_id_of(to_2[1]) == "7");
+    CHECK(error_code_of(to_2[1]) == -32603);
+    REQUIRE(d.to_child.size() == 1);
+    CHECK(d.to_child[0] == R"({"jsonrpc":"2.0","id":"p","result":{}})");
+    CHECK(d.router.router.in_flight() == 1);  // c is still at the child
+
+    // An empty batch holds nothing to route.
+    d.router.env.clear_records();
+    d.from_child("[]");
+    CHECK(d.router.env.sent_to(1).empty());
+    d.router.answer(c);
+    CHECK(raw_id_of(d.router.only_line_to(1)) == R"("c")");
+}

@@ -138,7 +138,9 @@ TEST_CASE("router: a child response with an unknown id is dropped and noted", "[
     SECTION("the own id, but as a string") {
         h.from_child(R"({"jsonrpc":"2.0","id":")" + raw_id_of(pending) + R"(","result":{}})");
     }
-    SECTION("an error with a null id is not broadcast") {
+    SECTION("an error with a null id, two requests at the child, is not broadcast") {
+        h.forward(2, request_with_id("2"));
+        h.env.session_lines.clear();
         h.from_child(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}})");
     }
     SECTION("an answer to an already answered request") {
@@ -229,8 +231,37 @@ TEST_CASE("router: equal tokens from two sessions stay apart", "[router]") {
     CHECK(h.env.sent_to(1).empty());
 }
 
-TEST_CASE("router: a progress token that is not a string or an integer is refused", "[router]") {
-    for (const char* token : {"1.5", "null", "true", "{}", "[1]", "1e3"}) {
+TEST_CASE("router: a progress token of any number comes back to its session byte for byte",
+          "[router]") {
+    // The schema's ProgressToken is a string or a number, not only an integer.
+    for (const char* token :
+         {"1.5", "1e3", "-0.25", "2E-7", "-0", "1.0", "12345678901234567890.5"}) {
+        DYNAMIC_SECTION("token " << token) {
+            Two h;
+            const std::string at_child = h.forward(
+                1,
+                std::string(
+                    R"({"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"_meta":{"progressToken":)") +
+                    token + "}}}");
+            const std::string own = raw_progress_token_of(at_child);
+            CHECK(own != token);
+            h.from_child(
+                R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)" +
+                own + R"(,"progress":1}})");
+            CHECK(
+                h.only_line_to(1) ==
+                std::string(
+                    R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)") +
+                    token + R"(,"progress":1}})");
+            CHECK(h.env.sent_to(2).empty());
+            h.answer(at_child);
+            CHECK(raw_id_of(h.only_line_to(1)) == R"("r")");
+        }
+    }
+}
+
+TEST_CASE("router: a progress token that is not a string or a number is refused", "[router]") {
+    for (const char* token : {"null", "true", "{}", "[1]"}) {
         DYNAMIC_SECTION("token " << token) {
             Two h;
             h.send(

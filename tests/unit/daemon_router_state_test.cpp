@@ -137,6 +137,42 @@ TEST_CASE("router: when the most verbose session leaves, the child gets the next
     CHECK(h.router.has_session(4));
 }
 
+TEST_CASE("router: a session that never set a level keeps its messages when others leave",
+          "[router]") {
+    Ready h;
+    h.connect(1);  // debug
+    h.connect(2);  // error
+    h.connect(3);  // never sets a level: gets what the child sends
+    h.answer(h.forward(1, set_level("1", "debug")));
+    h.send(2, set_level("2", "error"));
+    h.env.clear_records();
+
+    // The most verbose leaves: the child stays at debug for session 3, whom nobody asked.
+    h.router.detach(1);
+    CHECK(h.env.child_lines.empty());
+    h.from_child(log_message("debug"));
+    CHECK(h.only_line_to(3) == log_message("debug"));
+    CHECK(h.env.sent_to(2).empty());  // filtered to its own level
+
+    // Nor does one asking for less, or a restart, take them from it: the level is re-applied.
+    h.send(2, set_level("3", "critical"));
+    CHECK(h.only_line_to(2) == R"({"jsonrpc":"2.0","id":3,"result":{}})");
+    CHECK(h.env.child_lines.empty());
+    h.router.on_child_gone("crashed");
+    h.env.clear_records();
+    h.child_ready();
+    std::string level;
+    for (const std::string& line : h.env.child_lines) {
+        if (parse(line)["method"] == "logging/setLevel") level = level_sent(line);
+    }
+    CHECK(level == "debug");
+
+    // Once it has gone too, the child follows those who set a level.
+    h.env.clear_records();
+    h.router.detach(3);
+    CHECK(level_sent(h.only_child_line()) == "critical");
+}
+
 // ---- subscriptions ----
 
 TEST_CASE("router: subscriptions are counted per URI", "[router]") {
