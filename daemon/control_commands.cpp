@@ -202,7 +202,7 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
         json entry = s->status_json();
         if (s->config().sharing == config::Sharing::exclusive) {
             // Each session has its own process; the entry itself only holds the settings.
-            entry["sessions"] = daemon_.pool().exclusive_count(s->name());
+            entry["sessions"] = daemon_.placement().exclusive_count(s->name());
         }
         if (config::children_per_user(s->config())) {
             // One child per project (or user); the entry itself only holds the settings.
@@ -224,7 +224,7 @@ void ControlCommands::status(ControlConnection& c, const json& request) {
             entry["sessions"] = sessions;
             entry["children"] = std::move(children);
         }
-        if (const ManagedServer* legacy = daemon_.pool().legacy_process(s->name())) {
+        if (const ManagedServer* legacy = daemon_.placement().legacy_process(s->name())) {
             // A dual-era server run modern: its legacy clients' own process.
             const json own = legacy->status_json();
             entry["legacy_process"] = {{"state", own["state"]},
@@ -280,7 +280,7 @@ void ControlCommands::act(ControlConnection& c, const json& request, Command com
             if (command == Command::stop) s->supervisor().request_stop();
             if (command == Command::restart) s->supervisor().request_restart();
         }
-        for (ManagedServer* child : daemon_.pool().project_children_of(s->name())) {
+        for (ManagedServer* child : daemon_.pool().instances_of(s->name(), InstanceKind::project)) {
             if (command == Command::stop) child->supervisor().request_stop();
             if (command == Command::restart && child->supervisor().wanted_up())
                 child->supervisor().request_restart();

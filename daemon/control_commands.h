@@ -51,8 +51,8 @@ private:
     // they are not pipes or sockets.
     bool passed_ends(ControlConnection& link, std::vector<UniqueFd>& fds, BufferEvent& input,
                      BufferEvent& output);
-    // Whether `server` takes one more session (max_sessions, max_children); its project for a
-    // sharing = "project" server. False when an error has been replied.
+    // Whether `server` takes one more session (Placement::admit); its project for a
+    // sharing = "project" or "user" server. False when an error has been replied.
     bool admit(ControlConnection& c, ManagedServer& server, const std::string& cwd,
                std::optional<Project>& project);
     // Group sessions (control_commands_group.cpp): a [groups.NAME], `connect a b c`, or a
@@ -68,16 +68,6 @@ private:
                     std::vector<std::optional<Project>> projects, std::vector<std::string> failed,
                     const PeerCredentials& peer, BufferEvent input, BufferEvent output,
                     ControlConnection* link);
-    // The instance session `id` of `server` talks to: its project's child (sharing =
-    // "project"), a private one (sharing = "exclusive"), or the shared one.
-    ManagedServer& instance_for(ManagedServer& server, SessionId id,
-                                const std::optional<Project>& project);
-    // A session's project from the directory its attach gave (sharing = "project").
-    Result<Project> session_project(const ManagedServer& server, const std::string& cwd,
-                                    const PeerCredentials& peer) const;
-    // sharing = "user": the session's user's project (its home, or the entry's cwd).
-    Result<Project> session_user_project(const ManagedServer& server,
-                                         const PeerCredentials& peer) const;
     void sessions(ControlConnection& c, const nlohmann::json& request);
     // The traffic figures of docs/STATS.md.
     void stats(ControlConnection& c, const nlohmann::json& request);

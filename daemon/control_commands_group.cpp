@@ -120,11 +120,11 @@ void ControlCommands::open_group(SessionId id, GroupSpec spec,
         if (server == nullptr && failed[i].empty()) failed[i] = "the server was removed";
         instances.push_back(server == nullptr || !failed[i].empty()
                                 ? nullptr
-                                : &instance_for(*server, members[i].id, projects[i]));
+                                : &daemon_.placement().place(*server, members[i].id, projects[i]));
     }
     SessionTable& table = daemon_.sessions();
     auto group = std::make_unique<GroupSession>(
-        id, std::move(spec), std::move(members), daemon_.pool(),
+        id, std::move(spec), std::move(members), daemon_.placement(),
         [&table, id](std::string_view line) { table.to_client(id, line); });
     for (std::size_t i = 0; i < failed.size(); ++i) {
         if (failed[i].empty()) continue;

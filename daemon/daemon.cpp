@@ -47,13 +47,15 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
       budget_check_(loop_.base(), [this] { budget_.enforce(); }),
       heap_trim_(loop_.base()),
       pool_(*this, [this] { maybe_finish_shutdown(); }),
-      sessions_(loop_, registry_.daemon, pool_, authority_, limits_, budget_) {}
+      placement_(pool_),
+      sessions_(loop_, registry_.daemon, placement_, authority_, limits_, budget_) {}
 
 Daemon::~Daemon() {
     // Sessions before the connections they are linked to, those before the servers.
     waiters_.clear();
     sessions_.clear();
     connections_.clear();
+    placement_.clear();
     pool_.clear();
 }
 

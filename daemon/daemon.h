@@ -22,6 +22,7 @@
 #include "daemon/managed_server.h"
 #include "daemon/reload_plan.h"
 #include "daemon/server/reaper.h"
+#include "daemon/placement.h"
 #include "daemon/server_pool.h"
 #include "daemon/session_table.h"
 #include "daemon/stats_report.h"
@@ -67,6 +68,7 @@ public:
     // What every session and control connection has queued, against max_queued_output.
     OutputBudget& output_budget() { return budget_; }
     ServerPool& pool() { return pool_; }
+    Placement& placement() { return placement_; }
     SessionTable& sessions() { return sessions_; }
     nlohmann::json daemon_status() const;
     // The result of the stats request for these servers (docs/STATS.md).
@@ -170,6 +172,7 @@ private:
     std::map<uid_t, TimePoint> made_way_;
 
     ServerPool pool_;
+    Placement placement_;  // after the pool: its routes name the pool's instances
     SessionTable sessions_;  // after the pool: sessions end before their servers go
 
     std::map<std::uint64_t, Waiter> waiters_;

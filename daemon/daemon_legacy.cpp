@@ -7,7 +7,8 @@
 // handshake, setLevel, subscriptions, list_changed, requests from the server) then holds by
 // construction, through the same router as any legacy server. The process exists only while
 // legacy clients use it, and follows the server's admin stops and restarts. The processes
-// themselves are kept in the ServerPool (its legacy instances and routes).
+// themselves are kept in the ServerPool (its legacy instances) and sessions' routes to them by
+// Placement.
 #include "common/log.h"
 #include "daemon/daemon.h"
 
@@ -15,23 +16,26 @@ namespace mcpd {
 
 bool Daemon::pass_to_legacy(ManagedServer& server, SessionId session, std::string_view line) {
     if (shutting_down_ || !sessions_.contains(session)) return false;
-    ManagedServer* target = pool_.legacy_route(session);
+    ManagedServer* target = placement_.on_legacy(session)
+                                ? placement_.server_of(session, server.name())
+                                : nullptr;
     if (target == nullptr) {
         // era = "modern" in the registry says there is no legacy side to start.
         if (server.config().era != config::Era::auto_detect) return false;
-        target = &pool_.legacy_process_for(server, session);
-        pool_.add_legacy_route(session, *target);
+        const InstanceKey* from = placement_.route_of(session);
+        const bool own = from != nullptr && from->kind == InstanceKind::exclusive;
+        target = &placement_.route_to_legacy(server, session);
         target->router().attach(session);
         target->sessions_changed();
         // The modern process forgets the session on the next turn (this runs inside its
         // router); a private one has nobody left.
-        loop_.defer([this, session, name = server.name()] {
-            ManagedServer* own = pool_.exclusive_of(session);
-            ManagedServer* modern = own != nullptr ? own : pool_.find(name);
+        loop_.defer([this, session, own, name = server.name()] {
+            ManagedServer* modern =
+                own ? pool_.find(InstanceKey::exclusive_of(name, session)) : pool_.find(name);
             if (modern == nullptr || !modern->router().has_session(session)) return;
             modern->router().detach(session);
             modern->sessions_changed();
-            if (own != nullptr) modern->supervisor().request_stop(StopReason::idle);
+            if (own) modern->supervisor().request_stop(StopReason::idle);
         });
         log::info(server.name(), "session " + std::to_string(session) +
                                      " is a legacy client: served by the legacy process");
@@ -46,7 +50,7 @@ void Daemon::legacy_follows(ManagedServer& server, StopReason reason) {
     if (reason != StopReason::stopped && reason != StopReason::restart) return;
     const std::string name = server.name();
     loop_.defer([this, name, reason] {
-        for (ManagedServer* process : pool_.legacy_processes_of(name)) {
+        for (ManagedServer* process : pool_.instances_of(name, InstanceKind::legacy)) {
             if (reason == StopReason::restart) {
                 if (process->supervisor().wanted_up()) process->supervisor().request_restart();
             } else {

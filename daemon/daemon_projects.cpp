@@ -5,7 +5,8 @@
 // initialize: every child runs the same program). Once it has initialized, its router asks
 // the client for its roots and holds its lines; here the answer picks the project's child,
 // and the session either stays or moves there before any of its lines reached a child. The
-// children themselves are kept in the ServerPool (its project instances and routes).
+// children themselves are kept in the ServerPool (its project instances) and the sessions'
+// routes to them by Placement.
 #include <unistd.h>
 
 #include "common/log.h"
@@ -33,7 +34,9 @@ void Daemon::project_reported(ManagedServer& server, SessionId session,
 
 void Daemon::settle_project(SessionId session, const std::string& name,
                             const std::optional<Project>& reported, const std::string& why) {
-    ManagedServer* current = pool_.project_route(session);
+    const InstanceKey* route = placement_.route_of(session);
+    ManagedServer* current =
+        route != nullptr && route->kind == InstanceKind::project ? pool_.find(*route) : nullptr;
     ManagedServer* entry = pool_.find(name);
     if (current == nullptr || entry == nullptr || !current->router().has_session(session)) return;
     const std::string who = "session " + std::to_string(session);
@@ -52,7 +55,7 @@ void Daemon::settle_project(SessionId session, const std::string& name,
             return;
         }
         target = std::move(checked).value();
-    } else if (const Project* working = pool_.working_project_of(session)) {
+    } else if (const Project* working = placement_.working_project_of(session)) {
         target = *working;
         log::info(name,
                   who + " is keyed by its working directory " + target.directory + ": " + why);
@@ -60,14 +63,14 @@ void Daemon::settle_project(SessionId session, const std::string& name,
         current->router().release_held(session);
         return;
     }
-    const Project* here = pool_.project_of_session(session);
+    const Project* here = placement_.project_of_session(session);
     const bool alone = current->router().session_count() == 1;
     const std::optional<PeerCredentials> peer = sessions_.peer_of(session);
     const ChildQuota quota = child_quota(entry->config(), peer.value_or(PeerCredentials{}),
                                          peer && authority_.trusted(*peer));
     const Settlement settlement = settle_session(
         pool_.child_views(name), here != nullptr ? here->key() : std::string(), target.key(), alone,
-        here != nullptr && pool_.only_roots_differ(*entry, *current, target), quota);
+        here != nullptr && placement_.only_roots_differ(*entry, *current, target), quota);
     switch (settlement) {
         case Settlement::stay:
             current->router().release_held(session);
@@ -75,14 +78,14 @@ void Daemon::settle_project(SessionId session, const std::string& name,
         case Settlement::rekey:
             // Nothing but the roots differ: the child takes the new ones and is told (it asks
             // roots/list again), without a restart.
-            pool_.rekey_project_child(*current, target);
+            placement_.rekey_project_child(session, target);
             log::info(name, who + " changed its roots: its child now serves project " +
                                 target.directory + " (notifications/roots/list_changed sent)");
             current->router().release_held(session);
             return;
         case Settlement::refuse: {
             const ChildRefusal refusal = child_refusal(pool_.child_views(name), quota);
-            pool_.stop_idle_project_children(name);  // their slots come back as they stop
+            placement_.stop_idle_project_children(name);  // their slots come back as they stop
             const std::string message =
                 child_refusal_sentence(name, quota, refusal, target.directory);
             log::warning(name, who + " cannot be served: " + message);
@@ -94,9 +97,9 @@ void Daemon::settle_project(SessionId session, const std::string& name,
         case Settlement::start:
             break;
     }
-    ManagedServer& next = pool_.project_child_for(*entry, session, target);
+    ManagedServer& next = placement_.place_in_project(*entry, session, target);
     std::optional<Router::MovedSession> moved = current->router().release_session(session);
-    pool_.project_child_left(*current);
+    placement_.child_left(*current);
     if (moved) next.router().adopt_session(std::move(*moved));
     next.sessions_changed();
     log::info(name, who + " is served by the child of project " + target.directory);
@@ -105,11 +108,11 @@ void Daemon::settle_project(SessionId session, const std::string& name,
 void Daemon::departed_session_gone(ManagedServer& server) {
     // On the next turn: this runs inside the child's router.
     const ManagedServer* child = &server;
-    loop_.defer([this, child] { pool_.project_child_left_if_present(child); });
+    loop_.defer([this, child] { placement_.child_left_if_present(child); });
 }
 
 void Daemon::cancel_elsewhere(ManagedServer& server, SessionId session, std::string_view line) {
-    for (ManagedServer* child : pool_.project_children_of(server.name())) {
+    for (ManagedServer* child : pool_.instances_of(server.name(), InstanceKind::project)) {
         if (child != &server && child->router().departed(session))
             child->router().cancel_for_departed(session, line);
     }

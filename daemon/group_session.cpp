@@ -3,15 +3,16 @@
 #include <random>
 
 #include "common/log.h"
-#include "daemon/server_pool.h"
+#include "daemon/placement.h"
 
 namespace mcpd {
 
 GroupSession::GroupSession(SessionId client, GroupSpec spec, std::vector<Member> members,
-                           ServerPool& pool, std::function<void(std::string_view)> to_client)
+                           Placement& placement,
+                           std::function<void(std::string_view)> to_client)
     : client_(client),
       members_(std::move(members)),
-      pool_(pool),
+      placement_(placement),
       send_client_(std::move(to_client)),
       router_(std::move(spec), *this, cursor_nonce()) {}
 
@@ -21,7 +22,7 @@ void GroupSession::to_client(std::string_view line) {
 
 void GroupSession::to_member(std::size_t member, std::string_view line) {
     const Member& target = members_.at(member);
-    ManagedServer* server = pool_.server_of(target.id, target.server);
+    ManagedServer* server = placement_.server_of(target.id, target.server);
     if (server == nullptr || !server->router().has_session(target.id)) return;
     // A line of its own: the router may pad it for the scanner.
     std::string copy(line);

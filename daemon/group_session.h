@@ -19,7 +19,7 @@
 
 namespace mcpd {
 
-class ServerPool;
+class Placement;
 
 class GroupSession final : public GroupEnvironment {
 public:
@@ -29,7 +29,7 @@ public:
     };
 
     // `to_client` writes a line to the client's session.
-    GroupSession(SessionId client, GroupSpec spec, std::vector<Member> members, ServerPool& pool,
+    GroupSession(SessionId client, GroupSpec spec, std::vector<Member> members, Placement& placement,
                  std::function<void(std::string_view)> to_client);
 
     SessionId client() const { return client_; }
@@ -48,7 +48,7 @@ public:
 private:
     SessionId client_;
     std::vector<Member> members_;
-    ServerPool& pool_;
+    Placement& placement_;
     std::function<void(std::string_view)> send_client_;
     GroupRouter router_;  // last: it may write through the members as soon as it exists
 };

@@ -1,29 +1,29 @@
-// Every running instance of every server, and which one a session talks to.
+// Every running instance of every server, each kept under its InstanceKey (instance_key.h):
+//   shared     one per registry entry, in registry order;
+//   exclusive  one per session of a sharing = "exclusive" entry;
+//   project    one per project (or per user) of a sharing = "project" ("user") entry, with
+//              the Project it serves;
+//   legacy     the legacy-era process of a dual-era entry's instance, with the project of the
+//              child it belongs to, if any;
+// and the retired ones: taken out of the table (removed by a reload, no longer needed), still
+// going through the stop ladder, freed once drained. A project child that is retired counts
+// against its user's max_children until it has drained.
 //
-// A registry entry can have several ManagedServers at once, each kept under an explicit key:
-//   shared     by server name, in registry order: the instance every session of a
-//              sharing = "shared" or "serialized" server uses;
-//   exclusive  by session id: the private process of one session of a sharing = "exclusive"
-//              server, started for it and stopped when it ends;
-//   legacy     by legacy_key (the server's name, "name#session" for an exclusive one, or
-//              "project" and the child's key for a project's): the second process of a
-//              dual-era server run modern, serving its legacy clients, with the sessions it
-//              holds in legacy routes;
-//   project    by server name and project key (sharing = "project"): the child every session
-//              of one project shares, started for the first and stopped after the last
-//              (at once, or after idle_timeout), with the sessions it holds in project routes;
-//   retired    no key: removed by a reload or no longer needed, still going through the stop
-//              ladder, freed once drained.
-// for_each_instance visits them all, for what shutdown does to every process.
+// The pool only keeps instances: which one a session goes to, and when one is no longer
+// needed, is decided by Placement (placement.h).
 #pragma once
+
+#include <sys/types.h>
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/registry.h"
+#include "daemon/instance_key.h"
 #include "daemon/managed_server.h"
 #include "daemon/mux/project.h"
 #include "daemon/mux/project_placement.h"
@@ -38,7 +38,7 @@ public:
     ServerPool(const ServerPool&) = delete;
     ServerPool& operator=(const ServerPool&) = delete;
 
-    // Shared instances.
+    // Registry entries: their shared instances.
     ManagedServer& add(const config::ServerConfig& config);
     ManagedServer* find(const std::string& name);
     const ManagedServer* find(const std::string& name) const;
@@ -47,81 +47,46 @@ public:
     // In registry order.
     std::vector<ManagedServer*> servers();
     std::vector<const ManagedServer*> servers() const;
-    std::size_t size() const { return shared_.size(); }
+    std::size_t size() const { return order_.size(); }
     void set_order(std::vector<std::string> order) { order_ = std::move(order); }
-    // A changed registry entry, applied to the server and to its legacy processes.
+    // A changed registry entry, applied to its shared, project and legacy instances (a
+    // private process keeps what it was started with).
     void apply_config(const config::ServerConfig& config);
-    // Take a shared instance out of the registry: it stops through the ladder.
+    // Take a registry entry out: its shared instance and its children that hold no session
+    // stop through the ladder (those with sessions go when their last session has).
     void remove(const std::string& name);
 
-    // The process a new session `id` on `server` goes to: a private one, started now, for
-    // sharing = "exclusive"; the shared one otherwise.
-    ManagedServer& instance_for_session(ManagedServer& server, SessionId id);
-    ManagedServer* exclusive_of(SessionId id);
-    // How many private processes of `name` serve sessions now.
-    std::size_t exclusive_count(const std::string& name) const;
-    // Session `id` has ended: its private process, if it had one, detaches it and stops.
-    bool end_exclusive(SessionId id);
-
-    // The ManagedServer a session talks to: its legacy process, its private one, or the shared.
-    ManagedServer* server_of(SessionId id, const std::string& name);
-
-    // Legacy processes of dual-era servers (see daemon_legacy.cpp).
-    static config::ServerConfig legacy_config(const config::ServerConfig& server);
-    // The legacy process for `session` of `server`, made (not started) when there is none.
-    ManagedServer& legacy_process_for(ManagedServer& server, SessionId session);
-    // The one serving `name`'s legacy clients, if one is up or starting.
-    const ManagedServer* legacy_process(const std::string& name) const;
-    ManagedServer* legacy_route(SessionId session);
-    void add_legacy_route(SessionId session, ManagedServer& process);
-    // A session of a legacy process has left: the process stops when it was the last.
-    void legacy_session_left(SessionId session);
-    std::vector<ManagedServer*> legacy_processes_of(const std::string& name);
-
-    // sharing = "project": whether session of `project` may use `server` now: its project
-    // has a child, or `quota` lets a new one start (project_placement.h).
-    bool project_child_available(const ManagedServer& server, const Project& project,
-                                 const ChildQuota& quota) const;
-    // Stop `name`'s children that hold no session (idling out), to free their slots.
-    void stop_idle_project_children(const std::string& name);
-    // The child of `project` for session `id` of `server`, made (and started) when the
-    // project has none; the session is routed to it.
-    ManagedServer& project_child_for(ManagedServer& server, SessionId id, const Project& project);
-    // Where a new session of `server` starts, whose working directory is `working`: its
-    // project's child when there is one; else, while its client may still report roots of
-    // another project, any child of the server that runs (it answers the initialize; no
-    // process is started for a guess); else a child for `working`, made now.
-    ManagedServer& project_child_on_attach(ManagedServer& server, SessionId id,
-                                           const Project& working);
-    // The project of the directory session `id` attached from (what it is keyed by when its
-    // client reports no roots).
-    const Project* working_project_of(SessionId id) const;
-    // The child session `id` is routed to; null for a session of another mode.
-    ManagedServer* project_route(SessionId id);
-    // A session moved off `child`: it stops (or idles out) when that was its last.
-    void project_child_left(ManagedServer& child);
-    // The same for a child known only by its address (it may have gone since).
-    void project_child_left_if_present(const ManagedServer* child);
-    // The children of `name` as the placement rules see them (project_placement.h).
-    std::vector<ChildView> child_views(const std::string& name) const;
-    // Whether `child` would run exactly as `project`'s child but for its roots.
-    bool only_roots_differ(const ManagedServer& entry, const ManagedServer& child,
-                           const Project& project) const;
-    // `child` becomes `project`'s child in place: it takes the project's roots and is told
-    // (Settlement::rekey).
-    void rekey_project_child(ManagedServer& child, const Project& project);
-    // Children of `name` that run or hold sessions now (what max_children bounds).
-    std::size_t project_child_count(const std::string& name) const;
-    // Every child of `name`, with its project, for status.
+    // Any instance by its key.
+    ManagedServer* find(const InstanceKey& key);
+    const ManagedServer* find(const InstanceKey& key) const;
+    // The project an instance serves (project children and their legacy processes).
+    const Project* project_of(const InstanceKey& key) const;
+    // The key `instance` is kept under; null for a retired one, or one freed already (the
+    // address is only compared).
+    const InstanceKey* key_of(const ManagedServer* instance) const;
+    // The instance under `key`, made (not started) with `config` and `project` when there is
+    // none; `made` says whether it was.
+    ManagedServer& make(const InstanceKey& key, const config::ServerConfig& config,
+                        std::optional<Project> project, bool& made);
+    // Take the instance under `key` out of the table; it stops through the ladder.
+    void retire(const InstanceKey& key, StopReason reason);
+    // The instance under `from` is kept under `to` from now on, serving `project`.
+    void rekey(const InstanceKey& from, const InstanceKey& to, const Project& project);
+    // The instances of `name` of one kind, in key order.
+    std::vector<ManagedServer*> instances_of(const std::string& name, InstanceKind kind);
+    std::vector<const ManagedServer*> instances_of(const std::string& name,
+                                                   InstanceKind kind) const;
+    // Every project child of `name`, with its project (for status).
     std::vector<std::pair<const Project*, const ManagedServer*>> projects_of(
         const std::string& name) const;
-    std::vector<ManagedServer*> project_children_of(const std::string& name);
-    // The project of the child session `id` talks to; null for a session of another mode.
-    const Project* project_of_session(SessionId id) const;
-    // A session of a project child has left: with idle_timeout = 0 the child stops when it
-    // was the last; otherwise the Supervisor idles it out and it is freed later. False when
-    // the session was not a project child's.
-    bool project_session_left(SessionId session);
+
+    // The project children of `name` as the placement rules see them (project_placement.h),
+    // in key order, then those stopping (they count until reaped).
+    std::vector<ChildView> child_views(const std::string& name) const;
+    // Free the project children of `name` that run nothing, hold no session and drained.
+    void prune_project_children(const std::string& name);
+    // Children that hold no session now and run no process hold no slot.
+    static bool project_child_live(const ManagedServer& child);
 
     // Stop `server` through the ladder and keep it until it has drained.
     void retire(std::unique_ptr<ManagedServer> server, StopReason reason);
@@ -146,33 +111,22 @@ public:
     void clear();
 
 private:
+    struct Instance {
+        std::unique_ptr<ManagedServer> server;
+        std::optional<Project> project;
+    };
     ServerHost& host_;
     std::function<void()> retired_freed_;
-    std::map<std::string, std::unique_ptr<ManagedServer>> shared_;
-    std::vector<std::string> order_;  // registry order of shared_
+    std::map<InstanceKey, Instance> instances_;
+    std::vector<std::string> order_;  // registry order of the shared instances
     std::vector<std::unique_ptr<ManagedServer>> retired_;
-    std::map<SessionId, std::unique_ptr<ManagedServer>> exclusive_;
-    std::map<std::string, std::unique_ptr<ManagedServer>> legacy_;  // by legacy_key
-    std::map<std::string, Project> legacy_projects_;  // the project of a project child's one
-    std::map<SessionId, ManagedServer*> legacy_routes_;
-    struct ProjectChild {
-        Project project;
-        std::unique_ptr<ManagedServer> server;
-    };
-    std::map<std::string, ProjectChild> projects_;  // by project_key
-    std::map<SessionId, ManagedServer*> project_routes_;
-    std::map<SessionId, Project> working_projects_;  // by session, from its attach
-    // Free the children of `name` that have stopped, hold no session and have drained.
-    void prune_project_children(const std::string& name);
-    // An instance is about to be freed: what it counted stays with its server's name.
-    void keep_stats(const ManagedServer& server);
+    // Retired project children, by whose they were, until reaped (they count against
+    // max_children).
+    std::map<const ManagedServer*, uid_t> stopping_children_;
     std::map<std::string, TrafficStats> gone_stats_;
     std::map<std::string, TimePoint> added_;
-    // Children that hold no session now and run no process are not counted.
-    static bool project_child_live(const ManagedServer& child);
-    // Retire a project's child; it counts against max_children (as `user`'s) until reaped.
-    void retire_project_child(std::unique_ptr<ManagedServer> child, uid_t user, StopReason reason);
-    std::map<const ManagedServer*, uid_t> stopping_children_;
+    // An instance is about to be freed: what it counted stays with its server's name.
+    void keep_stats(const ManagedServer& server);
 };
 
 }  // namespace mcpd

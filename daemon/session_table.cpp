@@ -2,18 +2,19 @@
 
 #include "common/control_protocol.h"
 #include "common/log.h"
-#include "daemon/server_pool.h"
+#include "daemon/placement.h"
 
 namespace mcpd {
 
 using nlohmann::json;
 
-SessionTable::SessionTable(EventLoop& loop, const config::DaemonConfig& settings, ServerPool& pool,
+SessionTable::SessionTable(EventLoop& loop, const config::DaemonConfig& settings,
+                           Placement& placement,
                            const Authority& authority, ConnectionLimits& limits,
                            OutputBudget& budget)
     : loop_(loop),
       settings_(settings),
-      pool_(pool),
+      placement_(placement),
       authority_(authority),
       limits_(limits),
       budget_(budget),
@@ -116,7 +117,7 @@ Session::Callbacks SessionTable::callbacks(const std::string& name) {
     };
     callbacks.on_reply_lost = [this, name](Session& session, std::string_view raw_id,
                                            std::string_view why) {
-        if (ManagedServer* target = pool_.server_of(session.id(), name)) {
+        if (ManagedServer* target = placement_.server_of(session.id(), name)) {
             target->router().on_session_reply_lost(session.id(), raw_id, why);
         }
     };
@@ -124,7 +125,7 @@ Session::Callbacks SessionTable::callbacks(const std::string& name) {
 }
 
 void SessionTable::on_line(Session& session, const std::string& name, wire::PaddedText line) {
-    ManagedServer* target = pool_.server_of(session.id(), name);
+    ManagedServer* target = placement_.server_of(session.id(), name);
     if (target == nullptr) return;
     Router& router = target->router();
     const SessionId sid = session.id();
@@ -189,15 +190,10 @@ void SessionTable::remove(SessionId id, const std::string& reason, bool by_clien
 }
 
 void SessionTable::leave_server(SessionId id, const std::string& server_name) {
-    pool_.legacy_session_left(id);
     batches_.forget(id);
     // A private process goes with its session, through the stop ladder; a project's child
-    // with its last session (or at its idle_timeout).
-    if (pool_.end_exclusive(id) || pool_.project_session_left(id)) return;
-    if (ManagedServer* server = pool_.find_any(server_name)) {
-        server->router().detach(id);
-        server->sessions_changed();
-    }
+    // with its last session (or at its idle_timeout); a legacy process with its last client.
+    placement_.session_left(id, server_name);
 }
 
 void SessionTable::close_sessions_of(const std::string& server, const std::string& reason) {
@@ -220,7 +216,7 @@ void SessionTable::revoke_access() {
         if (session.closed() || authority_.trusted(session.peer())) continue;
         if (entry.group) {
             for (const GroupSession::Member& member : entry.group->members()) {
-                const ManagedServer* server = pool_.find(member.server);
+                const ManagedServer* server = placement_.pool().find(member.server);
                 if (server == nullptr || authority_.may_use(session.peer(), server->config())) continue;
                 session.close("a reload removed uid " + std::to_string(session.peer().uid) +
                                   " from the allow_users/allow_groups of '" + member.server + "'",
@@ -229,7 +225,7 @@ void SessionTable::revoke_access() {
             }
             continue;
         }
-        const ManagedServer* server = pool_.find(session.server());
+        const ManagedServer* server = placement_.pool().find(session.server());
         if (server == nullptr || authority_.may_use(session.peer(), server->config())) continue;
         std::string why = "a reload removed uid ";
         why += std::to_string(session.peer().uid);
@@ -316,7 +312,7 @@ void SessionTable::finish_if_answered(SessionId id) {
         if (it->second.group->router().unanswered() == 0) session.finish("the client closed its input");
         return;
     }
-    const ManagedServer* server = pool_.server_of(id, session.server());
+    const ManagedServer* server = placement_.server_of(id, session.server());
     if (server != nullptr && server->router().has_session(id) &&
         server->router().unanswered(id) > 0)
         return;
@@ -325,11 +321,11 @@ void SessionTable::finish_if_answered(SessionId id) {
 
 void SessionTable::pause(ManagedServer& server, bool paused) {
     for (auto& [id, entry] : sessions_) {
-        bool behind = pool_.server_of(id, entry.session->server()) == &server;
+        bool behind = placement_.server_of(id, entry.session->server()) == &server;
         if (entry.group) {
             // A group waits for the slowest of its members' servers.
             for (const GroupSession::Member& member : entry.group->members())
-                behind = behind || pool_.server_of(member.id, member.server) == &server;
+                behind = behind || placement_.server_of(member.id, member.server) == &server;
         }
         if (!behind) continue;
         if (paused) {
@@ -348,7 +344,7 @@ json SessionTable::group_json(SessionId id, const Entry& entry, const PeerCreden
     bool named = server_filter.empty() || session.server() == server_filter;
     json members = json::array();
     for (const GroupSession::Member& member : group.members()) {
-        const ManagedServer* server = pool_.find(member.server);
+        const ManagedServer* server = placement_.pool().find(member.server);
         if (server != nullptr && !authority_.may_use(asking, server->config())) return nullptr;
         named = named || member.server == server_filter;
         members.push_back(member.server);
@@ -418,7 +414,7 @@ json SessionTable::to_json(const std::string& server_filter, const PeerCredentia
             continue;
         }
         if (!server_filter.empty() && session.server() != server_filter) continue;
-        ManagedServer* server = pool_.server_of(id, session.server());
+        ManagedServer* server = placement_.server_of(id, session.server());
         if (server == nullptr || !authority_.may_use(asking, server->config())) continue;
         if (!visible_to(id, asking)) continue;
         json entry_json = {{"id", id},
@@ -426,7 +422,7 @@ json SessionTable::to_json(const std::string& server_filter, const PeerCredentia
                            {"pid", session.peer().pid},
                            {"uid", session.peer().uid},
                            {"transport", session.passed_fds() ? "fds" : "socket"}};
-        if (const Project* project = pool_.project_of_session(id)) {
+        if (const Project* project = placement_.project_of_session(id)) {
             entry_json["project"] = project->directory;
         }
         for (const SessionSummary& summary : server->router().summaries()) {

@@ -27,12 +27,12 @@
 
 namespace mcpd {
 
-class ServerPool;
+class Placement;
 
 class SessionTable final : public SessionSink {
 public:
     // `settings` is read when a session opens, so a reload's values apply to later sessions.
-    SessionTable(EventLoop& loop, const config::DaemonConfig& settings, ServerPool& pool,
+    SessionTable(EventLoop& loop, const config::DaemonConfig& settings, Placement& placement,
                  const Authority& authority, ConnectionLimits& limits, OutputBudget& budget);
     ~SessionTable() override;
 
@@ -131,7 +131,7 @@ private:
 
     EventLoop& loop_;
     const config::DaemonConfig& settings_;
-    ServerPool& pool_;
+    Placement& placement_;
     const Authority& authority_;
     ConnectionLimits& limits_;
     OutputBudget& budget_;

@@ -40,14 +40,14 @@ bool child_available(std::span<const ChildView> children, const std::string& key
     return child_refusal(children, quota) == ChildRefusal::none;
 }
 
-Placement place_session(std::span<const ChildView> children, const std::string& key, uid_t user) {
-    if (const auto own = index_of(children, key)) return {Placement::Kind::own, *own};
+AttachChoice place_session(std::span<const ChildView> children, const std::string& key, uid_t user) {
+    if (const auto own = index_of(children, key)) return {AttachChoice::Kind::own, *own};
     for (std::size_t i = 0; i < children.size(); ++i) {
         if (children[i].running && !children[i].modern && !children[i].key.empty() &&
             children[i].user == user)
-            return {Placement::Kind::lobby, i};
+            return {AttachChoice::Kind::lobby, i};
     }
-    return {Placement::Kind::start, 0};
+    return {AttachChoice::Kind::start, 0};
 }
 
 Settlement settle_session(std::span<const ChildView> children, const std::string& current,

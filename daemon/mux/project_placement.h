@@ -1,7 +1,7 @@
 // sharing = "project": which child a session goes to, as pure decisions over what the
-// server's children are, so that the rules are unit-tested without processes. The ServerPool
-// applies them at attach (place_session) and the Daemon once the session's project is
-// known (settle_session).
+// server's children are, so that the rules are unit-tested without processes. Placement
+// (daemon/placement.h) applies them at attach (place_session, child_available) and the Daemon
+// once the session's project is known (settle_session).
 #pragma once
 
 #include <sys/types.h>
@@ -51,7 +51,7 @@ bool child_available(std::span<const ChildView> children, const std::string& key
                      const ChildQuota& quota);
 
 // Where a new session goes, whose working directory's project is `key`.
-struct Placement {
+struct AttachChoice {
     enum class Kind {
         own,    // the child of its working directory's project (`index`)
         lobby,  // a running child of another project of the same user (`index`): it answers the
@@ -64,7 +64,7 @@ struct Placement {
 };
 // A lobby is only ever a child of the same user's: nothing of another user's child (its
 // notifications, its logs) reaches a session even while it waits there.
-Placement place_session(std::span<const ChildView> children, const std::string& key, uid_t user);
+AttachChoice place_session(std::span<const ChildView> children, const std::string& key, uid_t user);
 
 // What to do once a session's project is known: `current` is the key of the child it is on
 // (and `alone` whether it is that child's only session), `target` its project's. A child it

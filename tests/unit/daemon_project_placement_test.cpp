@@ -9,7 +9,7 @@
 using mcpd::ChildQuota;
 using mcpd::ChildRefusal;
 using mcpd::ChildView;
-using mcpd::Placement;
+using mcpd::AttachChoice;
 using mcpd::Settlement;
 
 namespace {
@@ -28,16 +28,16 @@ ChildView child(const std::string& key, std::size_t sessions = 1, bool running =
 TEST_CASE("sessions of one project share a child; a new project gets a new one", "[project]") {
     std::vector<ChildView> children;
     // The first session of project A: nothing runs, a child starts for it.
-    CHECK(mcpd::place_session(children, "A", 0).kind == Placement::Kind::start);
+    CHECK(mcpd::place_session(children, "A", 0).kind == AttachChoice::Kind::start);
     children.push_back(child("A"));
     // A second session of A: the same child.
-    const Placement same = mcpd::place_session(children, "A", 0);
-    CHECK(same.kind == Placement::Kind::own);
+    const AttachChoice same = mcpd::place_session(children, "A", 0);
+    CHECK(same.kind == AttachChoice::Kind::own);
     CHECK(same.index == 0);
     // A session from project B's directory waits on A's child (which answers its initialize)
     // until its roots are known: no process is started for a guess.
-    const Placement other = mcpd::place_session(children, "B", 0);
-    CHECK(other.kind == Placement::Kind::lobby);
+    const AttachChoice other = mcpd::place_session(children, "B", 0);
+    CHECK(other.kind == AttachChoice::Kind::lobby);
     CHECK(other.index == 0);
     // Its roots say B: B gets a child of its own; its roots say A: it stays.
     CHECK(mcpd::settle_session(children, "A", "B", false, false, owner_quota(16)) ==
@@ -45,7 +45,7 @@ TEST_CASE("sessions of one project share a child; a new project gets a new one",
     CHECK(mcpd::settle_session(children, "A", "A", false, false, owner_quota(16)) ==
           Settlement::stay);
     children.push_back(child("B"));
-    CHECK(mcpd::place_session(children, "B", 0).kind == Placement::Kind::own);
+    CHECK(mcpd::place_session(children, "B", 0).kind == AttachChoice::Kind::own);
     CHECK(mcpd::place_session(children, "B", 0).index == 1);
     // A session of A whose roots become B's joins B's child.
     CHECK(mcpd::settle_session(children, "A", "B", false, false, owner_quota(16)) ==
@@ -56,13 +56,13 @@ TEST_CASE("sessions of one project share a child; a new project gets a new one",
 
 TEST_CASE("no lobby on a child that is not running or speaks the stateless era", "[project]") {
     std::vector<ChildView> children{child("A", 1, /*running=*/false)};
-    CHECK(mcpd::place_session(children, "B", 0).kind == Placement::Kind::start);
+    CHECK(mcpd::place_session(children, "B", 0).kind == AttachChoice::Kind::start);
     children[0].running = true;
     children[0].modern = true;  // its sessions have no handshake in which to report roots
-    CHECK(mcpd::place_session(children, "B", 0).kind == Placement::Kind::start);
+    CHECK(mcpd::place_session(children, "B", 0).kind == AttachChoice::Kind::start);
     children.push_back(child("C"));
-    const Placement lobby = mcpd::place_session(children, "B", 0);
-    CHECK(lobby.kind == Placement::Kind::lobby);
+    const AttachChoice lobby = mcpd::place_session(children, "B", 0);
+    CHECK(lobby.kind == AttachChoice::Kind::lobby);
     CHECK(lobby.index == 1);
 }
 
@@ -113,7 +113,7 @@ TEST_CASE(
     CHECK(mcpd::settle_session(children, "B", "C", true, false, owner_quota(2)) ==
           Settlement::refuse);
     // Nothing joins a stopping child, whatever project a session names.
-    CHECK(mcpd::place_session(children, "", 0).kind != Placement::Kind::own);
+    CHECK(mcpd::place_session(children, "", 0).kind != AttachChoice::Kind::own);
     // Once A is reaped, the switch goes ahead.
     children.erase(children.begin());
     CHECK(mcpd::settle_session(children, "B", "C", true, false, owner_quota(2)) ==
@@ -159,7 +159,7 @@ TEST_CASE("a session waits only in a lobby of its own user's", "[project]") {
     std::vector<ChildView> children{child("bob-A")};
     children[0].user = 1001;
     // Carol's session from project C: not on Bob's child, even for its initialize.
-    CHECK(mcpd::place_session(children, "carol-C", 1002).kind == Placement::Kind::start);
+    CHECK(mcpd::place_session(children, "carol-C", 1002).kind == AttachChoice::Kind::start);
     // Bob's session from project B waits on his own child.
-    CHECK(mcpd::place_session(children, "bob-B", 1001).kind == Placement::Kind::lobby);
+    CHECK(mcpd::place_session(children, "bob-B", 1001).kind == AttachChoice::Kind::lobby);
 }
