@@ -7,7 +7,7 @@
 
 #include "ctl/adopt_files.h"
 #include "ctl/registry_append.h"
-#include "ctl/sha256.h"
+#include "common/sha256.h"
 
 namespace mcpctl {
 
@@ -30,7 +30,7 @@ mcpd::Result<std::string> own_backup(const std::string& file, const AdoptRecords
                                        "with the file and copy it back by hand if you trust it");
     mcpd::Result<std::string> text = read_text_file(backup);
     if (!text) return mcpd::permanent_failure(backup + " " + text.error());
-    if (sha256_hex(text.value()) != record->backup_sha256)
+    if (mcpd::sha256_hex(text.value()) != record->backup_sha256)
         return mcpd::permanent_failure(backup +
                                        " changed since mcpctl adopt wrote it: move it away, or "
                                        "compare it with the file and copy it back by hand");
@@ -70,11 +70,11 @@ mcpd::Result<mcpd::Done> write_adopted(const std::string& file, std::string_view
             return mcpd::permanent_failure(backup +
                                            " appeared while adopt was writing it: "
                                            "move it away, then run adopt again");
-        backup_sha = sha256_hex(original.value());
+        backup_sha = mcpd::sha256_hex(original.value());
     }
     // The record first: a record without its rewrite is harmless (undo finds the file
     // changed), a rewrite without its record could not be undone.
-    const AdoptRecord record{file, backup_sha, sha256_hex(text)};
+    const AdoptRecord record{file, backup_sha, mcpd::sha256_hex(text)};
     if (auto kept = records.keep(record); !kept)
         return mcpd::permanent_failure("cannot keep adopt's record in " + records.dir() + ": " +
                                        kept.error());
@@ -88,7 +88,7 @@ mcpd::Result<std::string> restore_adopted(const std::string& file, const AdoptRe
     const std::string target = write_target(file);
     mcpd::Result<std::string> now = read_text_file(target);
     if (!now) return mcpd::permanent_failure(target + " " + now.error());
-    if (!force && sha256_hex(now.value()) != records.find(file)->written_sha256)
+    if (!force && mcpd::sha256_hex(now.value()) != records.find(file)->written_sha256)
         return mcpd::permanent_failure(
             "it changed since mcpctl adopt rewrote it, and putting the backup back would drop "
             "those changes: run 'mcpctl adopt --undo --force' to restore it anyway");

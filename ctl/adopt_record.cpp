@@ -9,7 +9,7 @@
 
 #include "config/text_file.h"
 #include "ctl/adopt_files.h"
-#include "ctl/sha256.h"
+#include "common/sha256.h"
 
 namespace mcpctl {
 
@@ -39,7 +39,7 @@ mcpd::Result<AdoptRecords> AdoptRecords::open() {
 }
 
 std::string AdoptRecords::path_of(const std::string& file) const {
-    return dir_ + "/" + sha256_hex(record_key(file)) + ".json";
+    return dir_ + "/" + mcpd::sha256_hex(record_key(file)) + ".json";
 }
 
 std::optional<AdoptRecord> AdoptRecords::find(const std::string& file) const {

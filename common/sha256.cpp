@@ -1,9 +1,9 @@
-#include "ctl/sha256.h"
+#include "common/sha256.h"
 
 #include <array>
 #include <cstdint>
 
-namespace mcpctl {
+namespace mcpd {
 
 namespace {
 
@@ -71,4 +71,4 @@ std::string sha256_hex(std::string_view bytes) {
     return out;
 }
 
-}  // namespace mcpctl
+}  // namespace mcpd

@@ -1,11 +1,11 @@
-// The SHA-256 adopt records its backups by: the standard's test vectors and the padding edges.
+// SHA-256 (adopt's backups, the daemon's cache keys): the standard's test vectors and the padding edges.
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "ctl/sha256.h"
+#include "common/sha256.h"
 
 TEST_CASE("sha256_hex gives the FIPS 180-4 digests", "[adopt]") {
-    using mcpctl::sha256_hex;
+    using mcpd::sha256_hex;
     CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
