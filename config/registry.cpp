@@ -33,6 +33,7 @@ constexpr std::string_view kDaemonKeys[] = {"socket",
                                             "metrics_listen",
                                             "metrics_token_file",
                                             "request_log",
+                                            "lazy",
                                             "control_idle_timeout",
                                             "max_owner_connections"};
 constexpr std::int64_t kMinMessageBytes = 1024;
@@ -183,6 +184,8 @@ void read_daemon(const toml::node& node, const fs::path& base_dir, DaemonConfig&
             read_metrics_token_file(*value, base_dir, daemon, diag);
         } else if (name == "request_log") {
             if (auto on = read_bool(*value, name, diag)) daemon.request_log = *on;
+        } else if (name == "lazy") {
+            if (auto on = read_bool(*value, name, diag)) daemon.lazy = *on;
         } else if (name == "control_idle_timeout") {
             if (auto timeout = read_duration(*value, name, false, diag))
                 daemon.control_idle_timeout = *timeout;
@@ -251,6 +254,8 @@ void read_registry(const toml::table& root, Registry& registry, Diagnostics& dia
         }
     }
     check_groups(registry, root.get("groups"), root.get("servers"), diag);
+    // Every entry says whether it is lazy, so that what runs it needs no [daemon] to know.
+    for (ServerConfig& server : registry.servers) server.lazy = is_lazy(server, registry.daemon);
 }
 
 }  // namespace

@@ -92,6 +92,10 @@ struct ServerConfig {
     ItemFilters filters;
     // A log line per settled request (docs/STATS.md); unset: [daemon] request_log decides.
     std::optional<bool> request_log;
+    // No process until a request needs one: sessions are answered from the persisted list
+    // cache meanwhile; unset: [daemon] lazy decides (a loaded registry has it set in every
+    // entry).
+    std::optional<bool> lazy;
     // Set by the daemon for a child that runs as another user (never from the registry).
     std::optional<ChildIdentity> run_as;
 
@@ -132,6 +136,8 @@ struct DaemonConfig {
     std::string metrics_token_file;
     // A log line per settled request of every server whose own request_log is unset.
     bool request_log = false;
+    // Every server whose own lazy is unset is lazy.
+    bool lazy = false;
     // A control connection with no complete request for this long is closed (followers,
     // waiters and sessions excepted).
     Duration control_idle_timeout = 10s;
@@ -140,6 +146,16 @@ struct DaemonConfig {
     std::size_t max_owner_connections = 512;
     bool operator==(const DaemonConfig&) const = default;
 };
+
+// Whether `server` is lazy: its own setting, else the daemon's.
+inline bool is_lazy(const ServerConfig& server, const DaemonConfig& daemon) {
+    return server.lazy.value_or(daemon.lazy);
+}
+// How long a lazy server's child may sit idle before it stops: its idle_timeout, or 10
+// minutes when it has none.
+inline Duration lazy_idle_timeout(const ServerConfig& server) {
+    return server.idle_timeout.count() > 0 ? server.idle_timeout : Duration(std::chrono::minutes(10));
+}
 
 // Whether `server`'s settled requests are logged: its own request_log, else the daemon's.
 inline bool logs_requests(const DaemonConfig& daemon, const ServerConfig& server) {

@@ -201,6 +201,10 @@ void read_start_limit(const toml::node& value, std::string_view key, ServerReade
     }
 }
 
+void read_lazy(const toml::node& value, std::string_view key, ServerReader& r) {
+    if (auto on = read_bool(value, key, r.diag)) r.server.lazy = *on;
+}
+
 void read_request_log(const toml::node& value, std::string_view key, ServerReader& r) {
     if (auto on = read_bool(value, key, r.diag)) r.server.request_log = *on;
 }
@@ -283,6 +287,7 @@ constexpr Field kFields[] = {
     {"max_children", read_max_children},
     {"max_children_per_user", read_max_children_per_user},
     {"request_log", read_request_log},
+    {"lazy", read_lazy},
     {"roots", read_roots},
     {"allow_users", read_principals<&ServerConfig::allow_users>},
     {"allow_groups", read_principals<&ServerConfig::allow_groups>},

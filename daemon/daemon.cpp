@@ -104,10 +104,12 @@ int Daemon::run() {
     warn_unreachable_peers();
     log::info("mcpd " MCPD_VERSION " listening on " + options_.socket_path + " with " +
               std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
+    open_list_cache();
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
     serve_metrics(registry_.daemon);
     for (ManagedServer* server : pool_.servers()) {
-        if (server->config().autostart && !config::starts_children(server->config()))
+        if (server->config().autostart && !server->config().lazy.value_or(false) &&
+            !config::starts_children(server->config()))
             server->supervisor().request_start();
     }
     ready_ = true;
@@ -173,6 +175,7 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     apply_daemon_settings(next.daemon);
     const bool request_log_changed = next.daemon.request_log != registry_.daemon.request_log;
     registry_ = std::move(next);
+    open_list_cache();  // a reload may bring the first lazy server
     if (request_log_changed)
         pool_.for_each_instance([](ManagedServer& server) { server.refresh_request_log(); });
     for (const std::string& name : report.removed) {
@@ -183,7 +186,8 @@ ReloadReport Daemon::reload(bool allow_remove_all) {
     for (const std::string& name : report.added) {
         const config::ServerConfig& added = *registry_.find(name);
         ManagedServer& server = pool_.add(added);
-        if (added.autostart && !config::starts_children(added)) server.supervisor().request_start();
+        if (added.autostart && !added.lazy.value_or(false) && !config::starts_children(added))
+            server.supervisor().request_start();
     }
     pool_.set_order(report.order);
     revoke_access();
@@ -381,6 +385,25 @@ std::string Daemon::status_text() const {
 
 void Daemon::update_status() {
     if (ready_) notifier_.status(status_text());
+}
+
+void Daemon::open_list_cache() {
+    // Only needed by lazy servers: made when the registry has one (or a reload adds one).
+    const bool any_lazy = std::any_of(registry_.servers.begin(), registry_.servers.end(),
+                                      [](const auto& s) { return s.lazy.value_or(false); });
+    if (!any_lazy || list_cache_) return;
+    const std::string directory = default_cache_directory();
+    if (directory.empty()) {
+        log::warning("lazy servers have nowhere to keep their lists (neither STATE_DIRECTORY, "
+                     "XDG_STATE_HOME nor HOME is set): each starts once per run of mcpd");
+        return;
+    }
+    ListCache cache(directory);
+    if (Result<Done> prepared = cache.prepare(); !prepared) {
+        log::warning(prepared.error() + "; lazy servers start once per run of mcpd instead");
+        return;
+    }
+    list_cache_.emplace(std::move(cache));
 }
 
 }  // namespace mcpd

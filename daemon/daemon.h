@@ -87,6 +87,7 @@ public:
     Reaper& reaper() override { return reaper_; }
     std::size_t max_message_bytes() const override { return registry_.daemon.max_message_bytes; }
     bool request_log_default() const override { return registry_.daemon.request_log; }
+    const ListCache* list_cache() const override { return list_cache_ ? &*list_cache_ : nullptr; }
     const std::string& registry_dir() const override { return registry_dir_; }
     SessionSink& session_sink() override { return sessions_; }
     void pause_sessions(ManagedServer& server, bool paused) override {
@@ -160,6 +161,9 @@ private:
     std::size_t max_descriptors_ = 0;  // RLIMIT_NOFILE once raised
     // Output queued for every session and control connection together; before them all.
     OutputBudget budget_;
+    // Where lazy servers keep their lists (daemon.cpp: open_list_cache); none when unusable.
+    std::optional<ListCache> list_cache_;
+    void open_list_cache();
     Timer budget_check_;  // enforce() on the next turn, after a reply or a held write
     HeapTrimmer heap_trim_;
     struct Connection {

@@ -37,7 +37,8 @@ std::int64_t ms_between(TimePoint from, TimePoint to) {
 
 }  // namespace
 
-ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& config)
+ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& config,
+                             std::optional<uid_t> cache_user)
     : host_(host),
       config_(config),
       supervisor_(config, *this),
@@ -47,7 +48,9 @@ ManagedServer::ManagedServer(ServerHost& host, const config::ServerConfig& confi
       output_(config.name, host.max_message_bytes(), [this](std::string_view line) {
           if (child_) child_->send(line);
       }) {
+    cache_user_ = cache_user;
     refresh_request_log();
+    refresh_lazy();
 }
 
 void ManagedServer::refresh_request_log() {
@@ -77,8 +80,14 @@ void ManagedServer::apply_config(const config::ServerConfig& config) {
         refresh_request_log();
     }
     if (change == ConfigChange::none) return;
+    // What it ran is no longer what it runs: that cache entry goes.
+    const std::string old_key = config_.lazy.value_or(false) ? cache_key_now() : std::string();
     config_ = config;
     router_.set_config(config);
+    if (const ListCache* cache = host_.list_cache(); cache != nullptr && !old_key.empty() &&
+                                                     old_key != cache_key_now())
+        cache->drop(old_key);
+    refresh_lazy();
     supervisor_.apply_config(config, change);
 }
 

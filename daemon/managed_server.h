@@ -23,6 +23,7 @@
 #include "daemon/server/child_output.h"
 #include "daemon/server/child_process.h"
 #include "daemon/server/handshake.h"
+#include "daemon/server/list_cache.h"
 #include "daemon/server/log_ring.h"
 #include "daemon/server/spawn.h"
 #include "daemon/server/supervisor.h"
@@ -63,11 +64,17 @@ public:
     // A session of `server` cancelled a request `server` does not have (see
     // RouterEnvironment::cancel_elsewhere).
     virtual void cancel_elsewhere(ManagedServer& server, SessionId session, std::string_view line) = 0;
+    // Where lazy servers keep their lists (null: nowhere usable; they then start once for
+    // each run of mcpd to learn them).
+    virtual const ListCache* list_cache() const { return nullptr; }
 };
 
 class ManagedServer final : public SupervisorEnvironment, public RouterEnvironment {
 public:
-    ManagedServer(ServerHost& host, const config::ServerConfig& config);
+    // `cache_user`: the user a child of one user (a project's or a user's) serves, which its
+    // cache entry is keyed by.
+    ManagedServer(ServerHost& host, const config::ServerConfig& config,
+                  std::optional<uid_t> cache_user = std::nullopt);
     ~ManagedServer() override;
 
     const std::string& name() const { return config_.name; }
@@ -124,6 +131,8 @@ public:
     void departed_session_gone(SessionId session) override;
     void cancel_elsewhere(SessionId session, std::string_view line) override;
     void request_settled(const SettledRequest& request) override;
+    void catalog_refreshed(const Catalog& catalog) override;
+    void child_idle() override;
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const { return supervisor_.failure(); }
@@ -138,6 +147,10 @@ private:
     Handshake::Callbacks handshake_callbacks(ChildProcess* child);
 
     void on_handshake_ready(const nlohmann::json& result);
+    // Lazy servers (managed_server_lazy.cpp): the router told whether it is lazy, and given
+    // the cached catalog of what it runs now.
+    void refresh_lazy();
+    std::string cache_key_now() const;
     void on_child_exit(ChildProcess* child, int status);
     void on_child_finished(ChildProcess* child);
 
@@ -152,6 +165,7 @@ private:
     std::unique_ptr<ChildIds> ids_;
     std::unique_ptr<Handshake> handshake_;
     nlohmann::json initialize_result_;
+    std::optional<uid_t> cache_user_;
 
     Router router_;
     Timer router_timer_;

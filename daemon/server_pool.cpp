@@ -15,6 +15,7 @@ config::ServerConfig legacy_config_of(const config::ServerConfig& server) {
     config::ServerConfig legacy = server;
     legacy.era = config::Era::legacy;
     legacy.autostart = false;
+    legacy.lazy = false;  // started for the legacy client that asks, and kept while it stays
     if (legacy.sharing == config::Sharing::project) legacy.sharing = config::Sharing::shared;
     return legacy;
 }
@@ -116,8 +117,10 @@ ManagedServer& ServerPool::make(const InstanceKey& key, const config::ServerConf
     made = !slot.server;
     if (made) {
         const config::ServerConfig own = project ? config_for_project(config, *project) : config;
+        std::optional<uid_t> user;
+        if (project) user = project->user;
         slot.server = std::make_unique<ManagedServer>(
-            host_, key.kind == InstanceKind::legacy ? legacy_config_of(own) : own);
+            host_, key.kind == InstanceKind::legacy ? legacy_config_of(own) : own, user);
         slot.project = std::move(project);
     }
     return *slot.server;

@@ -75,7 +75,8 @@ void Router::attach(SessionId session) {
     s.id = session;
     s.attached_at = env_.now();
     stats_.attached();
-    if (!child_ready_) env_.want_child();
+    // A sleeping lazy server starts for a request that needs it, not for a session.
+    if (!child_ready_ && !sleeping()) env_.want_child();
 }
 
 void Router::detach(SessionId session) {
@@ -167,6 +168,13 @@ void Router::on_child_ready(const json& initialize_result, const std::string& ve
     restore_child_state();
     flush_queue();
     for (const auto& [id, s] : sessions_) sessions_out_.server_back(id);
+    if (lazy_) {
+        // Its lists are read again: sessions answered from the cache hear what changed.
+        last_answer_ = env_.now();
+        refresh_quiet_ = false;
+        refresh_catalog();
+        env_.deadlines_changed();
+    }
 }
 
 void Router::restore_child_state() {
@@ -184,6 +192,8 @@ void Router::restore_child_state() {
     bool any_initialized = false;
     for (const auto& [id, s] : sessions_) any_initialized = any_initialized || s.ready;
     if (!any_initialized || served_version_.empty()) return;
+    // A lazy server's lists are compared with its catalog instead (router_lazy.cpp).
+    if (lazy_ && catalog_) return;
     for (std::string_view list : announced_lists()) broadcast(jsonrpc::list_changed(list));
 }
 
@@ -292,6 +302,12 @@ void Router::on_child_gone(const std::string& reason) {
     child_level_.reset();
     env_.deadlines_changed();
     if (departed_ > 0) sweep_departed();  // their requests failed with the child
+    refresh_pending_ = 0;
+    if (lazy_ && catalog_) {
+        // Sleeping, not away: its sessions are answered from the catalog again.
+        take_handshake_from_catalog();
+        return;
+    }
     for (const auto& [id, s] : sessions_) sessions_out_.server_away(id, reason);
 }
 
@@ -402,6 +418,7 @@ std::optional<TimePoint> Router::next_deadline() const {
         if (p.deadline) consider(*p.deadline);
     }
     for (const auto& [id, deadline] : roots_deadlines_) consider(deadline);
+    if (const auto idle = idle_deadline()) consider(*idle);
     if (const auto answer = next_client_answer_deadline()) consider(*answer);
     return next;
 }
@@ -409,6 +426,10 @@ std::optional<TimePoint> Router::next_deadline() const {
 void Router::on_timer() {
     const TimePoint now = env_.now();
     project_deadlines(now);
+    if (const auto idle = idle_deadline(); idle && *idle <= now) {
+        last_answer_ = now;  // asked once per idle time, not on every turn
+        env_.child_idle();
+    }
     expire_child_requests(now);
     while (!queue_.empty() && queue_.front().deadline <= now) {
         Queued q = std::move(queue_.front());

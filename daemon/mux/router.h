@@ -27,6 +27,7 @@
 #include "common/json_arrays.h"
 #include "common/json_envelope.h"
 #include "config/registry.h"
+#include "daemon/mux/catalog.h"
 #include "daemon/mux/project.h"
 #include "daemon/mux/request_ids.h"
 #include "daemon/mux/session_sink.h"
@@ -88,6 +89,12 @@ public:
     // A request was settled, while the request log is on (Router::set_request_log). By
     // default nothing is done.
     virtual void request_settled(const SettledRequest& request);
+    // A lazy server (Router::set_lazy): its child's lists were read again; `catalog` is what
+    // sessions are answered from while it sleeps. By default nothing is done.
+    virtual void catalog_refreshed(const Catalog& catalog);
+    // A lazy server's child has answered nothing for its idle time and has no open work: it
+    // may stop. By default nothing is done.
+    virtual void child_idle();
 };
 
 // One session's SessionState as status shows it (Router::summaries).
@@ -192,6 +199,22 @@ public:
     // The server will not come up by itself (failed, or stopped): answer what is waiting now.
     void fail_waiting(const std::string& reason);
 
+    // Lazy servers (router_lazy.cpp). `lazy`: while no process runs, sessions are answered
+    // from the catalog; the child's lists are read again each time it starts; the child is
+    // idle after `idle` with nothing open.
+    void set_lazy(bool lazy, Duration idle);
+    bool lazy() const { return lazy_; }
+    // What sessions are answered from while no process runs (the persisted cache);
+    // `serve_private`: lists marked private may be served (every session is one user's).
+    void set_catalog(Catalog catalog, bool serve_private);
+    const std::optional<Catalog>& catalog() const { return catalog_; }
+    // No catalog any more (the entry changed, or is not lazy now): cold until the child runs.
+    void drop_catalog() { catalog_.reset(); }
+    // Lazy, no process, and a catalog to answer from.
+    bool sleeping() const { return lazy_ && !child_ready_ && catalog_.has_value(); }
+    // Requests answered from the catalog.
+    std::uint64_t answered_from_cache() const { return answered_from_cache_; }
+
     // sharing = "project" (router_project.cpp). A session's project is settled on this
     // child: the lines it held meanwhile are handled now.
     void release_held(SessionId session);
@@ -292,6 +315,9 @@ private:
         // first page (no cursor) replaces what it listed before.
         bool lists_tools = false;
         bool first_page = false;
+        // Lazy servers: a page of this list, asked by mcpd to refresh the catalog.
+        std::optional<ListKind> catalog_list;
+        std::uint64_t catalog_generation = 0;  // of the refresh that asked it
     };
     struct ProgressRoute {
         SessionId session = 0;
@@ -453,6 +479,22 @@ private:
     // verbose level the child has had for it (unset_view_), else forget it.
     bool note_unset_view();
     void restore_child_state();
+
+    // Lazy servers (router_lazy.cpp).
+    // A line of a sleeping server's session answered from the catalog; false when it needs
+    // the child (it then waits for it, as on any server that is starting).
+    bool answer_from_catalog(SessionState& s, std::string_view line, const wire::Envelope& e);
+    // The catalog's handshake becomes what sessions are initialized with.
+    void take_handshake_from_catalog();
+    // Read every list the child offers again (all pages), into refreshing_.
+    void refresh_catalog();
+    void ask_catalog_page(ListKind kind, const std::string& cursor);
+    void on_catalog_page(const Pending& page, std::string_view line, const wire::Envelope& e);
+    void finish_catalog_refresh();
+    // A request, a subscription, a listen stream, a task or a request of the child's is open:
+    // the child is not idle.
+    bool open_work() const;
+    std::optional<TimePoint> idle_deadline() const;
     // A request leaves pending_ unanswered; it counts as `outcome`.
     void release(std::uint64_t child_id, bool tombstone, Outcome outcome = Outcome::cancelled);
     // Count request `p` (child id `child_id`) as settled (no-op for one not counted), and log
@@ -485,6 +527,18 @@ private:
     std::string served_version_;  // what sessions were told; a restart must keep it
     // Modern child: its latest DiscoverResult (the probe's, then forwarded discovers'), and when.
     std::optional<nlohmann::json> discover_cache_;
+    // Lazy servers (router_lazy.cpp).
+    bool lazy_ = false;
+    Duration lazy_idle_{};
+    std::optional<Catalog> catalog_;
+    bool serve_private_ = false;
+    Catalog refreshing_;              // the lists being read again from the child
+    std::size_t refresh_pending_ = 0;  // lists of refreshing_ not read to their end yet
+    bool refresh_failed_ = false;      // one of them could not be read: nothing is saved
+    bool refresh_quiet_ = false;       // the child announced the change itself
+    std::uint64_t refresh_generation_ = 0;  // pages of an earlier refresh are ignored
+    TimePoint last_answer_{};          // when the child last answered (its idle time's start)
+    std::uint64_t answered_from_cache_ = 0;
     TimePoint discover_received_{};
 
     std::unordered_map<std::uint64_t, Pending> pending_;

@@ -198,6 +198,11 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
             discover_received_ = env_.now();
         }
     }
+    if (lazy_) {
+        last_answer_ = env_.now();
+        if (p.catalog_list) on_catalog_page(p, line, e);
+        if (pending_.empty()) env_.deadlines_changed();  // its idle time starts now
+    }
     if (p.session == 0 || p.kind == PendingKind::internal || s == nullptr) return;
     if (!e.created_task_id.empty()) {
         task_owners_[e.created_task_id] = p.session;
@@ -337,6 +342,14 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         const SessionState* s = owner != task_owners_.end() ? find(owner->second) : nullptr;
         if (s != nullptr && revision_has(*s, e, line)) sessions_out_.send(s->id, line);
         return;
+    }
+    if (lazy_ && child_ready_ && method.ends_with("/list_changed") &&
+        (method == "notifications/tools/list_changed" ||
+         method == "notifications/prompts/list_changed" ||
+         method == "notifications/resources/list_changed")) {
+        // The cache follows; the sessions hear it from the child itself, below.
+        refresh_quiet_ = true;
+        refresh_catalog();
     }
     // list_changed and anything else connection-wide: every session whose revision has it.
     for (const auto& [id, s] : sessions_) {

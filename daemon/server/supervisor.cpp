@@ -239,7 +239,7 @@ void Supervisor::apply_config(const config::ServerConfig& config, ConfigChange c
     era_.reset(config.era);
     if (wanted_up_) {
         request_restart(StopReason::reload);
-    } else if (config.autostart) {
+    } else if (config.autostart && !config.lazy.value_or(false)) {
         request_start();
     }
 }

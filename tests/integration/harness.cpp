@@ -219,7 +219,8 @@ DaemonProcess& TestEnv::start_daemon(Duration timeout) {
     if (std::find(log_files_.begin(), log_files_.end(), log) == log_files_.end())
         log_files_.push_back(log);
     daemon_ = std::make_unique<DaemonProcess>(
-        std::vector<std::string>{"--config", registry_, "--socket", socket_}, log, fd_limit_);
+        std::vector<std::string>{"--config", registry_, "--socket", socket_}, log, fd_limit_,
+        daemon_environment());
     const bool up = poll_until(timeout, [&] {
         if (daemon_->poll_exit()) return true;
         return ctl({"version"}, 5s).exit_code == 0;
@@ -239,7 +240,8 @@ std::unique_ptr<DaemonProcess> TestEnv::spawn_daemon(const std::string& log_name
     const std::string log = path(log_name);
     log_files_.push_back(log);
     return std::make_unique<DaemonProcess>(
-        std::vector<std::string>{"--config", registry_, "--socket", socket_}, log, fd_limit_);
+        std::vector<std::string>{"--config", registry_, "--socket", socket_}, log, fd_limit_,
+        daemon_environment());
 }
 
 void TestEnv::drop_daemon() {
@@ -293,6 +295,10 @@ void TestEnv::wait_state(const std::string& name, const std::string& wanted, Dur
     INFO("waited at " << location(where));
     FAIL("timed out after " << ms_since(start) << " ms waiting until server '" << name << "' is "
                             << wanted << "; last status: " << last.dump());
+}
+
+std::vector<std::string> TestEnv::daemon_environment() const {
+    return {"STATE_DIRECTORY=" + path("state")};
 }
 
 std::string TestEnv::daemon_log() const {

@@ -95,6 +95,9 @@ public:
     // The live processes carrying this test's marker.
     std::vector<pid_t> marked_processes() const { return processes_with_marker(marker_); }
 
+    // What every mcpd of this test adds to its environment: a state directory of its own
+    // (STATE_DIRECTORY, where lazy servers keep their lists), under dir().
+    std::vector<std::string> daemon_environment() const;
     // The daemon log (every mcpd this test started), for messages.
     std::string daemon_log() const;
     // Print the log tail once; called by the failure listener.

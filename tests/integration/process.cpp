@@ -46,10 +46,12 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
 // fork + execve of argv[0] with the given fds on 0, 1 and 2. The child dies with us. With
 // `max_open_files`, RLIMIT_NOFILE is lowered to it before exec.
 pid_t spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd,
-            std::optional<unsigned long> max_open_files = std::nullopt) {
+            std::optional<unsigned long> max_open_files = std::nullopt,
+            const std::vector<std::string>& extra_env = {}) {
     if (argv.empty() || argv[0].empty() || argv[0][0] != '/')
         throw std::runtime_error("spawn wants an absolute program path");
-    const std::vector<std::string> env = child_environment();
+    std::vector<std::string> env = child_environment();
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
     std::vector<char*> c_argv = c_strings(argv);
     std::vector<char*> c_env = c_strings(env);
     const pid_t parent = ::getpid();
@@ -136,7 +138,8 @@ std::vector<std::string> child_environment() {
     for (char** p = environ; p != nullptr && *p != nullptr; ++p) {
         const std::string entry(*p);
         if (entry.starts_with("PATH=") || entry.starts_with("MCPD_SOCKET=") ||
-            entry.starts_with("NOTIFY_SOCKET=") || entry.starts_with("LISTEN_"))
+            entry.starts_with("NOTIFY_SOCKET=") || entry.starts_with("LISTEN_") ||
+            entry.starts_with("STATE_DIRECTORY="))
             continue;
         env.push_back(entry);
     }
@@ -256,7 +259,8 @@ int BackgroundProcess::stop(int signo, Duration timeout) {
 }
 
 DaemonProcess::DaemonProcess(const std::vector<std::string>& args, std::string log_path,
-                             std::optional<unsigned long> max_open_files)
+                             std::optional<unsigned long> max_open_files,
+                             const std::vector<std::string>& extra_env)
     : log_path_(std::move(log_path)) {
     int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0)
@@ -264,7 +268,7 @@ DaemonProcess::DaemonProcess(const std::vector<std::string>& args, std::string l
     int null_fd = open_dev_null();
     std::vector<std::string> argv{std::string(MCPD_BIN_DIR) + "/mcpd"};
     argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = spawn(argv, null_fd, log_fd, log_fd, max_open_files);
+    pid_ = spawn(argv, null_fd, log_fd, log_fd, max_open_files, extra_env);
     close_fd(null_fd);
     close_fd(log_fd);
 }

@@ -69,8 +69,10 @@ private:
 // `max_open_files`, its RLIMIT_NOFILE is set to that (soft and hard) before exec.
 class DaemonProcess {
 public:
+    // `extra_env`: NAME=VALUE entries added to the environment it inherits.
     DaemonProcess(const std::vector<std::string>& args, std::string log_path,
-                  std::optional<unsigned long> max_open_files = std::nullopt);
+                  std::optional<unsigned long> max_open_files = std::nullopt,
+                  const std::vector<std::string>& extra_env = {});
     ~DaemonProcess();
     DaemonProcess(const DaemonProcess&) = delete;
     DaemonProcess& operator=(const DaemonProcess&) = delete;

@@ -271,7 +271,7 @@ start_limit = { qq = 1 }
           "unknown key 'pidfile' in [daemon]; expected 'socket', 'socket_group', "
           "'socket_mode', 'log_level', 'max_message_bytes', 'max_session_queue_bytes', "
           "'max_queued_output', 'metrics_listen', 'metrics_token_file', 'request_log', "
-          "'control_idle_timeout' or 'max_owner_connections'");
+          "'lazy', 'control_idle_timeout' or 'max_owner_connections'");
     CHECK(result.errors[2].line == 6);
     CHECK(contains(result.errors[2].message,
                    "unknown key 'zzz' in server 'demo'; a server takes "

@@ -1,0 +1,195 @@
+// Router: a lazy server (docs/MULTIPLEXING.md, "Lazy servers"). While no process runs, its
+// sessions are answered from the catalog: the handshake, the lists and setLevel, which need no
+// process; anything else waits for the child like a line of any starting server (the one
+// want_child starts it once). Each time the child is ready, mcpd reads its lists again; the
+// lists that changed are announced to the sessions and the catalog is handed on to be saved.
+// The child is idle once it has answered nothing for its idle time and nothing is open.
+#include <algorithm>
+#include <chrono>
+
+#include "common/json_read.h"
+#include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/router.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+
+namespace {
+
+std::string_view capability_name(ListKind kind) {
+    return kind == ListKind::tools ? "tools" : kind == ListKind::prompts ? "prompts" : "resources";
+}
+
+std::int64_t wall_seconds() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+void RouterEnvironment::catalog_refreshed(const Catalog&) {}
+void RouterEnvironment::child_idle() {}
+
+void Router::set_lazy(bool lazy, Duration idle) {
+    lazy_ = lazy;
+    lazy_idle_ = idle;
+    env_.deadlines_changed();
+}
+
+void Router::set_catalog(Catalog catalog, bool serve_private) {
+    catalog_ = std::move(catalog);
+    serve_private_ = serve_private;
+    if (!child_ready_) take_handshake_from_catalog();
+}
+
+void Router::take_handshake_from_catalog() {
+    if (!catalog_) return;
+    initialize_result_ = catalog_->handshake;
+    child_version_ = catalog_->protocol_version;
+    modern_ = catalog_->modern;
+}
+
+bool Router::answer_from_catalog(SessionState& s, std::string_view line, const wire::Envelope& e) {
+    // A modern child's requests each carry their own _meta: they go to it.
+    if (modern_) return false;
+    if (e.is_notification()) {
+        if (!e.method_is("notifications/initialized")) return false;
+        handle_session_notification(s, line, e);
+        return true;
+    }
+    if (!e.is_request()) return false;
+    const std::string_view raw_id = e.id.in(line);
+    if (e.method_is("initialize") || !s.initialized) {
+        // The handshake is mcpd's own either way; before it, every request is refused alike.
+        handle_session_request(s, line, e);
+        ++answered_from_cache_;
+        return true;
+    }
+    if (outstanding(s, raw_id)) return false;  // refused as a duplicate by the usual path
+    if (e.method_is("logging/setLevel")) {
+        const int severity = log_severity(e.level);
+        if (severity < 0) return false;  // refused by the usual path, which needs no child
+        // Remembered: the child gets the most verbose level asked when it starts.
+        s.log_level = severity;
+        reply(s, raw_id, "{}");
+        ++answered_from_cache_;
+        return true;
+    }
+    const std::optional<ListKind> kind = list_kind_of(e.method);
+    if (!kind) return false;
+    const CatalogList& list = catalog_->list(*kind);
+    // A cursor mcpd never gave out (it answers with every item at once) is the child's to read.
+    if (!list.known || (list.private_scope && !serve_private_) || asks_later_page(line))
+        return false;
+    json result = json::object();
+    result[std::string(list_member(*kind))] = list.items;
+    reply(s, raw_id, result.dump(-1, ' ', false, json::error_handler_t::replace));
+    ++answered_from_cache_;
+    return true;
+}
+
+void Router::refresh_catalog() {
+    ++refresh_generation_;
+    refreshing_ = Catalog{};
+    refreshing_.protocol_version = child_version_;
+    refreshing_.modern = modern_;
+    refreshing_.handshake = initialize_result_;
+    refresh_pending_ = 0;
+    refresh_failed_ = false;
+    const json* capabilities = json_read::object_at(initialize_result_, "capabilities");
+    for (const ListKind kind : kListKinds) {
+        if (capabilities == nullptr || json_read::member(*capabilities, capability_name(kind)) == nullptr)
+            continue;
+        ++refresh_pending_;
+        ask_catalog_page(kind, {});
+    }
+    if (refresh_pending_ == 0) finish_catalog_refresh();
+}
+
+void Router::ask_catalog_page(ListKind kind, const std::string& cursor) {
+    const json params = cursor.empty() ? json::object() : json{{"cursor", cursor}};
+    const std::uint64_t id = send_internal(list_method(kind), params, PendingKind::internal);
+    Pending& page = pending_.at(id);
+    page.catalog_list = kind;
+    page.catalog_generation = refresh_generation_;
+}
+
+void Router::on_catalog_page(const Pending& page, std::string_view line, const wire::Envelope& e) {
+    // A page of a refresh another one replaced (the lists changed again meanwhile).
+    if (refresh_pending_ == 0 || page.catalog_generation != refresh_generation_) return;
+    const ListKind kind = *page.catalog_list;
+    const json answer = e.has_result ? parse_forwarded(line) : json();
+    const json* result = json_read::object_at(answer, "result");
+    const json* items = result != nullptr ? json_read::member(*result, list_member(kind)) : nullptr;
+    CatalogList& list = refreshing_.list(kind);
+    if (items == nullptr || !items->is_array()) {
+        refresh_failed_ = true;
+        env_.note("could not read the server's " + std::string(list_method(kind)) +
+                  " to refresh its cache; the cache keeps what it had");
+    } else {
+        for (const json& item : *items) list.items.push_back(item);
+        if (json_read::string_or(*result, "cacheScope", "") == "private") list.private_scope = true;
+        const std::string next = json_read::string_or(*result, "nextCursor", "");
+        if (result->contains("nextCursor") && !next.empty()) {
+            if (list.items.size() > 100000) {
+                refresh_failed_ = true;  // a server paging without end is not cached
+            } else {
+                ask_catalog_page(kind, next);
+                return;
+            }
+        } else {
+            list.known = true;
+        }
+    }
+    if (--refresh_pending_ == 0) finish_catalog_refresh();
+}
+
+void Router::finish_catalog_refresh() {
+    if (refresh_failed_) return;
+    refreshing_.saved_at = wall_seconds();
+    if (catalog_to_json(refreshing_).dump().size() > Catalog::kMaxBytes) {
+        env_.note("the server's lists are larger than the cache holds: its sessions are "
+                  "answered by its process only");
+        return;
+    }
+    if (!refresh_quiet_ && catalog_ && catalog_->protocol_version == refreshing_.protocol_version) {
+        // Sessions answered from the cache are told what changed since.
+        const std::vector<std::string_view> announced = announced_lists();
+        std::vector<std::string_view> told;
+        for (const ListKind kind : changed_lists(*catalog_, refreshing_)) {
+            const std::string_view name = capability_name(kind);
+            if (std::find(announced.begin(), announced.end(), name) == announced.end() ||
+                std::find(told.begin(), told.end(), name) != told.end())
+                continue;
+            told.push_back(name);
+            broadcast(jsonrpc::list_changed(name));
+        }
+    }
+    catalog_ = std::move(refreshing_);
+    refreshing_ = Catalog{};
+    env_.catalog_refreshed(*catalog_);
+}
+
+bool Router::open_work() const {
+    if (!pending_.empty() || !child_requests_.empty() || !queue_.empty() ||
+        !serial_queue_.empty())
+        return true;
+    for (const auto& [uri, who] : subscribers_) {
+        if (!who.empty()) return true;
+    }
+    for (const auto& [id, s] : sessions_) {
+        for (const std::string& task : s.tasks) {
+            if (!s.ended_tasks.contains(task)) return true;
+        }
+    }
+    return false;
+}
+
+std::optional<TimePoint> Router::idle_deadline() const {
+    if (!lazy_ || !child_ready_ || open_work()) return std::nullopt;
+    return last_answer_ + lazy_idle_;
+}
+
+}  // namespace mcpd
