@@ -46,20 +46,20 @@ struct AdoptOptions {
 };
 
 struct AdoptPlan {
-    bool has_servers = false;             // the file holds a map of MCP servers at all
-    std::vector<ImportedServer> servers;  // what the registry must have, one per name
-    std::vector<std::string> rewritten;   // "git: runs 'mcpctl connect git'"
-    std::vector<LeftEntry> left;          // remote servers and entries mcpd cannot run
-    std::vector<std::string> connected;   // entries that already run `mcpctl connect`
-    std::vector<std::string> notes;       // renamed servers
-    std::string text;                     // the new text; the old one when nothing changes
+    bool has_servers = false;                      // the file holds a map of MCP servers at all
+    std::vector<ImportedServer> servers;           // what the registry must have, one per name
+    std::vector<std::string> rewritten;            // "git: runs 'mcpctl connect git'"
+    std::vector<LeftEntry> left;                   // remote servers and entries mcpd cannot run
+    std::vector<std::string> connected;            // entries that already run `mcpctl connect`
+    std::vector<std::string> notes;                // renamed servers
+    std::string text;                              // the new text; the old one when nothing changes
     ImportShape shape = ImportShape::mcp_servers;  // of its (first) map of servers
     bool changed = false;
 };
 
-// Plan the rewrite of one agent file in `options.format`: its stdio servers are imported as `mcpctl import` does
-// (convert_mcp_json) and their entries run `mcpctl connect NAME` (command and args replaced,
-// env and cwd removed, every other key kept), or with a group they make way for one entry
+// Plan the rewrite of one agent file in `options.format`: its stdio servers are imported as `mcpctl
+// import` does (convert_mcp_json) and their entries run `mcpctl connect NAME` (command and args
+// replaced, env and cwd removed, every other key kept), or with a group they make way for one entry
 // running `mcpctl connect GROUP`. Server maps: mcpServers, servers (VS Code), mcp.servers (VS
 // Code settings), projects.DIR.mcpServers (Claude Code), context_servers (Zed), mcp
 // (opencode), [mcp_servers.NAME] (Codex, adopt_toml), extensions (goose) and a mcpServers list

@@ -37,13 +37,14 @@ constexpr std::string_view kAgentNames[] = {
     "claude-code", "claude-desktop", "cursor", "vscode", "gemini",   "codex",   "zed",
     "opencode",    "windsurf",       "kiro",   "goose",  "continue", "lmstudio"};
 
-// The YAML files in `dir`, sorted; none when it is missing.
-std::vector<std::string> yaml_files_in(const fs::path& dir) {
+// The YAML and JSON files in `dir`, sorted; none when it is missing.
+std::vector<std::string> config_files_in(const fs::path& dir) {
     std::vector<std::string> files;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (!name.starts_with('.') && format_of(name) == AdoptFormat::yaml)
+        if (!name.starts_with('.') &&
+            (format_of(name) == AdoptFormat::yaml || it->path().extension() == ".json"))
             files.push_back(it->path().lexically_normal().string());
     }
     std::sort(files.begin(), files.end());
@@ -86,7 +87,7 @@ mcpd::Result<std::vector<std::string>> agent_files(std::string_view agent, std::
             add(path.string());
             continue;
         }
-        for (const std::string& file : yaml_files_in(path)) add(file);
+        for (const std::string& file : config_files_in(path)) add(file);
     }
     return files;
 }

@@ -20,7 +20,8 @@ std::span<const std::string_view> known_agents();
 
 // The configuration files of `agent` with $HOME `home`, run in `cwd`: the user's first, then
 // the project's, each once. `codex_home` is $CODEX_HOME (empty: ~/.codex). A project directory
-// of files (Continue's .continue/mcpServers) is listed: its YAML files, sorted. Fails for an
+// of files (Continue's .continue/mcpServers) is listed: its YAML and JSON files, sorted
+// (Continue also reads Claude-style mcpServers JSON there). Fails for an
 // unknown agent, naming the known ones.
 mcpd::Result<std::vector<std::string>> agent_files(std::string_view agent, std::string_view home,
                                                    std::string_view cwd,

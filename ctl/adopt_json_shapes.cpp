@@ -146,7 +146,10 @@ std::string connect_json_entry(std::string_view text, const JsonMember& like, Js
     std::vector<std::string> fields;
     if (shape == JsonShape::opencode) {
         fields.emplace_back("\"type\": \"local\"");
-        fields.push_back("\"command\": [\"mcpctl\", \"connect\", " + json_quote(name) + "]");
+        std::string command = "\"command\": [\"mcpctl\", \"connect\", ";
+        command += json_quote(name);
+        command += ']';
+        fields.push_back(std::move(command));
     } else {
         if (typed) fields.emplace_back("\"type\": \"stdio\"");
         fields.emplace_back("\"command\": \"mcpctl\"");

@@ -18,7 +18,8 @@ json servers_of(const AdoptPlan& plan) {
 }
 
 std::string file_lines(const FileWork& item) {
-    std::string text = "  " + item.target.path;
+    std::string text = "  ";
+    text += item.target.path;
     if (!item.error.empty()) return text + ": cannot be adopted: " + item.error + '\n';
     if (!item.plan.has_servers) return text + ": no MCP servers in it\n";
     std::vector<std::string> names;

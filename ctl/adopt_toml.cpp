@@ -77,11 +77,15 @@ public:
             const JsonSpan args_span = span(args->source());
             edits.push_back({args_span.begin, args_span.end, quoted_args(name)});
         } else if (table.is_inline()) {
-            edits.push_back({command_span.end, command_span.end, ", args = " + quoted_args(name)});
+            std::string added = ", args = ";
+            added += quoted_args(name);
+            edits.push_back({command_span.end, command_span.end, std::move(added)});
         } else {
             const std::size_t line = positions_.line_begin(command_span.begin);
             std::string added(text_.substr(line, line_indent(text_, line).size()));
-            added += "args = " + quoted_args(name) + '\n';
+            added += "args = ";
+            added += quoted_args(name);
+            added += '\n';
             const std::size_t next = positions_.next_line(command_span.end);
             if (next == text_.size() && !text_.ends_with('\n')) added.insert(0, "\n");
             edits.push_back({next, next, std::move(added)});
@@ -90,8 +94,9 @@ public:
             const toml::node* node = table.get(key);
             if (node == nullptr) continue;
             if (table.is_inline())
-                return std::string("its table is written inline with ") + key +
-                       ", which cannot be taken out of it in place";
+                return std::string("its table is written inline with ")
+                    .append(key)
+                    .append(", which cannot be taken out of it in place");
             remove_key(table, key, *node, edits);
         }
         return {};
@@ -118,8 +123,8 @@ private:
                       std::vector<TextEdit>& edits) const {
         const std::size_t begin = positions_.line_begin(span(key).begin);
         const JsonSpan value_span = span(value);
-        edits.push_back({begin, positions_.next_line(value_span.end - (value_span.size() ? 1 : 0)),
-                         ""});
+        edits.push_back(
+            {begin, positions_.next_line(value_span.end - (value_span.size() ? 1 : 0)), ""});
     }
 
     std::string_view text_;

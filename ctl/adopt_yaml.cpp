@@ -35,7 +35,9 @@ json goose_entry(const json& value, std::string& left) {
         return entry;
     }
     if (type != "stdio") {
-        left = "goose's own extension (type " + type + "), not a server command";
+        left = "goose's own extension (type ";
+        left += type;
+        left += "), not a server command";
         return entry;
     }
     if (value.contains("enabled") && value["enabled"] == "false") {
@@ -82,7 +84,8 @@ public:
         const YamlNode* command = entry.get(command_key);
         if (command == nullptr) return "it has no command";
         edits.push_back({command->begin, command->end, "mcpctl"});
-        if (const YamlNode* args = entry.get("args"); args != nullptr && args->kind != YamlNode::Kind::scalar) {
+        if (const YamlNode* args = entry.get("args");
+            args != nullptr && args->kind != YamlNode::Kind::scalar) {
             if (args->flow) {
                 edits.push_back({args->begin, args->end, connect_flow(name)});
             } else {
@@ -92,20 +95,24 @@ public:
                            "in place";
                 std::string items = "- connect\n";
                 items += text_.substr(line, args->begin - line);
-                items += "- " + json_quote(name);
+                items += "- ";
+                items += json_quote(name);
                 edits.push_back({args->begin, args->end, std::move(items)});
             }
         } else if (args != nullptr || entry.flow) {
             const std::size_t at = args ? args->begin : command->end;
-            edits.push_back({at, args ? args->end : at,
-                             args ? connect_flow(name) : ", args: " + connect_flow(name)});
+            std::string added = args ? "" : ", args: ";
+            added += connect_flow(name);
+            edits.push_back({at, args ? args->end : at, std::move(added)});
         } else {
             const YamlNode& key = key_of(entry, command_key);
             std::string added(starts_line(text_, key.begin)
                                   ? text_.substr(positions_.line_begin(key.begin),
                                                  key.begin - positions_.line_begin(key.begin))
                                   : std::string(key.begin - positions_.line_begin(key.begin), ' '));
-            added += "args: " + connect_flow(name) + '\n';
+            added += "args: ";
+            added += connect_flow(name);
+            added += '\n';
             const std::size_t next = positions_.next_line(command->end);
             if (next == text_.size() && !text_.ends_with('\n')) added.insert(0, "\n");
             edits.push_back({next, next, std::move(added)});
@@ -121,8 +128,8 @@ public:
             if (value == nullptr) continue;
             const YamlNode& name_node = key_of(entry, key);
             if (entry.flow || !starts_line(text_, name_node.begin))
-                return std::string("its ") + key +
-                       " shares a line with other keys, which cannot be taken out in place";
+                return std::string("its ").append(key).append(
+                    " shares a line with other keys, which cannot be taken out in place");
             edits.push_back({positions_.line_begin(name_node.begin),
                              positions_.next_line(std::max(value->end, name_node.end) - 1), ""});
         }
@@ -197,10 +204,10 @@ mcpd::Result<AdoptPlan> plan_adopt_yaml(std::string_view text, const AdoptOption
             shape == YamlShape::goose ? extensions->members[i].second : list->items[i];
         const json value = yaml_to_json(node);
         std::string key = shape == YamlShape::goose ? extensions->members[i].first.value
-                                                    : value.value("name", json("")).is_string()
-                                                          ? value.value("name", std::string())
-                                                          : std::string();
-        if (key.empty()) key = "entry " + std::to_string(i + 1);
+                          : value.value("name", json("")).is_string()
+                              ? value.value("name", std::string())
+                              : std::string();
+        if (key.empty()) key = std::string("entry ").append(std::to_string(i + 1));
         json::json_pointer pointer =
             shape == YamlShape::goose
                 ? json::json_pointer("/extensions") / extensions->members[i].first.value
@@ -210,8 +217,8 @@ mcpd::Result<AdoptPlan> plan_adopt_yaml(std::string_view text, const AdoptOption
         if (node.kind != YamlNode::Kind::mapping) {
             entry.reason = "its entry is not a mapping";
         } else {
-            const json shaped = shape == YamlShape::goose ? goose_entry(value, left)
-                                                          : continue_entry(value);
+            const json shaped =
+                shape == YamlShape::goose ? goose_entry(value, left) : continue_entry(value);
             if (left.empty() && uses_anchors(node))
                 left = "it uses YAML anchors, aliases or tags, which cannot be rewritten in place";
             if (left.empty())

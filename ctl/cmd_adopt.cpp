@@ -309,7 +309,7 @@ extern const Command cmd_adopt{
         "  windsurf        ~/.codeium/windsurf/mcp_config.json\n"
         "  kiro            ~/.kiro/settings/mcp.json, ./.kiro/settings/mcp.json\n"
         "  goose           ~/.config/goose/config.yaml (extensions)\n"
-        "  continue        ~/.continue/config.yaml, ./.continue/mcpServers/*.yaml\n"
+        "  continue        ~/.continue/config.yaml, ./.continue/mcpServers/*\n"
         "  lmstudio        ~/.lmstudio/mcp.json\n"
         "--list says which of them have files here and which servers each would move.\n"
         "\n"

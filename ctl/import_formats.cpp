@@ -32,6 +32,11 @@ mcpd::Result<ImportResult> through_adopt(std::string_view text, AdoptFormat form
     return result;
 }
 
+// Append each piece to `text`.
+void add(std::string& text, std::initializer_list<std::string_view> pieces) {
+    for (const std::string_view piece : pieces) text += piece;
+}
+
 }  // namespace
 
 mcpd::Result<ImportResult> convert_agent_file(std::string_view path, std::string_view text,
@@ -51,28 +56,26 @@ std::string agent_connect_hint(const ImportResult& result) {
         case ImportShape::codex:
             for (const ImportedServer& server : result.servers) {
                 if (!text.empty()) text += '\n';
-                text += "[mcp_servers." + toml_key(server.original_name) + "]\n";
-                text += "command = \"mcpctl\"\nargs = [\"connect\", " +
-                        toml_string(server.name) + "]\n";
+                add(text, {"[mcp_servers.", toml_key(server.original_name), "]\n",
+                           "command = \"mcpctl\"\nargs = [\"connect\", ", toml_string(server.name),
+                           "]\n"});
             }
             return text;
         case ImportShape::goose:
             text = "extensions:\n";
             for (const ImportedServer& server : result.servers) {
-                text += "  " + json_quote(server.original_name) + ":\n";
-                text += "    name: " + json_quote(server.original_name) + "\n";
-                text += "    type: stdio\n    cmd: mcpctl\n";
-                text += "    args: [\"connect\", " + json_quote(server.name) + "]\n";
-                text += "    enabled: true\n";
+                const std::string key = json_quote(server.original_name);
+                add(text, {"  ", key, ":\n    name: ", key, "\n    type: stdio\n    cmd: mcpctl\n",
+                           "    args: [\"connect\", ", json_quote(server.name), "]\n",
+                           "    enabled: true\n"});
             }
             return text;
         case ImportShape::continue_:
             text = "mcpServers:\n";
-            for (const ImportedServer& server : result.servers) {
-                text += "  - name: " + json_quote(server.original_name) + "\n";
-                text += "    command: mcpctl\n";
-                text += "    args: [\"connect\", " + json_quote(server.name) + "]\n";
-            }
+            for (const ImportedServer& server : result.servers)
+                add(text, {"  - name: ", json_quote(server.original_name),
+                           "\n    command: mcpctl\n    args: [\"connect\", ",
+                           json_quote(server.name), "]\n"});
             return text;
         default:
             return connect_hint(result);

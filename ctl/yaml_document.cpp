@@ -17,9 +17,8 @@ class YamlReader {
 public:
     explicit YamlReader(std::string_view text) : positions_(text) {
         ::yaml_parser_initialize(&parser_);
-        ::yaml_parser_set_input_string(&parser_,
-                                       reinterpret_cast<const unsigned char*>(text.data()),
-                                       text.size());
+        ::yaml_parser_set_input_string(
+            &parser_, reinterpret_cast<const unsigned char*>(text.data()), text.size());
     }
     ~YamlReader() {
         if (have_event_) ::yaml_event_delete(&event_);

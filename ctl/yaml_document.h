@@ -16,16 +16,16 @@ namespace mcpctl {
 struct YamlNode {
     enum class Kind { scalar, sequence, mapping };
     Kind kind = Kind::scalar;
-    std::size_t begin = 0;  // its first byte
-    std::size_t end = 0;    // after its last byte (a block collection: its last scalar's)
-    bool flow = false;      // a {...} or [...] collection
-    bool plain = true;      // a scalar without quotes
-    bool anchored = false;  // it has an anchor, a tag, or is an alias (*name)
-    std::string value;      // a scalar's text
-    std::vector<YamlNode> items;                           // a sequence's
-    std::vector<std::pair<YamlNode, YamlNode>> members;    // a mapping's, in order
+    std::size_t begin = 0;        // its first byte
+    std::size_t end = 0;          // after its last byte (a block collection: its last scalar's)
+    bool flow = false;            // a {...} or [...] collection
+    bool plain = true;            // a scalar without quotes
+    bool anchored = false;        // it has an anchor, a tag, or is an alias (*name)
+    std::string value;            // a scalar's text
+    std::vector<YamlNode> items;  // a sequence's
+    std::vector<std::pair<YamlNode, YamlNode>> members;  // a mapping's, in order
 
-    const YamlNode* get(std::string_view key) const;       // a mapping's value by key
+    const YamlNode* get(std::string_view key) const;  // a mapping's value by key
 };
 
 // The one document of `text`. Fails, naming the line, when libyaml cannot read it, when it

@@ -6,6 +6,7 @@
 // what changed and what did not, and undoes, which must give back the original bytes.
 #include <stdio.h>
 #include <stdlib.h>
+#include <toml++/toml.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -14,7 +15,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <toml++/toml.h>
 #include <vector>
 
 #include "adopt_environment.h"
@@ -35,7 +35,8 @@ namespace {
 const fs::path kFormatFixtures =
     fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "adopt_formats";
 
-// The file read by Python: tomllib, yaml.safe_load or json, printed back as JSON.
+// The file read by Python: tomllib, yaml.safe_load or json (for "jsonc", after a scanner of its
+// own drops comments and trailing commas), printed back as JSON.
 json formats_python_parse(const fs::path& file, const std::string& kind) {
     const std::string script =
         "import sys, json\n"
@@ -47,7 +48,26 @@ json formats_python_parse(const fs::path& file, const std::string& kind) {
         "    import yaml\n"
         "    doc = yaml.safe_load(open(path, encoding='utf-8'))\n"
         "else:\n"
-        "    doc = json.load(open(path, encoding='utf-8'))\n"
+        "    text = open(path, encoding='utf-8').read()\n"
+        "    if kind == 'jsonc':\n"
+        "        out, i, quoted = [], 0, False\n"
+        "        while i < len(text):\n"
+        "            c = text[i]\n"
+        "            if quoted:\n"
+        "                out.append(text[i:i + 2] if c == '\\\\' else c)\n"
+        "                quoted = c != '\"'\n"
+        "                i += 2 if c == '\\\\' else 1\n"
+        "            elif text.startswith('//', i):\n"
+        "                i = text.find('\\n', i) if '\\n' in text[i:] else len(text)\n"
+        "            elif text.startswith('/*', i):\n"
+        "                i = text.index('*/', i) + 2\n"
+        "            else:\n"
+        "                quoted = c == '\"'\n"
+        "                out.append(c)\n"
+        "                i += 1\n"
+        "        import re\n"
+        "        text = re.sub(r',(\\s*[}\\]])', r'\\1', ''.join(out))\n"
+        "    doc = json.loads(text)\n"
         "print(json.dumps(doc, default=str))\n";
     const fs::path script_file = file.parent_path() / ".formats-parse.py";
     std::ofstream(script_file) << script;
@@ -101,8 +121,8 @@ struct FormatsHome {
     fs::path project(const std::string& relative) const { return root / "project" / relative; }
 
     Ran adopt(const std::string& agent, std::vector<std::string> more = {}) const {
-        std::vector<std::string> args = {"--socket", socket, "adopt", agent, "--registry",
-                                         registry};
+        std::vector<std::string> args = {"--socket", socket,       "adopt",
+                                         agent,      "--registry", registry};
         args.insert(args.end(), more.begin(), more.end());
         return run(args);
     }
@@ -179,7 +199,8 @@ TEST_CASE("adopt codex rewrites [mcp_servers] tables in place and undoes", "[ado
     REQUIRE(adopted.exit_code == 0);
     CHECK_THAT(adopted.out,
                Catch::Contains("left as it is: figma: remote server (url https://mcp.figma.com") &&
-                   Catch::Contains("left as it is: paused: it is turned off in the file (enabled = false)") &&
+                   Catch::Contains(
+                       "left as it is: paused: it is turned off in the file (enabled = false)") &&
                    Catch::Contains("left as it is: proxied: it passes variables from Codex's"));
     formats_check_secrets(home, adopted, {"ctx7-codex-secret"});
     const toml::table registry = home.registry_table();
@@ -214,7 +235,8 @@ TEST_CASE("adopt zed rewrites context_servers in both forms and undoes", "[adopt
     const fs::path user = home.home(".config/zed/settings.json");
     const fs::path project = home.project(".zed/settings.json");
     const auto originals = formats_originals({user, project});
-    const json before = parse(read_file(user));
+    const json before = formats_python_parse(user, "jsonc");
+    CHECK(before == parse(read_file(user)));
 
     const Ran adopted = home.adopt("zed");
     INFO(adopted.out << adopted.err);
@@ -225,7 +247,6 @@ TEST_CASE("adopt zed rewrites context_servers in both forms and undoes", "[adopt
     for (const char* name : {"github", "memory", "sequential-thinking"})
         CHECK(registry["servers"][name]["command"].value<std::string>() == "npx");
 
-    // Zed's files hold comments and trailing commas: read as mcpctl's own tests read JSONC.
     json expected = before;
     expected["context_servers"]["github"]["command"] = "mcpctl";
     expected["context_servers"]["github"]["args"] = formats_connect("github");
@@ -234,10 +255,11 @@ TEST_CASE("adopt zed rewrites context_servers in both forms and undoes", "[adopt
     memory["path"] = "mcpctl";
     memory["args"] = formats_connect("memory");
     memory.erase("env");
-    CHECK(parse(read_file(user)) == expected);
+    CHECK(formats_python_parse(user, "jsonc") == expected);
     CHECK_THAT(read_file(user), Catch::StartsWith("// Zed settings\n"));
-    CHECK(parse(read_file(project))["context_servers"]["sequential-thinking"]["args"] ==
-          formats_connect("sequential-thinking"));
+    CHECK(
+        formats_python_parse(project, "jsonc")["context_servers"]["sequential-thinking"]["args"] ==
+        formats_connect("sequential-thinking"));
     formats_check_undo(home, "zed", originals);
 }
 
@@ -250,9 +272,11 @@ TEST_CASE("adopt opencode rewrites local mcp entries and undoes", "[adopt]") {
     const Ran adopted = home.adopt("opencode");
     INFO(adopted.out << adopted.err);
     REQUIRE(adopted.exit_code == 0);
-    CHECK_THAT(adopted.out, Catch::Contains("left as it is: sentry: remote server (url https://mcp.sentry.dev/mcp)") &&
-                                Catch::Contains("left as it is: playwright: it is turned off in the file "
-                                                "(\"enabled\": false)"));
+    CHECK_THAT(
+        adopted.out,
+        Catch::Contains("left as it is: sentry: remote server (url https://mcp.sentry.dev/mcp)") &&
+            Catch::Contains("left as it is: playwright: it is turned off in the file "
+                            "(\"enabled\": false)"));
     formats_check_secrets(home, adopted, {"opencode-secret"});
     const toml::table registry = home.registry_table();
     CHECK(registry["servers"]["everything"]["args"][1].value<std::string>() ==
@@ -312,7 +336,8 @@ TEST_CASE("adopt goose rewrites stdio extensions in place and undoes", "[adopt]"
     REQUIRE(adopted.exit_code == 0);
     CHECK_THAT(adopted.out,
                Catch::Contains("left as it is: developer: goose's own extension (type builtin)") &&
-                   Catch::Contains("left as it is: fetch: it is turned off in the file (enabled: false)") &&
+                   Catch::Contains(
+                       "left as it is: fetch: it is turned off in the file (enabled: false)") &&
                    Catch::Contains("left as it is: tavily: its env_keys are secrets"));
     formats_check_secrets(home, adopted, {"ghp-goose-secret"});
     const toml::table registry = home.registry_table();
@@ -342,9 +367,8 @@ TEST_CASE("adopt continue rewrites the mcpServers list and block files and undoe
     const Ran adopted = home.adopt("continue");
     INFO(adopted.out << adopted.err);
     REQUIRE(adopted.exit_code == 0);
-    CHECK_THAT(adopted.out,
-               Catch::Contains("left as it is: Templated: it uses ${...} variables") &&
-                   Catch::Contains("left as it is: Remote: remote server (url "));
+    CHECK_THAT(adopted.out, Catch::Contains("left as it is: Templated: it uses ${...} variables") &&
+                                Catch::Contains("left as it is: Remote: remote server (url "));
     formats_check_secrets(home, adopted, {"continue-brave-secret"});
     const toml::table registry = home.registry_table();
     CHECK(registry["servers"]["SQLite"]["args"][1].value<std::string>() == "mcp-sqlite");
@@ -410,8 +434,7 @@ TEST_CASE("a TOML or YAML file adopt cannot edit in place is left as it is, sayi
 
     mcpctl::AdoptOptions yaml_options;
     yaml_options.format = mcpctl::AdoptFormat::yaml;
-    const std::string anchored =
-        "base: &base {cmd: npx, type: stdio}\nextensions:\n  a: *base\n";
+    const std::string anchored = "base: &base {cmd: npx, type: stdio}\nextensions:\n  a: *base\n";
     mcpd::Result<mcpctl::AdoptPlan> aliased = mcpctl::plan_adopt(anchored, yaml_options);
     REQUIRE(aliased.ok());
     CHECK_FALSE(aliased.value().changed);
@@ -440,4 +463,26 @@ TEST_CASE("mcpctl import reads the TOML and YAML agents' files", "[adopt][import
     const Ran opencode = run({"import", home.home(".config/opencode/opencode.json").string()});
     CHECK_THAT(opencode.out, Catch::Contains("[servers.everything]"));
     CHECK_THAT(opencode.err, Catch::Contains("\"local\""));
+}
+
+TEST_CASE("adopt edits TOML and YAML with non-ASCII text at the right bytes", "[adopt]") {
+    mcpctl::AdoptOptions options;
+    options.format = mcpctl::AdoptFormat::toml;
+    const std::string toml_text =
+        "# Ünïcode\n[mcp_servers.\"café\"]\ncommand = \"naïve\" # é\nargs = [\"ü\"]\n"
+        "env = { K = \"vé\" }\n";
+    const mcpd::Result<mcpctl::AdoptPlan> toml_plan = mcpctl::plan_adopt(toml_text, options);
+    REQUIRE(toml_plan.ok());
+    CHECK(toml_plan.value().text ==
+          "# Ünïcode\n[mcp_servers.\"café\"]\ncommand = \"mcpctl\" # é\n"
+          "args = [\"connect\", \"caf--\"]\n");
+    options.format = mcpctl::AdoptFormat::yaml;
+    const std::string yaml_text =
+        "# Ünïcode\nextensions:\n  é:\n    cmd: naïve # é\n    args:\n    - ü\n    type: stdio\n"
+        "    envs:\n      K: vé\n";
+    const mcpd::Result<mcpctl::AdoptPlan> yaml_plan = mcpctl::plan_adopt(yaml_text, options);
+    REQUIRE(yaml_plan.ok());
+    CHECK(yaml_plan.value().text ==
+          "# Ünïcode\nextensions:\n  é:\n    cmd: mcpctl # é\n    args:\n    - connect\n"
+          "    - \"--\"\n    type: stdio\n    envs: {}\n");
 }
