@@ -40,7 +40,9 @@ json goose_entry(const json& value, std::string& left) {
         left += "), not a server command";
         return entry;
     }
-    if (value.contains("enabled") && value["enabled"] == "false") {
+    // YAML 1.1 readers also take False and FALSE for false.
+    const json enabled = value.contains("enabled") ? value["enabled"] : json();
+    if (enabled == "false" || enabled == "False" || enabled == "FALSE") {
         left = "it is turned off in the file (enabled: false)";
         return entry;
     }
