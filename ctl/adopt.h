@@ -2,8 +2,9 @@
 // rewritten so that its stdio servers run through mcpd (`mcpctl connect NAME`).
 //
 // Pure functions only: reading and writing the files, the registry and the daemon are in
-// cmd_adopt.cpp and adopt_files.cpp. The rewrite edits the text in place (jsonc_edit), so that
-// comments, key order and every other key stay as the agent or the user wrote them.
+// cmd_adopt.cpp and adopt_files.cpp. The rewrite edits the text in place (jsonc_edit, and the
+// TOML and YAML planners' own edits), so that comments, key order and every other key stay as
+// the agent or the user wrote them.
 #pragma once
 
 #include <optional>
@@ -13,18 +14,11 @@
 #include <vector>
 
 #include "common/result.h"
+#include "ctl/adopt_agents.h"
 #include "ctl/import_mcp_json.h"
 #include "ctl/server_approval.h"
 
 namespace mcpctl {
-
-// The agents `mcpctl adopt AGENT` knows, in the order it lists them.
-std::span<const std::string_view> known_agents();
-
-// The configuration files of `agent` with $HOME `home`, run in `cwd`: the user's first, then
-// the project's, each once. Fails for an unknown agent, naming the known ones.
-mcpd::Result<std::vector<std::string>> agent_files(std::string_view agent, std::string_view home,
-                                                   std::string_view cwd);
 
 // An entry of the file that stays as it is, and why.
 struct LeftEntry {
@@ -48,26 +42,30 @@ struct AdoptOptions {
     ServerApproval approval = {};
     // Entries with the same name and definition are left as they are, with the reason.
     std::vector<RefusedServer> refused = {};
+    AdoptFormat format = AdoptFormat::json;
 };
 
 struct AdoptPlan {
-    bool has_servers = false;             // the file holds a map of MCP servers at all
-    std::vector<ImportedServer> servers;  // what the registry must have, one per name
-    std::vector<std::string> rewritten;   // "git: runs 'mcpctl connect git'"
-    std::vector<LeftEntry> left;          // remote servers and entries mcpd cannot run
-    std::vector<std::string> connected;   // entries that already run `mcpctl connect`
-    std::vector<std::string> notes;       // renamed servers
-    std::string text;                     // the new text; the old one when nothing changes
+    bool has_servers = false;                      // the file holds a map of MCP servers at all
+    std::vector<ImportedServer> servers;           // what the registry must have, one per name
+    std::vector<std::string> rewritten;            // "git: runs 'mcpctl connect git'"
+    std::vector<LeftEntry> left;                   // remote servers and entries mcpd cannot run
+    std::vector<std::string> connected;            // entries that already run `mcpctl connect`
+    std::vector<std::string> notes;                // renamed servers
+    std::string text;                              // the new text; the old one when nothing changes
+    ImportShape shape = ImportShape::mcp_servers;  // of its (first) map of servers
     bool changed = false;
 };
 
-// Plan the rewrite of one agent file: its stdio servers are imported as `mcpctl import` does
-// (convert_mcp_json) and their entries run `mcpctl connect NAME` (command and args replaced,
-// env and cwd removed, every other key kept), or with a group they make way for one entry
+// Plan the rewrite of one agent file in `options.format`: its stdio servers are imported as `mcpctl
+// import` does (convert_mcp_json) and their entries run `mcpctl connect NAME` (command and args
+// replaced, env and cwd removed, every other key kept), or with a group they make way for one entry
 // running `mcpctl connect GROUP`. Server maps: mcpServers, servers (VS Code), mcp.servers (VS
-// Code settings) and projects.DIR.mcpServers (Claude Code). Servers the agent has not turned on
-// (server_approval.h) and `options.refused` are left as they are. Fails when the text is not
-// JSON (naming the line) or the group's name cannot be used.
+// Code settings), projects.DIR.mcpServers (Claude Code), context_servers (Zed), mcp
+// (opencode), [mcp_servers.NAME] (Codex, adopt_toml), extensions (goose) and a mcpServers list
+// (Continue, adopt_yaml). Servers the agent has not turned on (server_approval.h) and
+// `options.refused` are left as they are. Fails when the text cannot be read (naming the
+// line), cannot be edited in place (saying why), or the group's name cannot be used.
 mcpd::Result<AdoptPlan> plan_adopt(std::string_view text, const AdoptOptions& options);
 
 // The registry table of a group.

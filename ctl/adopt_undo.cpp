@@ -38,7 +38,9 @@ int undo_adopt(const Context& ctx, const std::vector<Target>& targets,
             code = kExitError;
             continue;
         }
-        if (const auto plan = plan_adopt(text.value(), {}); plan)
+        AdoptOptions options;
+        options.format = format_of(target.path);
+        if (const auto plan = plan_adopt(text.value(), options); plan)
             for (const ImportedServer& server : plan.value().servers)
                 if (std::find(servers.begin(), servers.end(), server.name) == servers.end())
                     servers.push_back(server.name);

@@ -8,6 +8,7 @@
 #include "ctl/adopt.h"
 #include "ctl/adopt_backup.h"
 #include "ctl/adopt_files.h"
+#include "ctl/adopt_list.h"
 #include "ctl/adopt_record.h"
 #include "ctl/adopt_registry.h"
 #include "ctl/adopt_report.h"
@@ -33,6 +34,7 @@ constexpr OptionSpec kOptions[] = {
     {'\0', "undo", "", "put each file back from its FILE.mcpd-backup"},
     {'\0', "force", "", "with --undo: restore a file even though it changed since adopt wrote it"},
     {'\0', "registry", "PATH", "the registry the servers go to (default: mcpd's default)"},
+    {'\0', "list", "", "say which agents' files are here and which servers each would move"},
 };
 
 int fail(const Context& ctx, const std::string& message) {
@@ -75,7 +77,9 @@ mcpd::Result<std::vector<Target>> resolve_targets(const Context& ctx) {
         if (is_agent && (home == nullptr || home[0] != '/'))
             return mcpd::permanent_failure("HOME is not set to a directory, so the files of " +
                                            name + " cannot be found");
-        mcpd::Result<std::vector<std::string>> files = agent_files(name, home ? home : "", cwd);
+        const char* codex_home = std::getenv("CODEX_HOME");
+        mcpd::Result<std::vector<std::string>> files =
+            agent_files(name, home ? home : "", cwd, codex_home ? codex_home : "");
         if (!files) return mcpd::permanent_failure(files.error());
         for (const std::string& file : files.value()) {
             if (exists(file))
@@ -117,6 +121,7 @@ std::vector<FileWork> plan_files(const std::vector<Target>& targets, const std::
             item.link_target = written;
         const mcpd::Result<std::string> text = read_text_file(target.path);
         options.approval = approval_for(target.path);
+        options.format = format_of(target.path);
         mcpd::Result<AdoptPlan> plan =
             text ? plan_adopt(text.value(), options)
                  : mcpd::Result<AdoptPlan>(mcpd::permanent_failure(text.error()));
@@ -220,7 +225,7 @@ int apply(const Context& ctx, Adoption& adoption, const AdoptRecords* records) {
 }
 
 int exec(const Context& ctx) {
-    const bool dry_run = ctx.line().has("dry-run");
+    const bool dry_run = ctx.line().has("dry-run") || ctx.line().has("list");
     const std::string group = ctx.line().value("group");
     if (ctx.line().has("group") && group.empty()) return fail(ctx, "--group needs a name");
     if (ctx.line().has("force") && !ctx.line().has("undo"))
@@ -228,8 +233,18 @@ int exec(const Context& ctx) {
     if (!dry_run && ctx.endpoint.remote())
         return fail(ctx, "adopt edits files on this machine, but mcpd is on " +
                              ctx.endpoint.describe() + ": run it there");
+    if (ctx.line().has("list") && (ctx.line().has("undo") || ctx.line().has("group")))
+        return fail(ctx, "--list goes with no --undo or --group");
     const mcpd::Result<std::vector<Target>> targets = resolve_targets(ctx);
     if (!targets) return fail(ctx, targets.error());
+    if (ctx.line().has("list")) {
+        // Each file on its own: what adopting that agent alone would move.
+        std::vector<FileWork> work;
+        for (const Target& target : targets.value())
+            for (FileWork& item : plan_files({target}, "", {}, nullptr))
+                work.push_back(std::move(item));
+        return list_agents(ctx, work);
+    }
     const std::string registry = ctx.line().value("registry", default_registry_path());
     if (ctx.line().has("undo")) return undo_adopt(ctx, targets.value(), registry);
     if (targets.value().empty())
@@ -270,22 +285,33 @@ int exec(const Context& ctx) {
 extern const Command cmd_adopt{
     .name = "adopt",
     .usage =
-        "adopt [--group NAME] [--dry-run] [--undo [--force]] [--registry PATH] "
+        "adopt [--group NAME] [--dry-run] [--undo [--force]] [--list] [--registry PATH] "
         "[AGENT|FILE...]",
     .summary = "move an agent's stdio MCP servers onto mcpd, rewriting its configuration",
     .help =
-        "For each AGENT (claude-code, claude-desktop, cursor, vscode, gemini; with none, every\n"
-        "agent whose files exist) or FILE: add its stdio servers to the registry, as 'import\n"
-        "--write' does, then rewrite the file so that those entries run 'mcpctl connect NAME'.\n"
-        "Only servers the agent has turned on are taken: a .mcp.json server Claude Code has\n"
-        "approved, none that Gemini's mcp.excluded or a \"disabled\": true names. Remote servers\n"
-        "and entries mcpd cannot run are left as they are and said so. Only those entries'\n"
-        "bytes change: comments and every other key stay. Files:\n"
+        "For each AGENT (below; with none, every agent whose files exist) or FILE: add its\n"
+        "stdio servers to the registry, as 'import --write' does, then rewrite the file so that\n"
+        "those entries run 'mcpctl connect NAME'. Only servers the agent has turned on are\n"
+        "taken: a .mcp.json server Claude Code has approved, none that Gemini's mcp.excluded,\n"
+        "a \"disabled\": true or an enabled = false / enabled: false names. Remote servers and\n"
+        "entries mcpd cannot run are left as they are and said so. Only those entries' bytes\n"
+        "change: comments, key order and every other key stay; a file that cannot be edited\n"
+        "so is left as it is, with the reason. Files (a FILE's format is by its name: .toml,\n"
+        ".yaml or .yml, else JSON with comments):\n"
         "  claude-code     ~/.claude.json (user and project servers), ./.mcp.json\n"
         "  claude-desktop  ~/.config/Claude/claude_desktop_config.json\n"
         "  cursor          ~/.cursor/mcp.json, ./.cursor/mcp.json\n"
         "  vscode          ~/.config/Code/User/mcp.json, ./.vscode/mcp.json\n"
         "  gemini          ~/.gemini/settings.json\n"
+        "  codex           $CODEX_HOME/config.toml (~/.codex), ./.codex/config.toml\n"
+        "  zed             ~/.config/zed/settings.json, ./.zed/settings.json (context_servers)\n"
+        "  opencode        ~/.config/opencode/opencode.json, ./opencode.json, ./opencode.jsonc\n"
+        "  windsurf        ~/.codeium/windsurf/mcp_config.json\n"
+        "  kiro            ~/.kiro/settings/mcp.json, ./.kiro/settings/mcp.json\n"
+        "  goose           ~/.config/goose/config.yaml (extensions)\n"
+        "  continue        ~/.continue/config.yaml, ./.continue/mcpServers/*\n"
+        "  lmstudio        ~/.lmstudio/mcp.json\n"
+        "--list says which of them have files here and which servers each would move.\n"
         "\n"
         "The registry is locked while adopt runs, each new table is checked by mcpd's loader\n"
         "first (a server that would not load stays in the agent's file), and the file is\n"
@@ -297,9 +323,9 @@ extern const Command cmd_adopt{
         "adopt did not write is refused) and recorded in ~/.local/state/mcpd/adopt; the file\n"
         "keeps its owner and mode, and a link is written through to its target. --undo puts\n"
         "the backup back unless the file changed since (--force: even then). Running adopt\n"
-        "again changes nothing. With --group NAME the stdio entries make way for one entry,\n"
-        "NAME, running 'mcpctl connect NAME', and [groups.NAME] lists them in the registry.\n"
-        "--dry-run prints the changes and the registry tables and writes nothing.\n",
+        "again changes nothing. With --group NAME (JSON files) the stdio entries make way for\n"
+        "one entry, NAME, running 'mcpctl connect NAME', and [groups.NAME] lists them in the\n"
+        "registry. --dry-run prints the changes and the registry tables and writes nothing.\n",
     .options = kOptions,
     .min_args = 0,
     .max_args = Command::kUnlimited,

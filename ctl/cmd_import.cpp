@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "ctl/command.h"
+#include "ctl/import_formats.h"
 #include "ctl/import_mcp_json.h"
 #include "ctl/output.h"
 #include "ctl/registry_append.h"
@@ -73,7 +74,7 @@ int exec(const Context& ctx) {
         const char* home = std::getenv("HOME");
         approval = read_claude_project_approval(dir.string(), home != nullptr ? home : "");
     }
-    const mcpd::Result<ImportResult> converted = convert_mcp_json(text.value(), approval);
+    const mcpd::Result<ImportResult> converted = convert_agent_file(file, text.value(), approval);
     if (!converted) return fail(ctx, file + ": " + converted.error());
     const ImportResult& result = converted.value();
 
@@ -93,7 +94,7 @@ int exec(const Context& ctx) {
         for (const auto& note : result.renamed) ctx.output.error(note);
         if (!result.servers.empty())
             ctx.output.err() << "To use them through mcpd, configure the agent with:\n"
-                             << connect_hint(result) << '\n'
+                             << agent_connect_hint(result) << '\n'
                              << std::flush;
     }
 
@@ -138,12 +139,14 @@ int exec(const Context& ctx) {
 extern const Command cmd_import{
     .name = "import",
     .usage = "import [--write] [--registry PATH] FILE",
-    .summary = "convert an agent's MCP server list (JSON) into registry TOML",
+    .summary = "convert an agent's MCP server list (JSON, TOML, YAML) into registry TOML",
     .help =
         "Read FILE, an agent's MCP configuration: {\"mcpServers\": {...}} as Claude Code,\n"
-        "Claude Desktop and Cursor write it, or {\"servers\": {...}} (VS Code mcp.json) or\n"
-        "{\"mcp\": {\"servers\": {...}}} (VS Code settings), and print the same servers as\n"
-        "[servers.NAME] tables for mcpd's registry. Entries mcpd cannot run (remote url/http/\n"
+        "Claude Desktop, Cursor, Windsurf, Kiro and LM Studio write it, {\"servers\": {...}}\n"
+        "(VS Code mcp.json), {\"mcp\": {\"servers\": {...}}} (VS Code settings), Zed's\n"
+        "context_servers, opencode's mcp, Codex's [mcp_servers.NAME] (a .toml FILE), goose's\n"
+        "extensions or Continue's mcpServers (a .yaml or .yml FILE), and print the same servers\n"
+        "as [servers.NAME] tables for mcpd's registry. Entries mcpd cannot run (remote url/http/\n"
         "sse servers, entries without a command, entries already running 'mcpctl connect')\n"
         "are reported on stderr as 'skipped NAME: why' and make the exit code 1. Names with\n"
         "characters other than letters, digits, '_', '.' and '-' get '-' instead, and say so.\n"

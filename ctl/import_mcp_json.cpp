@@ -265,14 +265,28 @@ std::string connect_hint(const ImportResult& result) {
     json servers = json::object();
     for (const auto& server : result.servers) {
         json entry = json::object();
-        if (result.shape != ImportShape::mcp_servers) entry["type"] = "stdio";
+        if (result.shape == ImportShape::opencode) {
+            entry["type"] = "local";
+            entry["command"] = {"mcpctl", "connect", server.name};
+            servers[server.original_name] = entry;
+            continue;
+        }
+        if (result.shape == ImportShape::vscode_servers ||
+            result.shape == ImportShape::vscode_settings)
+            entry["type"] = "stdio";
         entry["command"] = "mcpctl";
         entry["args"] = {"connect", server.name};
         servers[server.original_name] = entry;
     }
     json doc;
     switch (result.shape) {
-        case ImportShape::mcp_servers:
+        case ImportShape::zed:
+            doc = {{"context_servers", servers}};
+            break;
+        case ImportShape::opencode:
+            doc = {{"mcp", servers}};
+            break;
+        default:
             doc = {{"mcpServers", servers}};
             break;
         case ImportShape::vscode_servers:

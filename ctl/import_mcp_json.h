@@ -17,7 +17,16 @@
 namespace mcpctl {
 
 // Which JSON shape the servers came from; the connect hint is written in the same shape.
-enum class ImportShape { mcp_servers, vscode_servers, vscode_settings };
+enum class ImportShape {
+    mcp_servers,
+    vscode_servers,
+    vscode_settings,
+    zed,        // context_servers
+    opencode,   // mcp, {"type": "local", "command": [...]}
+    codex,      // TOML [mcp_servers.NAME]
+    goose,      // YAML extensions
+    continue_,  // YAML mcpServers list
+};
 
 struct ImportedServer {
     std::string name;           // valid mcpd server name ([A-Za-z0-9_.-]+)
@@ -65,7 +74,8 @@ std::string_view project_scoped_package(const ImportedServer& server);
 // server's env is its env_file when it has one, else an inline table.
 std::string render_toml(const ImportResult& result, std::string_view source);
 
-// The agent-side configuration pointing at mcpd: the same shape, "mcpctl connect NAME".
+// The agent-side configuration pointing at mcpd: the same shape, "mcpctl connect NAME"
+// (import_formats: in the agent's own format).
 std::string connect_hint(const ImportResult& result);
 
 // Whether registry text already has a [servers.NAME] or [servers."NAME"] table.

@@ -102,8 +102,9 @@ TEST_CASE("agent_files names each agent's user and project files", "[adopt]") {
     REQUIRE_FALSE(unknown.ok());
     CHECK(unknown.error() ==
           "unknown agent 'emacs'; the known agents are claude-code, claude-desktop, cursor, "
-          "vscode, gemini (or give the path of a file)");
-    CHECK(mcpctl::known_agents().size() == 5);
+          "vscode, gemini, codex, zed, opencode, windsurf, kiro, goose, continue, lmstudio (or "
+          "give the path of a file)");
+    CHECK(mcpctl::known_agents().size() == 13);
     CHECK(mcpctl::backup_path("/h/.claude.json") == "/h/.claude.json.mcpd-backup");
 }
 
