@@ -251,6 +251,8 @@ std::string render_toml(const ImportResult& result, std::string_view source) {
             text += " }\n";
         }
         if (!server.cwd.empty()) text += "cwd = " + toml_string(server.cwd) + '\n';
+        // Agents list every server as they start and call few: none runs until one is called.
+        text += "lazy = true\n";
         if (const std::string_view scoped = project_scoped_package(server); !scoped.empty()) {
             text += "# " + std::string(scoped) +
                     " works on the agent's project (its roots or directory): one process\n"

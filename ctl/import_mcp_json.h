@@ -70,8 +70,9 @@ std::string toml_key(std::string_view key);
 // these sharing = "project", so that each project gets its own process.
 std::string_view project_scoped_package(const ImportedServer& server);
 
-// One commented [servers.NAME] table per server; `source` names the file in the comments. A
-// server's env is its env_file when it has one, else an inline table.
+// One commented [servers.NAME] table per server, lazy (no process until a request needs one);
+// `source` names the file in the comments. A server's env is its env_file when it has one, else
+// an inline table.
 std::string render_toml(const ImportResult& result, std::string_view source);
 
 // The agent-side configuration pointing at mcpd: the same shape, "mcpctl connect NAME"

@@ -395,6 +395,14 @@ json ManagedServer::status_json() const {
     } else {
         out["last_exit"] = nullptr;
     }
+    if (router_.lazy()) {
+        // What a lazy server's sessions are answered from while it sleeps.
+        const std::optional<Catalog>& catalog = router_.catalog();
+        out["lazy"] = {{"cached", catalog ? json(catalog->saved_at) : json(nullptr)},
+                       {"answered_from_cache", router_.answered_from_cache()}};
+    } else {
+        out["lazy"] = nullptr;
+    }
     return out;
 }
 

@@ -102,6 +102,7 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
     double recent = 0;
     std::size_t children = 0, attached = 0;
     unsigned restarts = 0;
+    std::uint64_t from_cache = 0;
     std::map<std::string, unsigned> reasons;
     std::optional<ProcessUsage> usage;
     json per_child = json::array();
@@ -116,6 +117,7 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
         }
         attached += instance.router().session_count();
         restarts += instance.supervisor().restarts();
+        from_cache += instance.router().answered_from_cache();
         for (const auto& [reason, count] : instance.supervisor().restart_reasons())
             reasons[reason] += count;
         if (want.sessions) {
@@ -148,6 +150,7 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
                 {"sessions", attached},
                 {"sessions_total", merged.sessions_total()},
                 {"restarts", restarts},
+                {"answered_from_cache", from_cache},
                 {"restart_reasons", reasons},
                 {"cpu_ms", usage ? json(usage->cpu_ms) : json(nullptr)},
                 {"cpu_percent", usage ? json(usage->cpu_percent) : json(nullptr)},

@@ -72,6 +72,7 @@ TEST_CASE("lazy servers answer from the cache with no process, start once for a 
     // Nothing runs until a session asks.
     CHECK(env.marked_processes().empty());
     CHECK(lazy_starts(env) == 0);
+    CHECK(env.ctl({"status"}).out.find("cold (no cache)") != std::string::npos);
 
     fill_lazy_cache(env, "demo");
     const std::size_t before = lazy_starts(env);
@@ -99,6 +100,17 @@ TEST_CASE("lazy servers answer from the cache with no process, start once for a 
     }
     CHECK(lazy_starts(env) == before);
     CHECK(env.marked_processes().empty());
+    // Status says so, and counts what the cache answered (initialize, tools/list and
+    // prompts/list of each session).
+    CHECK(env.ctl({"status"}).out.find("sleeping (cached ") != std::string::npos);
+    const json lazy = env.server("demo").at("lazy");
+    CHECK(lazy.at("cached").is_number_integer());
+    CHECK(lazy.at("answered_from_cache") == 15);
+    const RunResult stats = env.ctl({"--json", "stats"});
+    REQUIRE(stats.exit_code == 0);
+    const json figures = json::parse(stats.out, nullptr, false);
+    REQUIRE(figures.is_object());
+    CHECK(figures.at("servers").at(0).at("answered_from_cache") == 15);
 
     // Ten calls at once, two from each session: one start, and every call its own answer.
     std::vector<std::pair<McpSession*, json>> calls;

@@ -70,13 +70,15 @@ TEST_CASE("import converts the mcpServers shape into registry tables", "[ctl][im
           "args = [\"mcp-server-git\", \"--repository\", \"/srv/repo\"]\n"
           "env = { LC_ALL = \"C\" }\n"
           "cwd = \"/srv\"\n"
+          "lazy = true\n"
           "# mcp-server-git works on the agent's project (its roots or directory): one process\n"
           "# per project, so that no agent sees another project's files.\n"
           "sharing = \"project\"\n"
           "\n"
           "# Imported by mcpctl from /home/me/.claude.json\n"
           "[servers.plain]\n"
-          "command = \"mcpd-demo-server\"\n");
+          "command = \"mcpd-demo-server\"\n"
+          "lazy = true\n");
 
     const std::string hint = mcpctl::connect_hint(result);
     const auto hint_json = nlohmann::json::parse(hint);
