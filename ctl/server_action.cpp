@@ -65,7 +65,11 @@ std::vector<std::string> failed_servers(const nlohmann::json& result) {
 int exec_server_action(const Context& ctx, bool failed_is_error) {
     const mcpd::Result<WaitOption> wait = parse_wait(ctx.line(), kDefaultWait);
     MCPD_CHECK(wait.ok(), "build() let a bad --wait or --timeout through");
-    const mcpd::Duration timeout = wait->wait ? wait->timeout + kReplyMargin : kReplyTimeout;
+    return exec_server_action(ctx, failed_is_error, wait.value());
+}
+
+int exec_server_action(const Context& ctx, bool failed_is_error, const WaitOption& wait) {
+    const mcpd::Duration timeout = wait.wait ? wait.timeout + kReplyMargin : kReplyTimeout;
 
     nlohmann::json result;
     int exit_code = kExitOk;

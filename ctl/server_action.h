@@ -32,5 +32,7 @@ std::vector<std::string> failed_servers(const nlohmann::json& result);
 
 // Send, print, and return 1 when the daemon refused or, if `failed_is_error`, a server failed.
 int exec_server_action(const Context& ctx, bool failed_is_error);
+// The same for a request that waits as `wait` says (warm always waits).
+int exec_server_action(const Context& ctx, bool failed_is_error, const WaitOption& wait);
 
 }  // namespace mcpctl

@@ -1,19 +1,22 @@
 #include "daemon/instance_key.h"
 
+#include "common/enum_names.h"
+
 namespace mcpd {
 
+namespace {
+
+constexpr EnumName<InstanceKind> kInstanceKindNames[] = {
+    {"shared", InstanceKind::shared},
+    {"exclusive", InstanceKind::exclusive},
+    {"project", InstanceKind::project},
+    {"legacy", InstanceKind::legacy},
+};
+
+}  // namespace
+
 std::string_view to_string(InstanceKind kind) {
-    switch (kind) {
-        case InstanceKind::shared:
-            return "shared";
-        case InstanceKind::exclusive:
-            return "exclusive";
-        case InstanceKind::project:
-            return "project";
-        case InstanceKind::legacy:
-            return "legacy";
-    }
-    return "shared";
+    return name_of<InstanceKind>(kInstanceKindNames, kind);
 }
 
 InstanceKey InstanceKey::shared_of(const std::string& server) {

@@ -8,76 +8,44 @@ using nlohmann::json;
 
 namespace {
 
-// The capability that offers a list.
-std::string_view capability_of(ListKind kind) {
-    switch (kind) {
-        case ListKind::tools:
-            return "tools";
-        case ListKind::prompts:
-            return "prompts";
-        case ListKind::resources:
-        case ListKind::resource_templates:
-            return "resources";
-    }
-    return "tools";
-}
+// Everything a list is known by, in the order of kListKinds.
+struct ListNames {
+    std::string_view method;      // the request that lists it
+    std::string_view member;      // the member of its result that holds the items
+    std::string_view changed;     // the notification that says it changed
+    std::string_view capability;  // the server capability that offers it
+    std::string_view stored;      // its key in a catalog's JSON
+};
 
-// The key a list is stored under in a catalog's JSON.
-std::string_view stored_name(ListKind kind) {
-    switch (kind) {
-        case ListKind::tools:
-            return "tools";
-        case ListKind::prompts:
-            return "prompts";
-        case ListKind::resources:
-            return "resources";
-        case ListKind::resource_templates:
-            return "resource_templates";
-    }
-    return "tools";
+constexpr std::array<ListNames, 4> kListNames = {{
+    {"tools/list", "tools", "notifications/tools/list_changed", "tools", "tools"},
+    {"prompts/list", "prompts", "notifications/prompts/list_changed", "prompts", "prompts"},
+    {"resources/list", "resources", "notifications/resources/list_changed", "resources",
+     "resources"},
+    {"resources/templates/list", "resourceTemplates", "notifications/resources/list_changed",
+     "resources", "resource_templates"},
+}};
+
+const ListNames& names_of(ListKind kind) {
+    return kListNames[static_cast<std::size_t>(kind)];
 }
 
 }  // namespace
 
 std::string_view list_method(ListKind kind) {
-    switch (kind) {
-        case ListKind::tools:
-            return "tools/list";
-        case ListKind::prompts:
-            return "prompts/list";
-        case ListKind::resources:
-            return "resources/list";
-        case ListKind::resource_templates:
-            return "resources/templates/list";
-    }
-    return "tools/list";
+    return names_of(kind).method;
 }
 
 std::string_view list_member(ListKind kind) {
-    switch (kind) {
-        case ListKind::tools:
-            return "tools";
-        case ListKind::prompts:
-            return "prompts";
-        case ListKind::resources:
-            return "resources";
-        case ListKind::resource_templates:
-            return "resourceTemplates";
-    }
-    return "tools";
+    return names_of(kind).member;
 }
 
 std::string_view list_changed_method(ListKind kind) {
-    switch (kind) {
-        case ListKind::tools:
-            return "notifications/tools/list_changed";
-        case ListKind::prompts:
-            return "notifications/prompts/list_changed";
-        case ListKind::resources:
-        case ListKind::resource_templates:
-            return "notifications/resources/list_changed";
-    }
-    return "notifications/tools/list_changed";
+    return names_of(kind).changed;
+}
+
+std::string_view list_capability(ListKind kind) {
+    return names_of(kind).capability;
 }
 
 std::optional<ListKind> list_kind_of(std::string_view method) {
@@ -93,7 +61,7 @@ bool Catalog::complete() const {
         if (list(kind).known) continue;
         const bool offered =
             capabilities != nullptr &&
-            json_read::member(*capabilities, capability_of(kind)) != nullptr;
+            json_read::member(*capabilities, list_capability(kind)) != nullptr;
         if (offered) return false;
     }
     return true;
@@ -115,7 +83,7 @@ json catalog_to_json(const Catalog& catalog) {
     for (const ListKind kind : kListKinds) {
         const CatalogList& list = catalog.list(kind);
         if (!list.known) continue;
-        lists[std::string(stored_name(kind))] = {{"items", list.items},
+        lists[std::string(names_of(kind).stored)] = {{"items", list.items},
                                                  {"private", list.private_scope}};
     }
     return {{"protocol_version", catalog.protocol_version},
@@ -150,7 +118,7 @@ Result<Catalog> catalog_from_json(const json& value) {
     for (const auto& [name, entry] : lists->items()) {
         std::optional<ListKind> kind;
         for (const ListKind candidate : kListKinds) {
-            if (stored_name(candidate) == name) kind = candidate;
+            if (names_of(candidate).stored == name) kind = candidate;
         }
         if (!kind) return permanent_failure("the cache entry has a list named '" + name + "'");
         const json* items = json_read::member(entry, "items");

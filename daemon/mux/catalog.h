@@ -29,6 +29,8 @@ inline constexpr std::array<ListKind, 4> kListKinds = {ListKind::tools, ListKind
 std::string_view list_method(ListKind kind);
 std::string_view list_member(ListKind kind);
 std::string_view list_changed_method(ListKind kind);
+// The server capability that offers a list ("tools", "prompts", "resources").
+std::string_view list_capability(ListKind kind);
 // The kind a list method asks for; none for another method.
 std::optional<ListKind> list_kind_of(std::string_view method);
 

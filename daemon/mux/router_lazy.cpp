@@ -17,10 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string_view capability_name(ListKind kind) {
-    return kind == ListKind::tools ? "tools" : kind == ListKind::prompts ? "prompts" : "resources";
-}
-
 std::int64_t wall_seconds() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -100,7 +96,7 @@ void Router::refresh_catalog() {
     refresh_failed_ = false;
     const json* capabilities = json_read::object_at(initialize_result_, "capabilities");
     for (const ListKind kind : kListKinds) {
-        if (capabilities == nullptr || json_read::member(*capabilities, capability_name(kind)) == nullptr)
+        if (capabilities == nullptr || json_read::member(*capabilities, list_capability(kind)) == nullptr)
             continue;
         ++refresh_pending_;
         ask_catalog_page(kind, {});
@@ -159,7 +155,7 @@ void Router::finish_catalog_refresh() {
         const std::vector<std::string_view> announced = announced_lists();
         std::vector<std::string_view> told;
         for (const ListKind kind : changed_lists(*catalog_, refreshing_)) {
-            const std::string_view name = capability_name(kind);
+            const std::string_view name = list_capability(kind);
             if (std::find(announced.begin(), announced.end(), name) == announced.end() ||
                 std::find(told.begin(), told.end(), name) != told.end())
                 continue;

@@ -257,3 +257,27 @@ TEST_CASE("a group of lazy servers starts only the member a call reaches", "[laz
     CHECK(env.state("alpha") == "stopped");
     CHECK(env.state("gamma") == "stopped");
 }
+
+TEST_CASE("mcpctl warm fills a cold lazy server's cache, and it sleeps again", "[lazy]") {
+    TestEnv env("lazy-warm");
+    env.write_registry(server_toml("demo", {}, {{"lazy", "true"}, {"idle_timeout", "\"1s\""}}));
+    env.start_daemon();
+    CHECK(lazy_cache_files(env).empty());
+    const RunResult warm = env.ctl({"warm", "demo"});
+    INFO(warm.describe());
+    REQUIRE(warm.exit_code == 0);
+    CHECK(warm.out.find("demo: running") != std::string::npos);
+    wait_until("the cache file", 20s, [&] { return lazy_cache_files(env).size() == 1; });
+    wait_until("the warmed server to sleep", 20s, [&] {
+        return env.ctl({"status"}).out.find("sleeping (cached ") != std::string::npos;
+    });
+    CHECK(env.marked_processes().empty());
+    // A session is now answered from the cache.
+    const std::size_t starts = lazy_starts(env);
+    McpSession session(env.socket(), "demo");
+    session.initialize("agent");
+    CHECK_FALSE(lazy_tool_names(session).empty());
+    CHECK(lazy_starts(env) == starts);
+    // A bad --timeout is a usage error.
+    CHECK(env.ctl({"warm", "demo", "--timeout", "soon"}).exit_code == 2);
+}

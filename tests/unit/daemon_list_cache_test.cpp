@@ -68,6 +68,8 @@ TEST_CASE("catalog: list methods, members and notifications by kind", "[cache]")
     CHECK(list_changed_method(ListKind::resource_templates) ==
           "notifications/resources/list_changed");
     CHECK(list_kind_of("prompts/list") == ListKind::prompts);
+    CHECK(list_capability(ListKind::resource_templates) == "resources");
+    for (const ListKind kind : kListKinds) CHECK(list_kind_of(list_method(kind)) == kind);
     CHECK_FALSE(list_kind_of("tools/call"));
 }
 
