@@ -99,7 +99,9 @@ build_started=$SECONDS
 set +e
 # MCPD_STRICT_BUILD: warnings are errors and the code is built at -O3 (debian/rules), so this
 # build stands in for a separate optimised build of the product in CI.
-(cd "$tree" && MCPD_STRICT_BUILD=1 DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
+# noautodbgsym: that build has no debug information (debian/rules), so there is nothing for a
+# debug symbols package to hold.
+(cd "$tree" && MCPD_STRICT_BUILD=1 DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=$(nproc)" \
     dpkg-buildpackage -us -uc -b 2>&1) |
     while IFS= read -r line; do printf '%s %s\n' "$EPOCHSECONDS" "$line"; done >"$work/build.log"
 build_status=${PIPESTATUS[0]}
