@@ -203,9 +203,11 @@ mcpd::Result<AdoptPlan> plan_adopt_toml(std::string_view text, const AdoptOption
         std::vector<TextEdit> mine;
         if (std::string why = editor.rewrite(*table, entry.server.name, mine); !why.empty()) {
             plan.left.push_back({key, std::move(why)});
+            // A named copy: clang 14 cannot capture a structured binding in a lambda.
+            const std::string& dropped = key;
             plan.servers.erase(std::remove_if(plan.servers.begin(), plan.servers.end(),
-                                              [&](const ImportedServer& server) {
-                                                  return server.original_name == key;
+                                              [&dropped](const ImportedServer& server) {
+                                                  return server.original_name == dropped;
                                               }),
                                plan.servers.end());
             continue;

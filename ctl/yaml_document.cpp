@@ -101,7 +101,7 @@ mcpd::Result<YamlNode> read_node(YamlReader& reader, const yaml_event_t& event, 
         return node;
     }
     for (std::size_t i = 0; i + 1 < children.size(); i += 2)
-        node.members.emplace_back(std::move(children[i]), std::move(children[i + 1]));
+        node.members.push_back(YamlMember{std::move(children[i]), std::move(children[i + 1])});
     return node;
 }
 

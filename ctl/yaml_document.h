@@ -13,6 +13,8 @@
 
 namespace mcpctl {
 
+struct YamlMember;
+
 struct YamlNode {
     enum class Kind { scalar, sequence, mapping };
     Kind kind = Kind::scalar;
@@ -23,9 +25,16 @@ struct YamlNode {
     bool anchored = false;        // it has an anchor, a tag, or is an alias (*name)
     std::string value;            // a scalar's text
     std::vector<YamlNode> items;  // a sequence's
-    std::vector<std::pair<YamlNode, YamlNode>> members;  // a mapping's, in order
+    std::vector<YamlMember> members;  // a mapping's, in order
 
     const YamlNode* get(std::string_view key) const;  // a mapping's value by key
+};
+
+// A key and its value. Not a std::pair: that would need YamlNode complete inside itself,
+// which clang's reading of libstdc++ refuses; named like one all the same.
+struct YamlMember {
+    YamlNode first;
+    YamlNode second;
 };
 
 // The one document of `text`. Fails, naming the line, when libyaml cannot read it, when it
