@@ -89,7 +89,7 @@ public:
             try {
                 value = json::parse(strict_.substr(member.value.begin, member.value.size()),
                                     nullptr, true, true);
-            } catch (const json::parse_error&) {
+            } catch (const json::exception&) {
                 value = nullptr;  // reported below as an entry that is not an object
             }
             std::string left;
@@ -175,7 +175,7 @@ private:
 };
 
 // nlohmann's parse error without its "[json.exception...] " prefix.
-std::string parse_error_text(const json::parse_error& error) {
+std::string parse_error_text(const json::exception& error) {
     std::string what = error.what();
     if (const auto bracket = what.find("] "); what.starts_with('[') && bracket != std::string::npos)
         what.erase(0, bracket + 2);
@@ -189,7 +189,8 @@ mcpd::Result<AdoptPlan> plan_adopt_json(std::string_view text, const AdoptOption
     json doc;
     try {
         doc = json::parse(strict, nullptr, true, true);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
+        // A parse error, or a number too large for a double (out_of_range).
         std::string sentence = "not valid JSON: ";
         sentence += parse_error_text(e);
         return mcpd::permanent_failure(std::move(sentence));

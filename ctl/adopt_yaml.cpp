@@ -159,16 +159,24 @@ bool edited_as_planned(json before, std::string_view edited, YamlShape shape,
                        const std::vector<Adopted>& adopted) {
     mcpd::Result<YamlNode> after = parse_yaml(edited);
     if (!after) return false;
-    for (const Adopted& entry : adopted) {
-        json& value = before[entry.pointer];
-        value[shape == YamlShape::goose ? "cmd" : "command"] = "mcpctl";
-        value["args"] = json::array({"connect", entry.name});
-        if (shape == YamlShape::goose) {
-            if (value.contains("envs") && value["envs"].is_object()) value["envs"] = json::object();
-        } else {
-            value.erase("env");
-            value.erase("cwd");
+    // A document whose JSON view lacks an entry where the YAML had it (repeated keys fold into
+    // one) or holds it as another type cannot be checked: it is left as it is.
+    try {
+        for (const Adopted& entry : adopted) {
+            json& value = before.at(entry.pointer);
+            if (!value.is_object()) return false;
+            value[shape == YamlShape::goose ? "cmd" : "command"] = "mcpctl";
+            value["args"] = json::array({"connect", entry.name});
+            if (shape == YamlShape::goose) {
+                if (value.contains("envs") && value["envs"].is_object())
+                    value["envs"] = json::object();
+            } else {
+                value.erase("env");
+                value.erase("cwd");
+            }
         }
+    } catch (const json::exception&) {
+        return false;
     }
     return before == yaml_to_json(after.value());
 }
@@ -205,10 +213,11 @@ mcpd::Result<AdoptPlan> plan_adopt_yaml(std::string_view text, const AdoptOption
         const YamlNode& node =
             shape == YamlShape::goose ? extensions->members[i].second : list->items[i];
         const json value = yaml_to_json(node);
+        // An item that is not a mapping has no name (json::value would throw on it).
+        const json* named = value.is_object() && value.contains("name") ? &value["name"] : nullptr;
         std::string key = shape == YamlShape::goose ? extensions->members[i].first.value
-                          : value.value("name", json("")).is_string()
-                              ? value.value("name", std::string())
-                              : std::string();
+                          : named != nullptr && named->is_string() ? named->get<std::string>()
+                                                                   : std::string();
         if (key.empty()) key = std::string("entry ").append(std::to_string(i + 1));
         json::json_pointer pointer =
             shape == YamlShape::goose

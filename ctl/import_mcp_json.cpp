@@ -126,7 +126,7 @@ mcpd::Result<ImportResult> convert_mcp_json(std::string_view text, const ServerA
     json doc;
     try {
         doc = json::parse(text.begin(), text.end(), nullptr, true, true);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // a parse error, or a number out of range
         std::string what = e.what();
         if (const auto bracket = what.find("] ");
             what.starts_with('[') && bracket != std::string::npos)
