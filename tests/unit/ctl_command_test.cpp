@@ -68,7 +68,8 @@ TEST_CASE("the real table holds every command, sorted", "[ctl][command]") {
     }
     CHECK(names == std::vector<std::string>{"adopt", "connect", "dial", "help", "import", "logs",
                                             "metrics", "reload", "restart", "sessions", "shutdown",
-                                            "start", "stats", "status", "stop", "top", "version"});
+                                            "start", "stats", "status", "stop", "top", "version",
+                                            "warm"});
 
     std::string error;
     CHECK(find("rel", error)->name == "reload");
