@@ -2,7 +2,6 @@
 // lazy server's cache of its lists is filled (it stops again after its idle_timeout). The
 // request is start with --wait; only the words differ.
 #include "common/control_protocol.h"
-#include "common/duration.h"
 #include "ctl/server_action.h"
 
 namespace mcpctl {
@@ -13,17 +12,9 @@ constexpr OptionSpec kWarmOptions[] = {
     {'t', "timeout", "DURATION", "give up waiting after DURATION (30s, 2m; default 60s)"},
 };
 
-// --timeout DURATION, or the protocol's default wait.
+// --timeout DURATION, or the protocol's default wait; warm always waits.
 mcpd::Result<WaitOption> warm_wait(const CommandLine& line) {
-    WaitOption wait{true, mcpd::control::kDefaultWait};
-    if (!line.has("timeout")) return wait;
-    const std::string text = line.value("timeout");
-    const auto parsed = mcpd::parse_duration(text);
-    if (!parsed)
-        return mcpd::permanent_failure("--timeout wants a duration such as 30s, 500ms or 2m, not '" +
-                                       text + "'");
-    wait.timeout = *parsed;
-    return wait;
+    return parse_wait(line, mcpd::control::kDefaultWait, true);
 }
 
 mcpd::Result<nlohmann::json> build(const CommandLine& line) {

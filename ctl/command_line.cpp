@@ -188,8 +188,9 @@ bool parse_invocation(const std::vector<std::string>& args, Invocation& out, Usa
     return true;
 }
 
-mcpd::Result<WaitOption> parse_wait(const CommandLine& line, mcpd::Duration fallback) {
-    WaitOption out{line.has("wait"), fallback};
+mcpd::Result<WaitOption> parse_wait(const CommandLine& line, mcpd::Duration fallback,
+                                    bool always_wait) {
+    WaitOption out{always_wait || line.has("wait"), fallback};
     if (!line.has("timeout")) return out;
     const std::string text = line.value("timeout");
     if (!out.wait) return mcpd::permanent_failure("--timeout only applies with --wait");

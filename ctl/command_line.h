@@ -59,7 +59,9 @@ struct WaitOption {
     bool wait = false;
     mcpd::Duration timeout{};  // `fallback` unless --timeout gave one
 };
-// Fails when --timeout is not a duration or is given without --wait.
-mcpd::Result<WaitOption> parse_wait(const CommandLine& line, mcpd::Duration fallback);
+// Fails when --timeout is not a duration or is given without --wait (`always_wait`: the
+// command waits whether or not --wait is given, as warm does).
+mcpd::Result<WaitOption> parse_wait(const CommandLine& line, mcpd::Duration fallback,
+                                    bool always_wait = false);
 
 }  // namespace mcpctl
