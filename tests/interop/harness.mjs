@@ -114,10 +114,17 @@ function demoServerDefinition(binDir, flags) {
   return { command: bin, args: flags, env: {}, script: bin, version };
 }
 
-// The servers the scenarios use, as registry entries: a reference server by name, or
-// { name, demo: [FLAGS] } for the demo server of this build under that name.
+// The servers the scenarios use, as registry entries: a reference server by name,
+// { name, demo: [FLAGS] } for the demo server of this build under that name, or
+// { name, server: 'everything' } for a reference server under another name (several entries of
+// one server in a registry).
 function serverDefinition(server, tmp, binDir) {
-  if (typeof server === 'object') return demoServerDefinition(binDir, server.demo);
+  if (typeof server === 'object' && server.demo) return demoServerDefinition(binDir, server.demo);
+  if (typeof server === 'object') return referenceServerDefinition(server.server, tmp, server.name);
+  return referenceServerDefinition(server, tmp, server);
+}
+
+function referenceServerDefinition(server, tmp, name) {
   switch (server) {
     case 'everything': {
       const { script, version } = packageBin('@modelcontextprotocol/server-everything');
@@ -125,7 +132,8 @@ function serverDefinition(server, tmp, binDir) {
     }
     case 'memory': {
       const { script, version } = packageBin('@modelcontextprotocol/server-memory');
-      const env = { MEMORY_FILE_PATH: path.join(tmp, 'memory.jsonl') };
+      // Each entry its own knowledge graph file.
+      const env = { MEMORY_FILE_PATH: path.join(tmp, name === 'memory' ? 'memory.jsonl' : `memory-${name}.jsonl`) };
       return { command: process.execPath, args: [script], env, script, version };
     }
     case 'filesystem': {
@@ -263,6 +271,7 @@ class Context {
     this.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpd-interop-'));
     // Where mcpd listens by default under `systemctl --user`, and where mcpctl must find it.
     this.socket = this.runtimeDir ? path.join(this.runtimeDir, 'mcpd', 'mcpd.sock') : path.join(this.tmp, 'mcpd.sock');
+    this.stateDir = path.join(this.tmp, 'state');
     this.runs = [];
     this.running = new Set();
     this.definitions = {};
@@ -291,13 +300,19 @@ class Context {
     const registry = path.join(this.tmp, 'registry.toml');
     fs.writeFileSync(registry, registryToml(this.definitions, this.options.extraToml));
     this.daemonLog = path.join(this.tmp, 'mcpd.log');
-    const out = fs.openSync(this.daemonLog, 'w');
+    // Appended to: a scenario that restarts mcpd keeps the log of each run. This run's
+    // output starts at daemonLogStart.
+    this.daemonLogStart = fs.existsSync(this.daemonLog) ? fs.statSync(this.daemonLog).size : 0;
+    const out = fs.openSync(this.daemonLog, 'a');
     // In a userRuntimeDir scenario mcpd picks its socket itself, from XDG_RUNTIME_DIR, as under
     // `systemctl --user` (only mcpd's environment has it).
     const argv = this.runtimeDir
       ? [this.mcpd, '--config', registry]
       : [this.mcpd, '--config', registry, '--socket', this.socket];
-    const env = this.runtimeDir ? { ...process.env, XDG_RUNTIME_DIR: this.runtimeDir } : process.env;
+    // Its state (the cache of lazy servers) in the temporary directory, as under systemd's
+    // StateDirectory=: the same across a restartDaemon(), never the user's own.
+    const env = { ...process.env, STATE_DIRECTORY: this.stateDir };
+    if (this.runtimeDir) env.XDG_RUNTIME_DIR = this.runtimeDir;
     // setpriv --pdeathsig: mcpd gets SIGTERM should this process be killed without cleaning up.
     const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
     const [command, ...args] = setpriv ? [setpriv, '--pdeathsig', 'TERM', '--', ...argv] : argv;
@@ -334,6 +349,21 @@ class Context {
     this.daemon.kill('SIGKILL');
     await Promise.race([this.daemonExit, sleep(2000)]);
     return 'mcpd did not exit within 10 s of SIGTERM (killed)';
+  }
+
+  // Stops mcpd and starts a new one on the same registry, socket and state directory (the
+  // cache of lazy servers persists); its output goes on in the same log.
+  async restartDaemon() {
+    const problem = await this.stopDaemon();
+    if (problem) fail(problem);
+    check(this.daemon.exitCode === 0, `mcpd exited with ${this.daemon.exitCode ?? this.daemon.signalCode} on SIGTERM`);
+    log(`mcpd stopped (pid ${this.daemon.pid})`);
+    await this.startDaemon();
+  }
+
+  // The pids of every process below mcpd: its servers' processes and theirs, and its keeper.
+  daemonDescendants() {
+    return this.daemon ? descendants(this.daemon.pid) : [];
   }
 
   // An SDK client connected to `server`: through `mcpctl connect SERVER`, or to its own copy of
