@@ -154,6 +154,12 @@ json to_json(const StatsRequest& r) {
     return out;
 }
 
+json to_json(const ClearCacheRequest& r) {
+    json out = request(Command::clear_cache);
+    if (!r.servers.empty()) out["servers"] = r.servers;
+    return out;
+}
+
 Result<StatusRequest> parse_status(const json& request) {
     Result<std::vector<std::string>> servers = server_names(request, true);
     if (!servers) return servers.failure();
@@ -259,6 +265,12 @@ Result<StatsRequest> parse_stats(const json& request) {
                         .children = children.value()};
 }
 
+Result<ClearCacheRequest> parse_clear_cache(const json& request) {
+    Result<std::vector<std::string>> servers = server_names(request, true);
+    if (!servers) return servers.failure();
+    return ClearCacheRequest{std::move(servers).value()};
+}
+
 json ok_reply(json result) {
     return {{"ok", true}, {"result", std::move(result)}};
 }
@@ -305,6 +317,17 @@ json to_json(const ReloadResult& r) {
 
 json logs_result(const std::vector<std::string>& lines) {
     return {{"lines", lines}};
+}
+
+json clear_cache_result(std::size_t entries, const std::vector<ClearedCache>& servers) {
+    json out = {{"entries", entries}};
+    if (!servers.empty()) {
+        json list = json::array();
+        for (const ClearedCache& s : servers)
+            list.push_back({{"name", s.server}, {"entries", s.entries}});
+        out["servers"] = std::move(list);
+    }
+    return out;
 }
 
 json shutdown_result() {

@@ -57,7 +57,8 @@ enum class Command {
     shutdown,
     attach,
     sessions,
-    stats
+    stats,
+    clear_cache
 };
 
 inline constexpr EnumName<Command> kCommandNames[] = {
@@ -65,6 +66,7 @@ inline constexpr EnumName<Command> kCommandNames[] = {
     {"stop", Command::stop},         {"restart", Command::restart},   {"reload", Command::reload},
     {"logs", Command::logs},         {"shutdown", Command::shutdown}, {"attach", Command::attach},
     {"sessions", Command::sessions}, {"stats", Command::stats},
+    {"clear_cache", Command::clear_cache},
 };
 
 std::string_view to_string(Command command);
@@ -124,6 +126,11 @@ struct StatsRequest {
     bool children = false;  // and per process, where a server has several
 };
 
+// `mcpctl cache clear`: drop lazy servers' cached lists.
+struct ClearCacheRequest {
+    std::vector<std::string> servers;  // empty: every entry of the cache
+};
+
 nlohmann::json to_json(const StatusRequest& request);
 nlohmann::json to_json(const ActionRequest& request);
 nlohmann::json to_json(const ReloadRequest& request);
@@ -131,6 +138,7 @@ nlohmann::json to_json(const LogsRequest& request);
 nlohmann::json to_json(const AttachRequest& request);
 nlohmann::json to_json(const SessionsRequest& request);
 nlohmann::json to_json(const StatsRequest& request);
+nlohmann::json to_json(const ClearCacheRequest& request);
 
 Result<StatusRequest> parse_status(const nlohmann::json& request);
 // `command` is the one the request was dispatched as: start, stop or restart.
@@ -141,6 +149,7 @@ Result<AttachRequest> parse_attach(const nlohmann::json& request);
 // Never fails: a "server" that is not a string is read as none, as mcpd always has.
 SessionsRequest parse_sessions(const nlohmann::json& request);
 Result<StatsRequest> parse_stats(const nlohmann::json& request);
+Result<ClearCacheRequest> parse_clear_cache(const nlohmann::json& request);
 
 // ---- Replies: {"ok": true, "result": {...}} or {"ok": false, "error": {...}}.
 
@@ -177,6 +186,12 @@ nlohmann::json to_json(const AttachResult& result);
 // Whether an attach result asks for the descriptors ("send_fds": true).
 bool asks_for_fds(const nlohmann::json& attach_result);
 nlohmann::json sessions_result(nlohmann::json sessions);
+// clear_cache: how many entries went, in all and per named server (`servers` only when named).
+struct ClearedCache {
+    std::string server;
+    std::size_t entries = 0;
+};
+nlohmann::json clear_cache_result(std::size_t entries, const std::vector<ClearedCache>& servers);
 
 // ---- Messages that are not replies.
 

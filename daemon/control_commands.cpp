@@ -66,6 +66,8 @@ void ControlCommands::dispatch(ControlConnection& c, Command command, const json
             return sessions(c, request);
         case Command::stats:
             return stats(c, request);
+        case Command::clear_cache:
+            return clear_cache(c, request);
     }
 }
 

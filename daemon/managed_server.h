@@ -136,6 +136,9 @@ public:
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const { return supervisor_.failure(); }
+    // `mcpctl cache clear`: what the router knew of its lists goes (its file is dropped by the
+    // caller); cold until the process runs again.
+    void forget_catalog() { router_.drop_catalog(); }
     // A session attached or left (Supervisor::on_sessions_changed).
     void sessions_changed() { supervisor_.on_sessions_changed(router_.session_count()); }
 

@@ -13,6 +13,8 @@ inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kMethodNotFound = -32601;
 inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
+// 2026-07-28: a request's _meta names a revision the server does not support.
+inline constexpr int kUnsupportedProtocolVersion = -32022;
 
 // {"jsonrpc":"2.0","id":<raw_id>,"result":<result_json>}
 std::string result(std::string_view raw_id, std::string_view result_json);

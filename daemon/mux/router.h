@@ -484,6 +484,10 @@ private:
     // A line of a sleeping server's session answered from the catalog; false when it needs
     // the child (it then waits for it, as on any server that is starting).
     bool answer_from_catalog(SessionState& s, std::string_view line, const wire::Envelope& e);
+    bool answer_list_from_catalog(SessionState& s, std::string_view line, const wire::Envelope& e);
+    // A modern-era session's server/discover and lists, for a revision the server supports.
+    bool answer_modern_from_catalog(SessionState& s, std::string_view line,
+                                    const wire::Envelope& e);
     // The catalog's handshake becomes what sessions are initialized with.
     void take_handshake_from_catalog();
     // Read every list the child offers again (all pages), into refreshing_.

@@ -48,8 +48,10 @@ void Router::take_handshake_from_catalog() {
 }
 
 bool Router::answer_from_catalog(SessionState& s, std::string_view line, const wire::Envelope& e) {
-    // A modern child's requests each carry their own _meta: they go to it.
-    if (modern_) return false;
+    // Nothing runs and nothing waits: a cancellation has nothing to reach.
+    if (e.is_notification() && e.method_is("notifications/cancelled") && queue_.empty())
+        return true;
+    if (modern_) return answer_modern_from_catalog(s, line, e);
     if (e.is_notification()) {
         if (!e.method_is("notifications/initialized")) return false;
         handle_session_notification(s, line, e);
@@ -73,6 +75,11 @@ bool Router::answer_from_catalog(SessionState& s, std::string_view line, const w
         ++answered_from_cache_;
         return true;
     }
+    return answer_list_from_catalog(s, line, e);
+}
+
+bool Router::answer_list_from_catalog(SessionState& s, std::string_view line,
+                                      const wire::Envelope& e) {
     const std::optional<ListKind> kind = list_kind_of(e.method);
     if (!kind) return false;
     const CatalogList& list = catalog_->list(*kind);
@@ -81,7 +88,53 @@ bool Router::answer_from_catalog(SessionState& s, std::string_view line, const w
         return false;
     json result = json::object();
     result[std::string(list_member(*kind))] = list.items;
-    reply(s, raw_id, result.dump(-1, ' ', false, json::error_handler_t::replace));
+    reply(s, e.id.in(line), result.dump(-1, ' ', false, json::error_handler_t::replace));
+    ++answered_from_cache_;
+    return true;
+}
+
+bool Router::answer_modern_from_catalog(SessionState& s, std::string_view line,
+                                        const wire::Envelope& e) {
+    // 2026-07-28: no handshake; each request names its revision in its _meta. What a sleeping
+    // modern server answers without a process is server/discover and the lists, for a
+    // revision the server supports (the catalog's DiscoverResult says which).
+    if (!e.is_request()) return false;
+    const bool discover = e.method_is("server/discover");
+    if (!discover && !list_kind_of(e.method)) return false;
+    const std::string_view raw_id = e.id.in(line);
+    if (outstanding(s, raw_id)) return false;  // refused as a duplicate by the usual path
+    const json request = parse_forwarded(line);
+    const json* params = json_read::object_at(request, "params");
+    const json* meta = params != nullptr ? json_read::object_at(*params, "_meta") : nullptr;
+    const std::string* requested =
+        meta != nullptr ? json_read::string_at(*meta, "io.modelcontextprotocol/protocolVersion")
+                        : nullptr;
+    // Without its revision the request is invalid: the child's own error says so.
+    if (requested == nullptr) return false;
+    const json* supported = json_read::member(catalog_->handshake, "supportedVersions");
+    const bool known = supported != nullptr && supported->is_array() &&
+                       std::find(supported->begin(), supported->end(), json(*requested)) !=
+                           supported->end();
+    if (!known) {
+        // What the server itself answers a revision it lacks (UnsupportedProtocolVersion).
+        json error = {{"code", jsonrpc::kUnsupportedProtocolVersion},
+                      {"message", "unsupported protocol version: " + *requested},
+                      {"data",
+                       {{"supported", supported != nullptr && supported->is_array()
+                                          ? *supported
+                                          : json::array()},
+                        {"requested", *requested}}}};
+        std::string text = "{\"jsonrpc\":\"2.0\",\"id\":";
+        text += raw_id;
+        text += ",\"error\":";
+        text += error.dump(-1, ' ', false, json::error_handler_t::replace);
+        text += '}';
+        sessions_out_.send(s.id, text);
+        ++answered_from_cache_;
+        return true;
+    }
+    if (!discover) return answer_list_from_catalog(s, line, e);
+    reply(s, raw_id, catalog_->handshake.dump(-1, ' ', false, json::error_handler_t::replace));
     ++answered_from_cache_;
     return true;
 }

@@ -18,6 +18,13 @@ std::uint64_t Router::send_internal(std::string_view method, const json& params,
     p.uri = std::move(uri);
     pending_[id] = std::move(p);
     json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+    if (modern_) {
+        // A modern child reads each request's revision and client from its own _meta.
+        request["params"]["_meta"] = {
+            {"io.modelcontextprotocol/protocolVersion", child_version_},
+            {"io.modelcontextprotocol/clientCapabilities", json::object()},
+            {"io.modelcontextprotocol/clientInfo", {{"name", "mcpd"}, {"version", MCPD_VERSION}}}};
+    }
     env_.child_send(request.dump());
     return id;
 }

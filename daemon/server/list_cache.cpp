@@ -77,7 +77,8 @@ std::string cache_key(const config::ServerConfig& config, std::optional<uid_t> u
                     {"groups", config.run_as->groups}, {"user", config.run_as->user},
                     {"home", config.run_as->home}};
     }
-    const json key = {"mcpd-cache-key-1",
+    const json key = {"mcpd-cache-key-2",
+                      config.name,
                       config.command,
                       config.args,
                       config.env,

@@ -18,8 +18,8 @@
 
 namespace mcpd {
 
-// The key of an instance's cache entry: the SHA-256 of everything that makes its child what it
-// is (its command, arguments, environment and env_file, working directory, roots, era, the
+// The key of an instance's cache entry: the SHA-256 of its entry's name and of everything that
+// makes its child what it is (its command, arguments, environment and env_file, working directory, roots, era, the
 // identity it runs as) and of `user` where children are keyed by user. `config` is the
 // instance's own (a project's child's has its project filled in).
 std::string cache_key(const config::ServerConfig& config, std::optional<uid_t> user);

@@ -13,6 +13,7 @@
 
 #include "harness.h"
 #include "mcp_session.h"
+#include "other_user.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -280,4 +281,67 @@ TEST_CASE("mcpctl warm fills a cold lazy server's cache, and it sleeps again", "
     CHECK(lazy_starts(env) == starts);
     // A bad --timeout is a usage error.
     CHECK(env.ctl({"warm", "demo", "--timeout", "soon"}).exit_code == 2);
+}
+
+TEST_CASE("mcpctl cache clear drops a lazy server's cache, for root and mcpd's user only",
+          "[lazy][access]") {
+    const OtherUser user;
+    TestEnv env("lazy-clear");
+    const std::string allowed = "[\"" + user.id() + "\"]";
+    env.write_registry(kOpenSocket +
+                       server_toml("demo", {}, {{"lazy", "true"}, {"allow_users", allowed}}) +
+                       server_toml("other", {}, {{"lazy", "true"}}));
+    open_directory(env.dir());
+    env.start_daemon();
+    for (const char* name : {"demo", "other"}) {
+        McpSession filler(env.socket(), name);
+        filler.initialize("filler");
+        CHECK_FALSE(lazy_tool_names(filler).empty());
+    }
+    wait_until("two cache files", 20s, [&] { return lazy_cache_files(env).size() == 2; });
+    env.daemon().terminate();
+    env.drop_daemon();
+    env.start_daemon();
+    CHECK(env.ctl({"status", "demo"}).out.find("sleeping (cached ") != std::string::npos);
+
+    // A user allowed to use the server may not empty the cache every user is served from.
+    std::vector<std::string> argv = user.command(
+        {bin("mcpctl"), "--socket", env.socket(), "cache", "clear", "demo"});
+    const RunResult denied = run_process(argv);
+    INFO(denied.describe());
+    CHECK(denied.exit_code == 1);
+    CHECK(denied.err.find("permission denied") != std::string::npos);
+    CHECK(lazy_cache_files(env).size() == 2);
+
+    // A name mcpd does not have changes nothing, and says which ones it has.
+    const RunResult unknown = env.ctl({"cache", "clear", "demo", "nosuch"});
+    CHECK(unknown.exit_code == 1);
+    CHECK(unknown.err.find("nosuch") != std::string::npos);
+    CHECK(lazy_cache_files(env).size() == 2);
+    CHECK(env.ctl({"cache"}).exit_code == 2);  // no action
+
+    const RunResult cleared = env.ctl({"cache", "clear", "demo"});
+    INFO(cleared.describe());
+    REQUIRE(cleared.exit_code == 0);
+    CHECK(cleared.out == "demo: dropped 1 cache entry\n");
+    CHECK(lazy_cache_files(env).size() == 1);
+    CHECK(env.ctl({"status", "demo"}).out.find("cold (no cache)") != std::string::npos);
+    CHECK(env.ctl({"status", "other"}).out.find("sleeping (cached ") != std::string::npos);
+
+    // Cold: the next session's lists start the server, which fills the cache again.
+    const std::size_t starts = lazy_starts(env);
+    {
+        McpSession session(env.socket(), "demo");
+        session.initialize("agent");
+        CHECK_FALSE(lazy_tool_names(session).empty());
+        CHECK(lazy_starts(env) == starts + 1);
+    }
+    wait_until("the cache filled again", 20s, [&] { return lazy_cache_files(env).size() == 2; });
+
+    // Without names: every entry.
+    const RunResult all = env.ctl({"--json", "cache", "clear"});
+    INFO(all.describe());
+    REQUIRE(all.exit_code == 0);
+    CHECK(json::parse(all.out)["entries"] == 2);
+    CHECK(lazy_cache_files(env).empty());
 }

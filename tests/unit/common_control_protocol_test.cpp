@@ -49,7 +49,7 @@ TEST_CASE("every command has one word, read both ways", "[common][control]") {
         CHECK(to_string(command) == name);
         CHECK(command_named(name) == command);
     }
-    CHECK(std::size(kCommandNames) == 11);
+    CHECK(std::size(kCommandNames) == 12);
     CHECK_FALSE(command_named("frobnicate"));
     CHECK_FALSE(command_named("Status"));
     CHECK(request(Command::shutdown) ==
@@ -57,6 +57,20 @@ TEST_CASE("every command has one word, read both ways", "[common][control]") {
 }
 
 TEST_CASE("requests are built as docs/CONTROL.md spells them and read back", "[common][control]") {
+    SECTION("clear_cache") {
+        CHECK(to_json(ClearCacheRequest{}) ==
+              json{{"protocol", kProtocolVersion}, {"command", "clear_cache"}});
+        const json named = to_json(ClearCacheRequest{{"demo"}});
+        CHECK(named["servers"] == json::array({"demo"}));
+        CHECK(parse_clear_cache(named)->servers == std::vector<std::string>{"demo"});
+        CHECK(parse_clear_cache(to_json(ClearCacheRequest{}))->servers.empty());
+        json bad = named;
+        bad["servers"] = "demo";
+        CHECK_FALSE(parse_clear_cache(bad));
+        CHECK(clear_cache_result(3, {}) == json{{"entries", 3}});
+        CHECK(clear_cache_result(1, {{"demo", 1}})["servers"] ==
+              json::array({{{"name", "demo"}, {"entries", 1}}}));
+    }
     SECTION("status") {
         CHECK_FALSE(to_json(StatusRequest{}).contains("servers"));
         const json named = to_json(StatusRequest{{"a", "b"}});

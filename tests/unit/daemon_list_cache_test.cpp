@@ -149,10 +149,11 @@ TEST_CASE("cache key: every input that makes the child what it is changes it", "
     CHECK(keys.size() == 11);
     CHECK(cache_key(base, 1001) != key);
     CHECK(cache_key(base, 1001) != cache_key(base, 1002));
-    // The name is not part of it: two entries that run the same program share what it lists.
+    // One entry per registry entry: two entries that run the same program have their own (a
+    // cache clear of one leaves the other's).
     config::ServerConfig renamed = keyed_entry();
     renamed.name = "other-name";
-    CHECK(cache_key(renamed, std::nullopt) == key);
+    CHECK(cache_key(renamed, std::nullopt) != key);
 }
 
 TEST_CASE("list cache: written 0600 in a 0700 directory and read back as it was", "[cache]") {

@@ -209,3 +209,100 @@ TEST_CASE("lazy router: idle after its idle time with nothing open, and not befo
     REQUIRE(h.router.in_flight() == 0);
     CHECK_FALSE(h.router.next_deadline());
 }
+
+namespace {
+
+// A modern (2026-07-28) server's catalog: its DiscoverResult and its tools.
+Catalog lazy_modern_catalog() {
+    Catalog catalog;
+    catalog.protocol_version = "2026-07-28";
+    catalog.modern = true;
+    catalog.handshake = {{"supportedVersions", json::array({"2026-07-28"})},
+                         {"capabilities", {{"tools", {{"listChanged", true}}}}},
+                         {"instructions", "use echo"},
+                         {"cacheScope", "public"},
+                         {"ttlMs", 1000}};
+    catalog.list(ListKind::tools).items = json::array({{{"name", "echo"}}});
+    catalog.list(ListKind::tools).known = true;
+    return catalog;
+}
+
+std::string lazy_modern_request(int id, const std::string& method, const std::string& version) {
+    return json{{"jsonrpc", "2.0"},
+                {"id", id},
+                {"method", method},
+                {"params",
+                 {{"_meta",
+                   {{"io.modelcontextprotocol/protocolVersion", version},
+                    {"io.modelcontextprotocol/clientCapabilities", json::object()}}}}}}
+        .dump();
+}
+
+}  // namespace
+
+TEST_CASE("lazy router: a modern session's server/discover and lists come from the catalog",
+          "[router][lazy]") {
+    LazyEnvironment env;
+    Router router{router_config(), env, env};
+    router.set_lazy(true, std::chrono::seconds(60));
+    router.set_catalog(lazy_modern_catalog(), false);
+    REQUIRE(router.sleeping());
+    router.attach(1);
+    CHECK(env.want_child_calls == 0);
+    auto send = [&router](std::string line) { router.on_session_line(1, line); };
+
+    send(lazy_modern_request(1, "server/discover", "2026-07-28"));
+    send(lazy_modern_request(2, "tools/list", "2026-07-28"));
+    REQUIRE(env.sent_to(1).size() == 2);
+    const json discover = parse(env.sent_to(1)[0]);
+    CHECK(discover["id"] == 1);
+    CHECK(discover["result"]["instructions"] == "use echo");
+    CHECK(discover["result"]["supportedVersions"] == json::array({"2026-07-28"}));
+    const json tools = parse(env.sent_to(1)[1]);
+    CHECK(tools["result"]["tools"] == json::array({{{"name", "echo"}}}));
+    CHECK(router.answered_from_cache() == 2);
+
+    SECTION("a revision the server lacks is refused as the server would, with what it supports") {
+        env.clear_records();
+        send(lazy_modern_request(3, "tools/list", "2099-01-01"));
+        REQUIRE(env.sent_to(1).size() == 1);
+        const json refused = parse(env.sent_to(1)[0]);
+        CHECK(refused["id"] == 3);
+        CHECK(refused["error"]["code"] == -32022);
+        CHECK(refused["error"]["data"]["supported"] == json::array({"2026-07-28"}));
+        CHECK(refused["error"]["data"]["requested"] == "2099-01-01");
+    }
+    SECTION("a call starts the child, which is asked for its lists with a _meta of mcpd's own") {
+        env.clear_records();
+        send(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})");
+        CHECK(env.want_child_calls == 1);
+        CHECK(env.sent_to(1).empty());
+        router.on_child_ready(lazy_modern_catalog().handshake, "2026-07-28", true);
+        bool asked_tools = false;
+        for (const std::string& line : env.child_lines) {
+            const json request = parse(line);
+            if (request.value("method", "") != "tools/list") continue;
+            asked_tools = true;
+            CHECK(request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] ==
+                  "2026-07-28");
+            CHECK(request["params"]["_meta"].contains("io.modelcontextprotocol/clientCapabilities"));
+        }
+        CHECK(asked_tools);
+    }
+    SECTION("a request without its revision is the child's to refuse") {
+        env.clear_records();
+        send(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})");
+        CHECK(env.sent_to(1).empty());
+        CHECK(env.want_child_calls == 1);
+    }
+}
+
+TEST_CASE("lazy router: a cancellation while nothing runs starts nothing", "[router][lazy]") {
+    LazyRouter h;
+    h.initialize(1, "2025-11-25");
+    h.env.clear_records();
+    h.send(1, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}})");
+    CHECK(h.env.want_child_calls == 0);
+    CHECK(h.env.child_lines.empty());
+    CHECK(h.env.sent_to(1).empty());
+}
