@@ -1,7 +1,8 @@
 // The Markdown report of a benchmark run (tests/bench/run.sh): every figure against its target,
-// then the details. Only formats what mcpd-bench and peers.mjs measured.
+// then the details. Only formats what mcpd-bench, peers.mjs and lazy.mjs measured.
 //
-//   node report.mjs [--command TEXT] CORE.json [PEERS.json]     report on stdout
+//   node report.mjs [--command TEXT] CORE.json [PEERS.json...]  report on stdout
+//                                                                (PEERS: peers.mjs, lazy.mjs)
 //   node report.mjs --update DOC.md REPORT.md                    put REPORT.md into DOC.md
 //
 // With --update, the text between the lines "<!-- bench:results:begin -->" and
@@ -281,5 +282,59 @@ if (peerLatency || load) {
   const notes = [peerLatency?.note, load?.note].filter(Boolean);
   if (notes.length > 0) line(`${[...new Set(notes)].join('; ')}.`);
   line();
+}
+const lazyAttach = P.lazy_attach;
+const lazyMemory = P.lazy_memory;
+if (lazyAttach || lazyMemory) {
+  line('### 7. Lazy servers');
+  line();
+  const ms = (v) => `${fmt(v, 1)} ms`;
+  if (lazyAttach?.summary) {
+    const s = lazyAttach.summary;
+    const a = lazyAttach.asleep;
+    line(`From an SDK client creating its stdio transport to its \`listTools()\` answer (\`initialize\` included), ${lazyAttach.rounds} attaches each, in turns:`);
+    line();
+    table(
+      ['set-up', 'median', 'p90', 'fastest', 'median vs direct'],
+      [
+        ['`mcpctl connect` to a lazy server-everything, asleep (answered from its cache)', ms(s.lazy.median_ms), ms(s.lazy.p90_ms), ms(s.lazy.min_ms), s.lazy.median_ms > 0 ? `${fmt(s.direct.median_ms / s.lazy.median_ms, 0)}× sooner` : '—'],
+        ['server-everything started by the client (direct stdio)', ms(s.direct.median_ms), ms(s.direct.p90_ms), ms(s.direct.min_ms), '—'],
+      ],
+    );
+    line(
+      `The lazy server stayed asleep throughout: ${a.pass ? 'yes' : '**no**'} (state ${a.state}, pid ${a.pid}, no exit since mcpd started: ${a.last_exit === null ? 'yes' : 'no'}, ` +
+        `${a.answered_from_cache_after - a.answered_from_cache_before} requests answered from the cache). ` +
+        `The cached list has ${lazyAttach.tools.lazy} tools, the direct client is listed ${lazyAttach.tools.direct}: server-everything adds some for clients that declare roots, sampling or elicitation, as mcpd's handshake does.`,
+    );
+    line();
+  }
+  if (lazyMemory?.summary) {
+    const s = lazyMemory.summary;
+    const n = lazyMemory.servers;
+    const procs = s.running.server_processes;
+    line(`Memory with ${n} \`mcpd-demo-server\` entries, each set-up a fresh mcpd read ${fmt((lazyMemory.settle_ms ?? 2000) / 1000, 0)} s after it answers (median of ${lazyMemory.rounds.length} round${lazyMemory.rounds.length === 1 ? '' : 's'}):`);
+    line();
+    table(
+      ['set-up', 'server processes', 'mcpd RSS', 'mcpd peak (VmHWM)', 'mcpd PSS', 'server processes RSS (PSS)'],
+      [
+        ['1 server, not started', '0', `${mib(s.one.rss_kib)} MiB`, `${mib(s.one.hwm_kib)} MiB`, `${mib(s.one.pss_kib)} MiB`, '—'],
+        [`${n} servers, not lazy, \`autostart = false\` (no cache)`, '0', `${mib(s.configured.rss_kib)} MiB`, `${mib(s.configured.hwm_kib)} MiB`, `${mib(s.configured.pss_kib)} MiB`, '—'],
+        [`${n} lazy servers asleep, catalogs loaded from the cache files`, '0', `${mib(s.lazy.rss_kib)} MiB`, `${mib(s.lazy.hwm_kib)} MiB`, `${mib(s.lazy.pss_kib)} MiB`, '—'],
+        [`${n} servers running (not lazy, autostart)`, fmt(procs.processes, 0), `${mib(s.running.rss_kib)} MiB`, `${mib(s.running.hwm_kib)} MiB`, `${mib(s.running.pss_kib)} MiB`, `${mib(procs.rss_kib)} MiB (${mib(procs.pss_kib)} MiB)`],
+      ],
+    );
+    line(
+      `A sleeping server costs mcpd ${fmt(s.lazy_above_one_kib_per_server)} KiB RSS (above one server; ${fmt(s.lazy_above_configured_kib_per_server)} KiB above the same entries without a cache); ` +
+        `a running \`mcpd-demo-server\` ${fmt(s.running_kib_per_server, 0)} KiB RSS, ${fmt(procs.pss_kib / n, 0)} KiB PSS. ` +
+        `Filling the ${lazyMemory.fill.cache_files} caches (\`mcpctl warm\`, ${lazyMemory.batch ?? '?'} at a time) took ${fmt(lazyMemory.fill.seconds)} s (mcpd's peak meanwhile ${mib(lazyMemory.fill.mcpd_hwm_kib)} MiB); they hold ${fmt(lazyMemory.fill.cache_bytes / 1024, 0)} KiB on disk.`,
+    );
+    line();
+  }
+  for (const [name, figure] of [['attach', lazyAttach], ['memory', lazyMemory]]) {
+    if (figure?.error) {
+      line(`Figure 7 (${name}) failed: ${figure.error.split('\n')[0]}`);
+      line();
+    }
+  }
 }
 process.stdout.write(`${out.join('\n')}\n`);

@@ -4,10 +4,11 @@
 # of tests/bench/peers/ with `npm ci`), builds optimised binaries in build-bench/, takes every
 # figure side by side with the minimal relay, and prints a report in Markdown.
 #
-#   ./dev bench [--quick] [--no-peers] [--no-callgrind] [--update-doc]
+#   ./dev bench [--quick] [--no-peers] [--no-lazy] [--no-callgrind] [--update-doc]
 #
 #   --quick         fewer rounds and calls (about 5 minutes instead of about 15)
 #   --no-peers      skip figures 5 and 6 (node, npm)
+#   --no-lazy       skip figure 7, lazy servers (node, npm)
 #   --no-callgrind  skip the instruction counts
 #   --update-doc    also put the report into docs/PERFORMANCE.md (between its bench markers)
 #
@@ -22,15 +23,17 @@ JOBS=${JOBS:-2}
 
 profile=()
 peers=1
+lazy=1
 callgrind=1
 update_doc=0
 for arg in "$@"; do
   case "$arg" in
     --quick) profile=(--quick) ;;
     --no-peers) peers=0 ;;
+    --no-lazy) lazy=0 ;;
     --no-callgrind) callgrind=0 ;;
     --update-doc) update_doc=1 ;;
-    *) echo "usage: ./dev bench [--quick] [--no-peers] [--no-callgrind] [--update-doc]" >&2; exit 2 ;;
+    *) echo "usage: ./dev bench [--quick] [--no-peers] [--no-lazy] [--no-callgrind] [--update-doc]" >&2; exit 2 ;;
   esac
 done
 
@@ -72,9 +75,10 @@ note "figures 1-4 (mcpd-bench)"
 "$BUILD_DIR/bin/mcpd-bench" "${core_args[@]}" || status=1
 
 peers_json=()
-if [ "$peers" -eq 1 ]; then
+npm_ready=0
+if [ "$peers" -eq 1 ] || [ "$lazy" -eq 1 ]; then
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    note "node/npm not installed: figures 5 and 6 skipped"
+    note "node/npm not installed: figures 5 to 7 skipped"
   else
     # The npm project next to its node_modules in the build directory; the source tree stays clean.
     PEERS="$ROOT/$BUILD_DIR/bench-peers"
@@ -86,34 +90,45 @@ if [ "$peers" -eq 1 ]; then
       (cd "$PEERS" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
       cp "$PEERS/package-lock.json" "$PEERS/node_modules/.bench-lock"
     fi
-    # supergateway listens on every address: the whole comparison runs in a network namespace
-    # of its own with only loopback up, deleted at the end.
-    netns="mcpd-bench-$$"
-    run_in_ns=()
-    isolated=()
-    if as_root ip netns add "$netns" 2>/dev/null; then
-      trap 'as_root ip netns delete "$netns" 2>/dev/null || true' EXIT
-      as_root ip netns exec "$netns" ip link set lo up
-      run_in_ns=(as_root ip netns exec "$netns")
-      isolated=(--isolated)
-    else
-      note "cannot create a network namespace: supergateway is left out"
-    fi
-    note "figures 5 and 6 (node $(node --version))"
-    # The latency once more with every process on the last CPU, as figure 1 is taken.
-    last_cpu=$(($(nproc) - 1))
-    (cd "$PEERS" && "${run_in_ns[@]}" taskset -c "$last_cpu" node peers.mjs --bin-dir "$ROOT/$BUILD_DIR/bin" \
-      --only peers_latency --pinned --out "$RESULTS/peers-pinned.json" "${isolated[@]}" "${profile[@]}") || status=1
-    (cd "$PEERS" && "${run_in_ns[@]}" node peers.mjs --bin-dir "$ROOT/$BUILD_DIR/bin" \
-      --out "$RESULTS/peers.json" "${isolated[@]}" "${profile[@]}") || status=1
-    if [ ${#run_in_ns[@]} -gt 0 ]; then
-      as_root ip netns delete "$netns"
-      trap - EXIT
-    fi
-    for f in "$RESULTS/peers.json" "$RESULTS/peers-pinned.json"; do
-      if [ -f "$f" ]; then peers_json+=("$f"); fi
-    done
+    npm_ready=1
   fi
+fi
+
+if [ "$peers" -eq 1 ] && [ "$npm_ready" -eq 1 ]; then
+  # supergateway listens on every address: the whole comparison runs in a network namespace
+  # of its own with only loopback up, deleted at the end.
+  netns="mcpd-bench-$$"
+  run_in_ns=()
+  isolated=()
+  if as_root ip netns add "$netns" 2>/dev/null; then
+    trap 'as_root ip netns delete "$netns" 2>/dev/null || true' EXIT
+    as_root ip netns exec "$netns" ip link set lo up
+    run_in_ns=(as_root ip netns exec "$netns")
+    isolated=(--isolated)
+  else
+    note "cannot create a network namespace: supergateway is left out"
+  fi
+  note "figures 5 and 6 (node $(node --version))"
+  # The latency once more with every process on the last CPU, as figure 1 is taken.
+  last_cpu=$(($(nproc) - 1))
+  (cd "$PEERS" && "${run_in_ns[@]}" taskset -c "$last_cpu" node peers.mjs --bin-dir "$ROOT/$BUILD_DIR/bin" \
+    --only peers_latency --pinned --out "$RESULTS/peers-pinned.json" "${isolated[@]}" "${profile[@]}") || status=1
+  (cd "$PEERS" && "${run_in_ns[@]}" node peers.mjs --bin-dir "$ROOT/$BUILD_DIR/bin" \
+    --out "$RESULTS/peers.json" "${isolated[@]}" "${profile[@]}") || status=1
+  if [ ${#run_in_ns[@]} -gt 0 ]; then
+    as_root ip netns delete "$netns"
+    trap - EXIT
+  fi
+  for f in "$RESULTS/peers.json" "$RESULTS/peers-pinned.json"; do
+    if [ -f "$f" ]; then peers_json+=("$f"); fi
+  done
+fi
+
+if [ "$lazy" -eq 1 ] && [ "$npm_ready" -eq 1 ]; then
+  # mcpd's own socket and a private cache directory per set-up; no network: no namespace needed.
+  note "figure 7, lazy servers (node $(node --version))"
+  (cd "$PEERS" && node lazy.mjs --bin-dir "$ROOT/$BUILD_DIR/bin" --out "$RESULTS/lazy.json" "${profile[@]}") || status=1
+  if [ -f "$RESULTS/lazy.json" ]; then peers_json+=("$RESULTS/lazy.json"); fi
 fi
 
 if command -v node >/dev/null 2>&1; then

@@ -142,7 +142,8 @@ export function versions() {
 
 // --- processes ---
 
-class Daemon {
+// A long-running process with its output in `logFile`, stopped by pid (SIGTERM, then SIGKILL).
+export class Daemon {
   constructor(command, args, logFile, env = process.env) {
     const out = fs.openSync(logFile, 'a');
     this.logFile = logFile;
