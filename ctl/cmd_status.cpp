@@ -1,10 +1,10 @@
 // mcpctl status [NAME...]: one table row per server. Every text cell goes through field_text,
 // which escapes control characters (a failed server's error may quote what it printed).
-#include <ctime>
 
 #include "common/control_protocol.h"
 #include "common/terminal_text.h"
 #include "ctl/command.h"
+#include "ctl/lazy_state.h"
 #include "ctl/output.h"
 
 namespace mcpctl {
@@ -22,28 +22,10 @@ std::string age_text(const nlohmann::json& object, std::string_view key) {
     return mcpd::format_age(mcpd::Duration(it->get<std::int64_t>()));
 }
 
-// A lazy server with no process: "sleeping (cached 2026-11-29 10:14)", or "cold (no cache)"
-// before its lists were ever read; empty otherwise.
-std::string lazy_text(const nlohmann::json& server, const std::string& state) {
-    const auto lazy = server.find("lazy");
-    if (state != "stopped" || lazy == server.end() || !lazy->is_object()) return {};
-    const auto cached = lazy->find("cached");
-    if (cached == lazy->end() || !cached->is_number_integer()) return "cold (no cache)";
-    const std::time_t when = cached->get<std::int64_t>();
-    std::tm local{};
-    char text[32] = "?";
-    if (::localtime_r(&when, &local) != nullptr)
-        std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &local);
-    std::string out = "sleeping (cached ";
-    out += text;
-    out += ')';
-    return out;
-}
-
 // "backoff (next in 3s)"; a lazy server's sleep; other states as they are.
 std::string state_text(const nlohmann::json& server) {
     std::string state = field_text(server, "state");
-    if (std::string lazy = lazy_text(server, state); !lazy.empty()) return lazy;
+    if (std::string lazy = lazy_state_text(server); !lazy.empty()) return lazy;
     if (state == "backoff" && server.contains("next_start_ms") &&
         server["next_start_ms"].is_number())
         state += " (next in " + age_text(server, "next_start_ms") + ")";

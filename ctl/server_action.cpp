@@ -1,6 +1,7 @@
 #include "ctl/server_action.h"
 
 #include "common/check.h"
+#include "ctl/lazy_state.h"
 #include "ctl/output.h"
 
 namespace mcpctl {
@@ -20,8 +21,11 @@ const nlohmann::json& servers_of(const nlohmann::json& result) {
     return it != result.end() && it->is_array() ? *it : kNone;
 }
 
-// "demo: running (pid 123)", "demo: backoff (next start in 3s)", "demo: stopped".
+// "demo: running (pid 123)", "demo: backoff (next start in 3s)", "demo: stopped", "demo:
+// sleeping (cached 2026-11-29 10:14)".
 std::string describe(const nlohmann::json& server) {
+    if (std::string lazy = lazy_state_text(server); !lazy.empty())
+        return field_text(server, "name") + ": " + lazy;
     std::string text = field_text(server, "name") + ": " + field_text(server, "state");
     if (server.contains("pid") && server["pid"].is_number())
         text += " (pid " + field_text(server, "pid") + ")";

@@ -139,11 +139,11 @@ await scenario('lazy servers: Claude Code and Gemini CLI list ten from the cache
   const warm = await ctx.run('mcpctl warm', 'mcpctl', ['warm', ...NAMES, '--timeout', '60s'], { timeoutMs: 90000 });
   check(warm.status === 0, `mcpctl warm exited with ${warm.status ?? warm.signal}: ${warm.stderr}${warm.stdout}`);
   // warm answers once the last server runs, with each one's state then: a server that was
-  // ready sooner may have been idle for its 2 s already and be asleep again ("stopped").
+  // ready sooner may have been idle for its 2 s already and be asleep again, with its cache.
   const ran = fs.readFileSync(ctx.daemonLog, 'utf8');
   for (const name of NAMES) {
     const lines = warm.stdout.split('\n').filter((l) => l.startsWith(`${name}: `));
-    check(lines.length === 1 && /^\S+: (running \(pid \d+\)|stopped)$/.test(lines[0]), `mcpctl warm reported ${name} as ${JSON.stringify(lines)}:\n${warm.stdout}`);
+    check(lines.length === 1 && /^\S+: (running \(pid \d+\)|sleeping \(cached \d{4}-\d\d-\d\d \d\d:\d\d\))$/.test(lines[0]), `mcpctl warm reported ${name} as ${JSON.stringify(lines)}:\n${warm.stdout}`);
     check(ran.includes(`[${name}] starting -> running`), `${name} did not reach running when warmed (mcpd's log has no '[${name}] starting -> running')`);
   }
   log(`mcpctl warm: all ten ran (${warm.stdout.trim().split('\n').join('; ')})`);
