@@ -23,7 +23,7 @@ if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 echo "fuzz: building ${TARGETS[*]} in $BUILD_DIR with clang" >&2
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMCPD_WERROR=ON -DMCPD_FUZZ=ON >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 ${DEBUG_INFO:--g1} -DNDEBUG" -DMCPD_WERROR=ON -DMCPD_FUZZ=ON >/dev/null
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]/#/fuzz_}"
 
 rm -rf "$WORK"
