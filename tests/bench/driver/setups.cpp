@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -175,10 +176,16 @@ Session Relay::bridge() {
 Mcpd::Mcpd(const Binaries& bin, const TempDir& dir, const std::string& name,
            const McpdOptions& options)
     : bin_(bin), socket_(dir.file(name + ".sock")), log_(dir.file(name + ".log")) {
-    std::string registry = "[daemon]\nlog_level = \"warning\"\n";
+    // The scale and throughput figures attach up to 512 sessions beside their control
+    // connections: more than the owner's default cap.
+    std::string registry = "[daemon]\nlog_level = \"warning\"\nmax_owner_connections = 8192\n";
     if (options.max_message_bytes != 0) {
         registry += "max_message_bytes = " + std::to_string(options.max_message_bytes) + "\n";
         registry += "max_session_queue_bytes = " + std::to_string(options.max_message_bytes) + "\n";
+        // mcpd refuses a total smaller than one session's share.
+        registry += "max_queued_output = " +
+                    std::to_string(std::max<std::uint64_t>(options.max_message_bytes, 64ull << 20)) +
+                    "\n";
     }
     for (int i = 1; i <= options.servers; ++i) {
         registry += "\n[servers." + std::string(i == 1 ? "demo" : "demo" + std::to_string(i)) +
