@@ -9,6 +9,7 @@
 
 #include "common/json_read.h"
 #include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/peer_names.h"
 #include "daemon/mux/router.h"
 
 namespace mcpd {
@@ -21,6 +22,16 @@ std::int64_t wall_seconds() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
+}
+
+// The names of a catalog's tools, as many as the stats keep (daemon/mux/peer_names.h).
+std::vector<std::string> catalog_tool_names(const Catalog& catalog) {
+    std::vector<std::string> names;
+    for (const json& tool : catalog.list(ListKind::tools).items) {
+        if (names.size() >= kMaxListedNames) break;
+        if (const std::string* name = json_read::string_at(tool, "name")) names.push_back(*name);
+    }
+    return names;
 }
 
 }  // namespace
@@ -37,6 +48,8 @@ void Router::set_lazy(bool lazy, Duration idle) {
 void Router::set_catalog(Catalog catalog, bool serve_private) {
     catalog_ = std::move(catalog);
     serve_private_ = serve_private;
+    // Its tools are listed to sessions from here: the stats count calls of them by name.
+    stats_.tools_listed(catalog_tool_names(*catalog_), true);
     if (!child_ready_) take_handshake_from_catalog();
 }
 
@@ -218,6 +231,7 @@ void Router::finish_catalog_refresh() {
     }
     catalog_ = std::move(refreshing_);
     refreshing_ = Catalog{};
+    stats_.tools_listed(catalog_tool_names(*catalog_), true);
     env_.catalog_refreshed(*catalog_);
 }
 

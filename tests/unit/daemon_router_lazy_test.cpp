@@ -306,3 +306,18 @@ TEST_CASE("lazy router: a cancellation while nothing runs starts nothing", "[rou
     CHECK(h.env.child_lines.empty());
     CHECK(h.env.sent_to(1).empty());
 }
+
+TEST_CASE("lazy router: the catalog's tools are the listed ones the stats count by name",
+          "[router][lazy]") {
+    // Sessions are listed the tools from the catalog, not from the child: a call of one is
+    // counted under its name, as when the list passed from the child.
+    LazyRouter h;
+    CHECK(h.router.stats().listed_tools().contains("echo"));
+    CHECK(h.router.stats().listed_tools().contains("slow"));
+    CHECK_FALSE(h.router.stats().listed_tools().contains("fresh"));
+    h.initialize(1, "2025-11-25");
+    h.send(1, R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}})");
+    // Woken, the child lists a tool more: the refreshed catalog's names are counted.
+    h.wake(json::array({{{"name", "echo"}}, {{"name", "slow"}}, {{"name", "fresh"}}}));
+    CHECK(h.router.stats().listed_tools().contains("fresh"));
+}
