@@ -237,6 +237,7 @@ void Router::drop_subscriptions(SessionId session, const std::set<std::string>& 
 void Router::on_child_stopping() {
     if (!child_ready_) return;
     child_ready_ = false;
+    catalog_current_ = false;
     // Requests waiting their turn (sharing = "serialized") never reached this child: they
     // wait for the next one like the lines that come from now on.
     const TimePoint deadline = env_.now() + config_.start_timeout;
@@ -249,6 +250,7 @@ void Router::on_child_stopping() {
 
 void Router::on_child_gone(const std::string& reason) {
     child_ready_ = false;
+    catalog_current_ = false;
     discover_cache_.reset();  // the next process answers for itself
     for (auto& [child_id, p] : pending_) {
         SessionState* s = find(p.session);

@@ -209,7 +209,10 @@ public:
     void set_catalog(Catalog catalog, bool serve_private);
     const std::optional<Catalog>& catalog() const { return catalog_; }
     // No catalog any more (the entry changed, or is not lazy now): cold until the child runs.
-    void drop_catalog() { catalog_.reset(); }
+    void drop_catalog() {
+        catalog_.reset();
+        catalog_current_ = false;
+    }
     // Lazy, no process, and a catalog to answer from.
     bool sleeping() const { return lazy_ && !child_ready_ && catalog_.has_value(); }
     // Requests answered from the catalog.
@@ -485,6 +488,9 @@ private:
     // the child (it then waits for it, as on any server that is starting).
     bool answer_from_catalog(SessionState& s, std::string_view line, const wire::Envelope& e);
     bool answer_list_from_catalog(SessionState& s, std::string_view line, const wire::Envelope& e);
+    // A running lazy child's list from its current catalog, for a list whose changes the child
+    // announces (listChanged); false when it is the child's to answer.
+    bool answer_current_list(SessionState& s, std::string_view line, const wire::Envelope& e);
     // A modern-era session's server/discover and lists, for a revision the server supports.
     bool answer_modern_from_catalog(SessionState& s, std::string_view line,
                                     const wire::Envelope& e);
@@ -540,6 +546,9 @@ private:
     std::size_t refresh_pending_ = 0;  // lists of refreshing_ not read to their end yet
     bool refresh_failed_ = false;      // one of them could not be read: nothing is saved
     bool refresh_quiet_ = false;       // the child announced the change itself
+    // The running child's lists as read since it started, and none changed since (a
+    // list_changed starts another reading): its sessions' lists need no round trip.
+    bool catalog_current_ = false;
     std::uint64_t refresh_generation_ = 0;  // pages of an earlier refresh are ignored
     TimePoint last_answer_{};          // when the child last answered (its idle time's start)
     std::uint64_t answered_from_cache_ = 0;

@@ -47,6 +47,7 @@ void Router::set_lazy(bool lazy, Duration idle) {
 
 void Router::set_catalog(Catalog catalog, bool serve_private) {
     catalog_ = std::move(catalog);
+    catalog_current_ = false;  // what a running child lists now is read when it starts
     serve_private_ = serve_private;
     // Its tools are listed to sessions from here: the stats count calls of them by name.
     stats_.tools_listed(catalog_tool_names(*catalog_), true);
@@ -94,7 +95,7 @@ bool Router::answer_from_catalog(SessionState& s, std::string_view line, const w
 bool Router::answer_list_from_catalog(SessionState& s, std::string_view line,
                                       const wire::Envelope& e) {
     const std::optional<ListKind> kind = list_kind_of(e.method);
-    if (!kind) return false;
+    if (!kind || !catalog_) return false;
     const CatalogList& list = catalog_->list(*kind);
     // A cursor mcpd never gave out (it answers with every item at once) is the child's to read.
     if (!list.known || (list.private_scope && !serve_private_) || asks_later_page(line))
@@ -104,6 +105,23 @@ bool Router::answer_list_from_catalog(SessionState& s, std::string_view line,
     reply(s, e.id.in(line), result.dump(-1, ' ', false, json::error_handler_t::replace));
     ++answered_from_cache_;
     return true;
+}
+
+bool Router::answer_current_list(SessionState& s, std::string_view line, const wire::Envelope& e) {
+    // A group over lazy members pages from their catalogs instead of asking each child each
+    // time; so does any session. Only lists the child promises to announce changes of: any
+    // other could change at the child unseen.
+    if (!child_ready_ || modern_ || !e.is_request() || !s.initialized) return false;
+    const std::optional<ListKind> kind = list_kind_of(e.method);
+    if (!kind || outstanding(s, e.id.in(line))) return false;
+    const ListKind announcing = *kind == ListKind::resource_templates ? ListKind::resources : *kind;
+    const json* capabilities = json_read::object_at(initialize_result_, "capabilities");
+    const json* capability =
+        capabilities != nullptr ? json_read::object_at(*capabilities, list_capability(announcing))
+                                : nullptr;
+    if (capability == nullptr || json_read::bool_at(*capability, "listChanged") != true)
+        return false;
+    return answer_list_from_catalog(s, line, e);
 }
 
 bool Router::answer_modern_from_catalog(SessionState& s, std::string_view line,
@@ -154,6 +172,7 @@ bool Router::answer_modern_from_catalog(SessionState& s, std::string_view line,
 
 void Router::refresh_catalog() {
     ++refresh_generation_;
+    catalog_current_ = false;
     refreshing_ = Catalog{};
     refreshing_.protocol_version = child_version_;
     refreshing_.modern = modern_;
@@ -231,6 +250,7 @@ void Router::finish_catalog_refresh() {
     }
     catalog_ = std::move(refreshing_);
     refreshing_ = Catalog{};
+    catalog_current_ = child_ready_;
     stats_.tools_listed(catalog_tool_names(*catalog_), true);
     env_.catalog_refreshed(*catalog_);
 }

@@ -113,6 +113,7 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
 
     // A lazy server with no process answers what it can from its catalog (router_lazy.cpp).
     if (sleeping() && !s->awaiting_project && answer_from_catalog(*s, line, e)) return;
+    if (catalog_current_ && !s->awaiting_project && answer_current_list(*s, line, e)) return;
     // Until the child is ready, everything but ping waits (bounded by start_timeout).
     if (!child_ready_ && !(e.is_request() && e.method_is("ping"))) {
         if (queue_.size() >= kMaxQueuedLines || !admit_waiting(*s, line)) {

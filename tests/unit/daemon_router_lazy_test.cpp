@@ -321,3 +321,39 @@ TEST_CASE("lazy router: the catalog's tools are the listed ones the stats count 
     h.wake(json::array({{{"name", "echo"}}, {{"name", "slow"}}, {{"name", "fresh"}}}));
     CHECK(h.router.stats().listed_tools().contains("fresh"));
 }
+
+TEST_CASE("lazy router: a running child's announced lists come from its current catalog",
+          "[router][lazy]") {
+    LazyRouter h;
+    h.initialize(1, "2025-11-25");
+    h.send(1, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}})");
+    h.wake(json::array({{{"name", "echo"}}, {{"name", "fresh"}}}));
+    h.env.clear_records();
+    const std::uint64_t from_cache = h.router.answered_from_cache();
+
+    // tools declare listChanged: no round trip, and the child's newest list.
+    h.send(1, R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
+    CHECK(h.env.child_lines.empty());
+    REQUIRE(h.env.sent_to(1).size() == 1);
+    CHECK(parse(h.env.sent_to(1)[0])["result"]["tools"].size() == 2);
+    CHECK(h.router.answered_from_cache() == from_cache + 1);
+
+    // prompts do not: the child could change them unannounced, so it is asked.
+    h.send(1, R"({"jsonrpc":"2.0","id":3,"method":"prompts/list"})");
+    REQUIRE(h.env.child_lines.size() == 1);
+    CHECK(parse(h.env.child_lines[0])["method"] == "prompts/list");
+    h.env.clear_records();
+
+    // Once the child announces a change, its lists are the child's until read again.
+    h.from_child(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+    h.env.clear_records();
+    h.send(1, R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})");
+    bool forwarded = false;
+    for (const std::string& line : h.env.child_lines) {
+        const json request = parse(line);
+        forwarded = forwarded || (request.value("method", "") == "tools/list" &&
+                                  request.contains("id") && h.env.sent_to(1).empty());
+    }
+    CHECK(forwarded);
+    CHECK(h.env.sent_to(1).empty());
+}
