@@ -1,10 +1,10 @@
-// Router: sessions arriving and leaving, the child coming and going, deadlines.
+// Router: sessions arriving and leaving, requests settled, deadlines (the child coming and
+// going is router_child_lifecycle.cpp).
 #include "daemon/mux/router.h"
 
 #include <algorithm>
 #include <array>
 
-#include "common/json_read.h"
 #include "daemon/mux/jsonrpc.h"
 
 namespace mcpd {
@@ -141,75 +141,6 @@ std::vector<SessionSummary> Router::summaries() const {
     return out;
 }
 
-void Router::on_child_ready(const json& initialize_result, const std::string& version,
-                            bool modern) {
-    modern_ = modern;
-    initialize_result_ = initialize_result;
-    discover_cache_.reset();
-    if (modern) {
-        discover_cache_ = initialize_result;
-        discover_received_ = env_.now();
-    }
-    child_version_ = version;
-    if (!served_version_.empty() && version != served_version_) {
-        // Sessions negotiated with the old child; they cannot silently switch revisions.
-        std::vector<SessionId> initialized;
-        for (const auto& [id, s] : sessions_) {
-            if (s.initialized) initialized.push_back(id);
-        }
-        env_.note("the restarted server speaks protocol " + version + " instead of " +
-                  served_version_ + "; closing " + std::to_string(initialized.size()) +
-                  " sessions so their clients reconnect");
-        for (SessionId id : initialized)
-            sessions_out_.close(id, "the server changed protocol version");
-        served_version_.clear();
-    }
-    child_ready_ = true;
-    restore_child_state();
-    flush_queue();
-    for (const auto& [id, s] : sessions_) sessions_out_.server_back(id);
-    if (lazy_) {
-        // Its lists are read again: sessions answered from the cache hear what changed.
-        last_answer_ = env_.now();
-        refresh_quiet_ = false;
-        refresh_catalog();
-        env_.deadlines_changed();
-    }
-}
-
-void Router::restore_child_state() {
-    // A new child knows nothing of the sessions: resubscribe, reset the level, and tell the
-    // sessions the lists may have changed. (A modern child keeps no such state.)
-    child_level_.reset();
-    if (modern_) return;
-    for (const auto& [uri, who] : subscribers_) {
-        if (who.empty()) continue;
-        const std::uint64_t id =
-            send_internal("resources/subscribe", {{"uri", uri}}, PendingKind::internal, uri);
-        pending_.at(id).subscribes = true;
-    }
-    update_child_level();
-    bool any_initialized = false;
-    for (const auto& [id, s] : sessions_) any_initialized = any_initialized || s.ready;
-    if (!any_initialized || served_version_.empty()) return;
-    // A lazy server's lists are compared with its catalog instead (router_lazy.cpp).
-    if (lazy_ && catalog_) return;
-    for (std::string_view list : announced_lists()) broadcast(jsonrpc::list_changed(list));
-}
-
-std::vector<std::string_view> Router::announced_lists() const {
-    // Only the lists the child says it announces changes of: a client told of another would
-    // look for a list_changed the server never sends.
-    std::vector<std::string_view> lists;
-    const json* caps = json_read::object_at(initialize_result_, "capabilities");
-    for (std::string_view list : {"tools", "prompts", "resources"}) {
-        const json* cap = caps != nullptr ? json_read::object_at(*caps, list) : nullptr;
-        if (cap != nullptr && json_read::bool_at(*cap, "listChanged") == true)
-            lists.push_back(list);
-    }
-    return lists;
-}
-
 void Router::fail_child_requests_of(SessionId session, std::string_view why) {
     for (auto cr = child_requests_.begin(); cr != child_requests_.end();) {
         if (cr->second.session != session) {
@@ -232,99 +163,6 @@ void Router::drop_subscriptions(SessionId session, const std::set<std::string>& 
         if (child_ready_)
             send_internal("resources/unsubscribe", {{"uri", uri}}, PendingKind::internal);
     }
-}
-
-void Router::on_child_stopping() {
-    if (!child_ready_) return;
-    child_ready_ = false;
-    catalog_current_ = false;
-    // Requests waiting their turn (sharing = "serialized") never reached this child: they
-    // wait for the next one like the lines that come from now on.
-    const TimePoint deadline = env_.now() + config_.start_timeout;
-    for (Waiting& waiting : serial_queue_)
-        queue_.push_back(Queued{waiting.session, std::move(waiting.line), deadline});
-    serial_queue_.clear();
-    for (auto& [id, s] : sessions_) s.serial_bytes = 0;
-    env_.deadlines_changed();
-}
-
-void Router::on_child_gone(const std::string& reason) {
-    child_ready_ = false;
-    catalog_current_ = false;
-    discover_cache_.reset();  // the next process answers for itself
-    for (auto& [child_id, p] : pending_) {
-        SessionState* s = find(p.session);
-        settle(child_id, p, s, Outcome::child_died, 0);
-        fail_waiters(p, "the server stopped before answering", reason);
-        if (p.session == 0 || p.kind == PendingKind::internal) continue;
-        if (s != nullptr) {
-            s->in_flight.erase(p.original_id);
-            if (p.kind == PendingKind::listen) {
-                // The stream died with the child; ending it tells the client to listen again.
-                sessions_out_.send(p.session,
-                                   jsonrpc::cancelled(p.original_id, "the server restarted"));
-                continue;
-            }
-            // A subscribe or setLevel that never got its answer is not counted as held.
-            if (p.kind == PendingKind::subscribe) release_hold(p.session, p.uri);
-            reply_error(p.session, p.original_id, jsonrpc::kInternalError,
-                        "the server stopped before answering", reason);
-        }
-    }
-    pending_.clear();
-    task_tokens_.clear();
-    for (auto& [session, raw_id, line] : serial_queue_) {
-        wire::Envelope e;
-        if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {
-            reply_error(session, e.id.in(line), jsonrpc::kInternalError,
-                        "the server stopped before answering", reason);
-        }
-    }
-    serial_queue_.clear();
-    for (auto& [id, s] : sessions_) s.serial_bytes = 0;
-    progress_.clear();
-    tombstones_.clear();
-    tombstone_order_.clear();
-    // The child's own requests to sessions died with it: each session is told (a client may
-    // be showing a prompt or a form for one), and late answers are dropped.
-    for (const auto& [session_id, request] : child_requests_) {
-        if (find(request.session) == nullptr) continue;
-        sessions_out_.send(request.session, jsonrpc::cancelled(session_id, "the server restarted"));
-    }
-    child_requests_.clear();
-    // Tasks and URL elicitations lived in the child that is gone: nothing of them carries
-    // over to the next one.
-    task_owners_.clear();
-    for (auto& [id, session] : sessions_) {
-        session.tasks.clear();
-        session.ended_tasks.clear();
-        session.ended_order.clear();
-        session.url_elicitations.clear();
-    }
-    child_level_.reset();
-    env_.deadlines_changed();
-    if (departed_ > 0) sweep_departed();  // their requests failed with the child
-    refresh_pending_ = 0;
-    if (lazy_ && catalog_) {
-        // Sleeping, not away: its sessions are answered from the catalog again.
-        take_handshake_from_catalog();
-        return;
-    }
-    for (const auto& [id, s] : sessions_) sessions_out_.server_away(id, reason);
-}
-
-void Router::fail_waiting(const std::string& reason) {
-    std::deque<Queued> queued;
-    queued.swap(queue_);
-    for (auto& [id, s] : sessions_) s.waiting_bytes = s.held.empty() ? 0 : s.waiting_bytes;
-    for (Queued& q : queued) {
-        wire::Envelope e;
-        if (scanner_.scan(q.line, e) == wire::ScanStatus::ok && e.is_request()) {
-            reply_error(q.session, e.id.in(q.line), jsonrpc::kInternalError,
-                        "the server is not available: " + reason, "server unavailable");
-        }
-    }
-    env_.deadlines_changed();
 }
 
 void Router::release(std::uint64_t child_id, bool tombstoned, Outcome outcome) {
