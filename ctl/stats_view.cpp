@@ -1,7 +1,6 @@
 #include "ctl/stats_view.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <initializer_list>
 
@@ -18,42 +17,18 @@ namespace {
 // A column narrower than this does not give way any further.
 constexpr std::size_t kMinShrunkWidth = 6;
 
-const json& null_json() {
-    static const json null;
-    return null;
-}
-
-// object[key], or null when `object` is no object or has no such member.
-const json& member(const json& object, std::string_view key) {
-    if (!object.is_object()) return null_json();
-    const auto it = object.find(key);
-    return it == object.end() ? null_json() : *it;
-}
-
-std::optional<double> number(const json& value) {
-    if (!value.is_number()) return std::nullopt;
-    return value.get<double>();
-}
-
-// `value` with `decimals` digits after the point.
-std::string fixed(double value, int decimals) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
-}
-
 // ---- A server's and a name's figures, as the tables and the sort keys read them.
 
 const json& totals(const json& server) {
-    return member(server, "totals");
+    return stats_member(server, "totals");
 }
 
 // A percentile of COUNTERS' latency; nullopt while nothing was measured.
 std::optional<double> percentile_us(const json& counters, std::string_view key) {
-    const json& latency = member(counters, "latency");
-    const std::optional<double> count = number(member(latency, "count"));
+    const json& latency = stats_member(counters, "latency");
+    const std::optional<double> count = stats_number(stats_member(latency, "count"));
     if (!count || *count <= 0) return std::nullopt;
-    return number(member(latency, key));
+    return stats_number(stats_member(latency, key));
 }
 
 std::string percentile_text(const json& counters, std::string_view key) {
@@ -64,7 +39,7 @@ std::string percentile_text(const json& counters, std::string_view key) {
 // What names a row of the tools table: the tool of a tools/call, else the method (methods have
 // a '/' or are "ping" and the like).
 std::string_view label_key(const json& tool) {
-    return member(tool, "tool").is_string() ? "tool" : "method";
+    return stats_member(tool, "tool").is_string() ? "tool" : "method";
 }
 
 // That name, escaped: the server and the client chose it.
@@ -74,15 +49,15 @@ std::string tool_label(const json& tool) {
 
 // "claude-code 2.0.1" from a session's "client"; "-" before its initialize.
 std::string client_text(const json& session) {
-    const json& client = member(session, "client");
+    const json& client = stats_member(session, "client");
     std::vector<std::string> parts;
     for (const char* key : {"name", "version"})
-        if (!member(client, key).is_null()) parts.push_back(field_text(client, key));
+        if (!stats_member(client, key).is_null()) parts.push_back(field_text(client, key));
     return parts.empty() ? "-" : join(parts, " ");
 }
 
 const json& servers_of(const json& result) {
-    const json& servers = member(result, "servers");
+    const json& servers = stats_member(result, "servers");
     static const json empty = json::array();
     return servers.is_array() ? servers : empty;
 }
@@ -179,15 +154,15 @@ using Figure = std::function<std::optional<double>(const json&)>;
 Figure server_figure(SortKey key) {
     switch (key) {
         case SortKey::calls:
-            return [](const json& s) { return number(member(s, "calls_per_s_10s")); };
+            return [](const json& s) { return stats_number(stats_member(s, "calls_per_s_10s")); };
         case SortKey::errors:
             return [](const json& s) { return error_ratio(totals(s)); };
         case SortKey::p99:
             return [](const json& s) { return percentile_us(totals(s), "p99_us"); };
         case SortKey::cpu:
-            return [](const json& s) { return number(member(s, "cpu_percent")); };
+            return [](const json& s) { return stats_number(stats_member(s, "cpu_percent")); };
         case SortKey::rss:
-            return [](const json& s) { return number(member(s, "rss_bytes")); };
+            return [](const json& s) { return stats_number(stats_member(s, "rss_bytes")); };
         case SortKey::name:
             break;
     }
@@ -208,7 +183,7 @@ Figure tool_figure(SortKey key) {
         case SortKey::rss:
             break;
     }
-    return [](const json& t) { return number(member(t, "requests")); };
+    return [](const json& t) { return stats_number(stats_member(t, "requests")); };
 }
 
 // Whether a row with figure `a` goes before one with `b`: the larger first, a missing one
@@ -220,7 +195,7 @@ std::optional<bool> larger_first(std::optional<double> a, std::optional<double> 
 }
 
 std::string name_of(const json& object) {
-    const json& name = member(object, "name");
+    const json& name = stats_member(object, "name");
     return name.is_string() ? name.get<std::string>() : std::string();
 }
 
@@ -231,85 +206,6 @@ void append_section(std::string& text, const std::vector<std::string>& lines) {
 }
 
 }  // namespace
-
-// ---- Cells
-
-std::string rate_text(const json& value) {
-    const std::optional<double> rate = number(value);
-    if (!rate) return "-";
-    return fixed(*rate, *rate < 100 ? 1 : 0);
-}
-
-std::string duration_us_text(const json& value) {
-    const std::optional<double> us = number(value);
-    if (!us || *us < 0) return "-";
-    if (*us < 1e3) return fixed(*us, 0) + "us";
-    if (*us < 1e4) return fixed(*us / 1e3, 1) + "ms";
-    if (*us < 1e6) return fixed(*us / 1e3, 0) + "ms";
-    if (*us < 1e7) return fixed(*us / 1e6, 1) + "s";
-    if (*us < 6e7) return fixed(*us / 1e6, 0) + "s";
-    return mcpd::format_age(mcpd::Duration(static_cast<std::int64_t>(*us / 1e3)));
-}
-
-std::string bytes_text(const json& value) {
-    const std::optional<double> bytes = number(value);
-    if (!bytes || *bytes < 0) return "-";
-    if (*bytes < 1024) return fixed(*bytes, 0) + "B";
-    double scaled = *bytes / 1024;
-    const char* unit = "KiB";
-    for (const char* larger : {"MiB", "GiB", "TiB"}) {
-        if (scaled < 1024) break;
-        scaled /= 1024;
-        unit = larger;
-    }
-    return fixed(scaled, scaled < 10 ? 1 : 0) + unit;
-}
-
-std::string cpu_text(const json& value) {
-    const std::optional<double> percent = number(value);
-    if (!percent) return "-";
-    return fixed(*percent, *percent < 100 ? 1 : 0);
-}
-
-std::optional<double> error_ratio(const json& counters) {
-    double failed = 0;
-    double settled = 0;
-    for (const char* key : {"errors", "tool_errors", "timeouts", "child_died"}) {
-        const double count = number(member(counters, key)).value_or(0);
-        failed += count;
-        settled += count;
-    }
-    for (const char* key : {"replies", "cancelled"})
-        settled += number(member(counters, key)).value_or(0);
-    if (settled <= 0) return std::nullopt;
-    return failed / settled;
-}
-
-std::string error_percent_text(const json& counters) {
-    const std::optional<double> ratio = error_ratio(counters);
-    if (!ratio) return "-";
-    const double percent = *ratio * 100;
-    return fixed(percent, percent < 10 ? 1 : 0) + "%";
-}
-
-// ---- Width
-
-std::size_t display_width(std::string_view text) {
-    // Every byte but UTF-8's continuation bytes starts a character.
-    return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    }));
-}
-
-std::string cut_to_width(std::string_view text, std::size_t width) {
-    std::size_t characters = 0;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
-        if (characters == width) return std::string(text.substr(0, i));
-        ++characters;
-    }
-    return std::string(text);
-}
 
 // ---- Sorting
 
@@ -372,14 +268,14 @@ std::vector<const json*> ordered_servers(const json& result, std::optional<SortK
 std::vector<ToolRow> tool_rows(const json& result, std::optional<SortKey> key) {
     std::vector<ToolRow> rows;
     for (const json& server : servers_of(result)) {
-        const json& tools = member(server, "tools");
+        const json& tools = stats_member(server, "tools");
         if (!tools.is_array()) continue;
         for (const json& tool : tools) rows.push_back({&server, &tool});
     }
     if (!key) return rows;
     const Figure figure = tool_figure(*key);
     const auto label = [](const json& tool) {
-        const json& name = member(tool, label_key(tool));
+        const json& name = stats_member(tool, label_key(tool));
         return name.is_string() ? name.get<std::string>() : std::string();
     };
     std::stable_sort(rows.begin(), rows.end(), [&](const ToolRow& a, const ToolRow& b) {
@@ -413,12 +309,12 @@ std::vector<std::string> servers_table(const json& result, const TableStyle& sty
     for (const json* server : servers) {
         const json& counters = totals(*server);
         rows.push_back({field_text(*server, "name"), field_text(*server, "state"),
-                        rate_text(member(*server, "calls_per_s_10s")),
-                        rate_text(member(*server, "calls_per_s")), error_percent_text(counters),
+                        rate_text(stats_member(*server, "calls_per_s_10s")),
+                        rate_text(stats_member(*server, "calls_per_s")), error_percent_text(counters),
                         percentile_text(counters, "p50_us"), percentile_text(counters, "p99_us"),
                         field_text(counters, "in_flight"), field_text(*server, "sessions"),
-                        cpu_text(member(*server, "cpu_percent")),
-                        bytes_text(member(*server, "rss_bytes"))});
+                        cpu_text(stats_member(*server, "cpu_percent")),
+                        bytes_text(stats_member(*server, "rss_bytes"))});
     }
     return layout(columns, header_cells(columns, style), rows, style.width);
 }
@@ -443,8 +339,8 @@ std::vector<std::string> tools_table(const json& result, const TableStyle& style
         rows.push_back({field_text(*row.server, "name"), tool_label(tool),
                         field_text(tool, "requests"), error_percent_text(tool),
                         percentile_text(tool, "p50_us"), percentile_text(tool, "p99_us"),
-                        field_text(tool, "in_flight"), bytes_text(member(tool, "bytes_in")),
-                        bytes_text(member(tool, "bytes_out"))});
+                        field_text(tool, "in_flight"), bytes_text(stats_member(tool, "bytes_in")),
+                        bytes_text(stats_member(tool, "bytes_out"))});
     }
     return layout(columns, header_cells(columns, style), rows, style.width);
 }
@@ -458,7 +354,7 @@ std::vector<std::string> sessions_table(const json& result, const TableStyle& st
 
     std::vector<std::vector<std::string>> rows;
     for (const json* server : servers) {
-        const json& sessions = member(*server, "sessions_detail");
+        const json& sessions = stats_member(*server, "sessions_detail");
         if (!sessions.is_array()) continue;
         for (const json& session : sessions)
             rows.push_back({field_text(*server, "name"), field_text(session, "id"),
@@ -478,7 +374,7 @@ std::vector<std::string> children_table(const json& result, const TableStyle& st
         {"IN-FL", true},         {"RSS", true}};
     std::vector<std::vector<std::string>> rows;
     for (const json* server : ordered_servers(result, style.sort)) {
-        const json& children = member(*server, "per_child");
+        const json& children = stats_member(*server, "per_child");
         if (!children.is_array()) continue;
         for (const json& child : children) {
             const json& counters = totals(child);
@@ -487,7 +383,7 @@ std::vector<std::string> children_table(const json& result, const TableStyle& st
                             field_text(child, "sessions"), field_text(counters, "requests"),
                             error_percent_text(counters), percentile_text(counters, "p99_us"),
                             field_text(counters, "in_flight"),
-                            bytes_text(member(child, "rss_bytes"))});
+                            bytes_text(stats_member(child, "rss_bytes"))});
         }
     }
     if (rows.empty()) return {"no server processes"};
@@ -497,11 +393,11 @@ std::vector<std::string> children_table(const json& result, const TableStyle& st
 std::vector<std::string> restart_lines(const json& result) {
     std::vector<std::string> lines;
     for (const json& server : servers_of(result)) {
-        const std::optional<double> restarts = number(member(server, "restarts"));
+        const std::optional<double> restarts = stats_number(stats_member(server, "restarts"));
         if (!restarts || *restarts <= 0) continue;
         std::string line = field_text(server, "name") + ": " + field_text(server, "restarts") +
                            (*restarts == 1 ? " restart" : " restarts");
-        const json& reasons = member(server, "restart_reasons");
+        const json& reasons = stats_member(server, "restart_reasons");
         if (reasons.is_object() && !reasons.empty()) {
             std::vector<std::string> parts;
             for (const auto& [reason, count] : reasons.items())
@@ -520,9 +416,9 @@ std::string stats_text(const json& result) {
     bool sessions = false;
     bool children = false;
     for (const json& server : servers_of(result)) {
-        tools = tools || member(server, "tools").is_array();
-        sessions = sessions || member(server, "sessions_detail").is_array();
-        children = children || member(server, "per_child").is_array();
+        tools = tools || stats_member(server, "tools").is_array();
+        sessions = sessions || stats_member(server, "sessions_detail").is_array();
+        children = children || stats_member(server, "per_child").is_array();
     }
     std::string text;
     append_section(text, servers_table(result));
@@ -539,17 +435,17 @@ std::vector<std::string> top_screen(const json& result, const TopView& view) {
     double calls_per_s = 0;
     double sessions = 0;
     for (const json& server : servers_of(result)) {
-        calls_per_s += number(member(server, "calls_per_s_10s")).value_or(0);
-        sessions += number(member(server, "sessions")).value_or(0);
+        calls_per_s += stats_number(stats_member(server, "calls_per_s_10s")).value_or(0);
+        sessions += stats_number(stats_member(server, "sessions")).value_or(0);
     }
-    const std::optional<double> uptime_ms = number(member(result, "uptime_ms"));
+    const std::optional<double> uptime_ms = stats_number(stats_member(result, "uptime_ms"));
     const std::size_t servers = servers_of(result).size();
     std::vector<std::string> lines = {
         "mcpd up " +
             (uptime_ms ? mcpd::format_age(mcpd::Duration(static_cast<std::int64_t>(*uptime_ms)))
                        : std::string("-")) +
             ", " + std::to_string(servers) + (servers == 1 ? " server, " : " servers, ") +
-            fixed(sessions, 0) + (sessions == 1 ? " session, " : " sessions, ") +
+            fixed_text(sessions, 0) + (sessions == 1 ? " session, " : " sessions, ") +
             rate_text(calls_per_s) + " calls/s    sort: " + std::string(to_string(view.sort)),
         std::string("q quit  s or > next sort  < previous sort  t ") +
             (view.tools ? "hide" : "show") + " tools  space refresh",
