@@ -3,7 +3,6 @@
 // again and its sessions are answered by that process. Only root and mcpd's own user may do
 // it: the cache serves every user's sessions, and emptying it starts processes for them.
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/log.h"
 #include "daemon/control_commands.h"
@@ -34,11 +33,13 @@ void ControlCommands::clear_cache(ControlConnection& c, const json& request) {
     std::optional<ListCache> unopened;
     const ListCache* cache = daemon_.list_cache();
     if (cache == nullptr) {
+        // Only a directory that is there is read, with the checks of an opened cache.
         const std::string directory = default_cache_directory();
         struct stat st{};
-        if (!directory.empty() && ::lstat(directory.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-            st.st_uid == ::geteuid())
-            cache = &unopened.emplace(directory);
+        if (!directory.empty() && ::lstat(directory.c_str(), &st) == 0) {
+            ListCache& found = unopened.emplace(directory);
+            if (found.prepare()) cache = &found;
+        }
     }
     std::size_t total = 0;
     std::vector<control::ClearedCache> per_server;

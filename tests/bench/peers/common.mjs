@@ -437,3 +437,31 @@ export function parseArgs(argv) {
   options.binDir = path.resolve(options.binDir);
   return options;
 }
+
+// The main of a figures script: run each figure `options.only` lets through, record its result
+// or its error, give up after `minutes`, and write the JSON to --out (or stdout). Exits 1 when a
+// figure failed.
+export async function runFigures(options, profile, figures, minutes) {
+  const output = { profile: options.profile, date: new Date().toISOString(), versions: versions(), figures: {} };
+  let failures = 0;
+  const deadline = setTimeout(() => {
+    note(`did not finish within ${minutes} minutes; giving up`);
+    process.exit(1);
+  }, minutes * 60 * 1000);
+  for (const [name, run] of figures) {
+    if (options.only && !options.only.has(name)) continue;
+    note(`--- ${name}`);
+    try {
+      output.figures[name] = await run(options, profile);
+    } catch (error) {
+      failures++;
+      output.figures[name] = { error: String(error?.stack ?? error) };
+      note(`${name} FAILED: ${error?.stack ?? error}`);
+    }
+  }
+  clearTimeout(deadline);
+  const text = `${JSON.stringify(output, null, 2)}\n`;
+  if (options.out) fs.writeFileSync(options.out, text);
+  else process.stdout.write(text);
+  process.exit(failures === 0 ? 0 : 1);
+}

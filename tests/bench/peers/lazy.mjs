@@ -22,7 +22,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-import { Daemon, descendants, everything, median, memoryOf, note, parseArgs, percentile, sleep, tempDir, versions } from './common.mjs';
+import { Daemon, descendants, everything, median, memoryOf, note, parseArgs, percentile, runFigures, sleep, tempDir } from './common.mjs';
 
 const PROFILES = {
   full: { attachRounds: 20, servers: 100, batch: 10, memoryRounds: 3, settleMs: 2000 },
@@ -313,29 +313,7 @@ async function lazyMemory(options, p) {
 }
 
 const options = parseArgs(process.argv.slice(2));
-const p = PROFILES[options.profile];
-const output = { profile: options.profile, date: new Date().toISOString(), versions: versions(), figures: {} };
-let failures = 0;
-const deadline = setTimeout(() => {
-  note('did not finish within 10 minutes; giving up');
-  process.exit(1);
-}, 10 * 60 * 1000);
-for (const [name, run] of [
+await runFigures(options, PROFILES[options.profile], [
   ['lazy_attach', lazyAttach],
   ['lazy_memory', lazyMemory],
-]) {
-  if (options.only && !options.only.has(name)) continue;
-  note(`--- ${name}`);
-  try {
-    output.figures[name] = await run(options, p);
-  } catch (error) {
-    failures++;
-    output.figures[name] = { error: String(error?.stack ?? error) };
-    note(`${name} FAILED: ${error?.stack ?? error}`);
-  }
-}
-clearTimeout(deadline);
-const text = `${JSON.stringify(output, null, 2)}\n`;
-if (options.out) fs.writeFileSync(options.out, text);
-else process.stdout.write(text);
-process.exit(failures === 0 ? 0 : 1);
+], 10);

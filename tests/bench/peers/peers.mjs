@@ -30,9 +30,9 @@ import {
   parseArgs,
   percentile,
   resultText,
+  runFigures,
   sleep,
   tempDir,
-  versions,
 } from './common.mjs';
 
 const PROFILES = {
@@ -376,30 +376,8 @@ async function peersLoadIn(options, p, tmp) {
 }
 
 const options = parseArgs(process.argv.slice(2));
-const p = PROFILES[options.profile];
-const output = { profile: options.profile, date: new Date().toISOString(), versions: versions(), figures: {} };
-let failures = 0;
-const deadline = setTimeout(() => {
-  note('did not finish within 15 minutes; giving up');
-  process.exit(1);
-}, 15 * 60 * 1000);
-for (const [name, run] of [
+await runFigures(options, PROFILES[options.profile], [
   ['agents', agents],
   ['peers_latency', peersLatency],
   ['peers_load', peersLoad],
-]) {
-  if (options.only && !options.only.has(name)) continue;
-  note(`--- ${name}`);
-  try {
-    output.figures[name] = await run(options, p);
-  } catch (error) {
-    failures++;
-    output.figures[name] = { error: String(error?.stack ?? error) };
-    note(`${name} FAILED: ${error?.stack ?? error}`);
-  }
-}
-clearTimeout(deadline);
-const text = `${JSON.stringify(output, null, 2)}\n`;
-if (options.out) fs.writeFileSync(options.out, text);
-else process.stdout.write(text);
-process.exit(failures === 0 ? 0 : 1);
+], 15);
