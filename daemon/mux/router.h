@@ -416,6 +416,9 @@ private:
     // page (it has a cursor), and the names in the child's answer, kept for the stats.
     static bool asks_later_page(std::string_view line);
     void note_listed_tools(std::string_view line, bool first_page);
+    // The names of a tools array (a tools/list answer's, or the catalog's), as many as the stats
+    // keep of a child's list.
+    static std::vector<std::string> listed_tool_names(const nlohmann::json& tools);
 
     // Child side (router_child.cpp).
     void handle_child_response(std::string_view line, const wire::Envelope& e);

@@ -9,7 +9,6 @@
 
 #include "common/json_read.h"
 #include "daemon/mux/jsonrpc.h"
-#include "daemon/mux/peer_names.h"
 #include "daemon/mux/router.h"
 
 namespace mcpd {
@@ -22,16 +21,6 @@ std::int64_t wall_seconds() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-// The names of a catalog's tools, as many as the stats keep (daemon/mux/peer_names.h).
-std::vector<std::string> catalog_tool_names(const Catalog& catalog) {
-    std::vector<std::string> names;
-    for (const json& tool : catalog.list(ListKind::tools).items) {
-        if (names.size() >= kMaxListedNames) break;
-        if (const std::string* name = json_read::string_at(tool, "name")) names.push_back(*name);
-    }
-    return names;
 }
 
 }  // namespace
@@ -50,7 +39,7 @@ void Router::set_catalog(Catalog catalog, bool serve_private) {
     catalog_current_ = false;  // what a running child lists now is read when it starts
     serve_private_ = serve_private;
     // Its tools are listed to sessions from here: the stats count calls of them by name.
-    stats_.tools_listed(catalog_tool_names(*catalog_), true);
+    stats_.tools_listed(listed_tool_names(catalog_->list(ListKind::tools).items), true);
     if (!child_ready_) take_handshake_from_catalog();
 }
 
@@ -251,7 +240,7 @@ void Router::finish_catalog_refresh() {
     catalog_ = std::move(refreshing_);
     refreshing_ = Catalog{};
     catalog_current_ = child_ready_;
-    stats_.tools_listed(catalog_tool_names(*catalog_), true);
+    stats_.tools_listed(listed_tool_names(catalog_->list(ListKind::tools).items), true);
     env_.catalog_refreshed(*catalog_);
 }
 

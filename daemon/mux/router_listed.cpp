@@ -18,12 +18,16 @@ void Router::note_listed_tools(std::string_view line, bool first_page) {
     const json* result = json_read::object_at(answer, "result");
     const json* tools = result != nullptr ? json_read::member(*result, "tools") : nullptr;
     if (tools == nullptr || !tools->is_array()) return;
+    stats_.tools_listed(listed_tool_names(*tools), first_page);
+}
+
+std::vector<std::string> Router::listed_tool_names(const json& tools) {
     std::vector<std::string> names;
-    for (const json& tool : *tools) {
+    for (const json& tool : tools) {
         if (names.size() >= kMaxListedNames) break;
         if (const std::string* name = json_read::string_at(tool, "name")) names.push_back(*name);
     }
-    stats_.tools_listed(names, first_page);
+    return names;
 }
 
 }  // namespace mcpd
