@@ -1,28 +1,24 @@
 // Once mcpd holds the agent's pipes, `mcpctl connect` becomes the small mcpctl-wait program,
 // which still ends with the session and reports why, as mcpctl itself would.
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include "harness.h"
+#include "proc_fs.h"
 
 using namespace integration;
 
 namespace {
 
-// Pids whose command line is "mcpctl-wait FD SOCKET" for this socket.
+// Pids whose command line is "mcpctl-wait FD SOCKET" for this socket. Read with proc_fs, which
+// copes with a process that exits while it is read (a shell of the agent's pipeline may).
 std::vector<pid_t> waiting_bridges(const std::string& socket) {
     std::vector<pid_t> pids;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream in(entry.path() / "cmdline");
-        const std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    for (pid_t pid : all_processes()) {
+        const std::string cmdline = process_cmdline(pid);
         if (cmdline.find("mcpctl-wait") == std::string::npos) continue;
         if (cmdline.find('\0' + socket + '\0') == std::string::npos) continue;
-        pids.push_back(static_cast<pid_t>(std::stol(name)));
+        pids.push_back(pid);
     }
     return pids;
 }

@@ -85,6 +85,12 @@ std::string process_name(pid_t pid) {
     return name;
 }
 
+std::string process_cmdline(pid_t pid) {
+    return read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
+}
+
+std::vector<pid_t> all_processes() { return all_pids(); }
+
 std::vector<pid_t> named(const std::vector<pid_t>& pids, const std::string& name) {
     std::vector<pid_t> out;
     std::copy_if(pids.begin(), pids.end(), std::back_inserter(out),

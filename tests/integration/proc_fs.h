@@ -23,6 +23,12 @@ bool process_alive(pid_t pid);
 // The command name of /proc/PID/comm, empty when the pid is gone.
 std::string process_name(pid_t pid);
 
+// The NUL-separated arguments of /proc/PID/cmdline, empty when the pid is gone.
+std::string process_cmdline(pid_t pid);
+
+// Every pid in /proc now.
+std::vector<pid_t> all_processes();
+
 // The pids of `pids` whose command name is `name`.
 std::vector<pid_t> named(const std::vector<pid_t>& pids, const std::string& name);
 
