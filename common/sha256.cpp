@@ -48,7 +48,7 @@ void compress(std::array<std::uint32_t, 8>& h, const unsigned char* block) {
 
 }  // namespace
 
-std::string sha256_hex(std::string_view bytes) {
+std::array<unsigned char, 32> sha256_digest(std::string_view bytes) {
     std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -64,10 +64,20 @@ std::string sha256_hex(std::string_view bytes) {
     for (int i = 0; i < 8; ++i)
         tail[blocks * 64 - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
     for (std::size_t b = 0; b < blocks; ++b) compress(h, tail.data() + 64 * b);
+    std::array<unsigned char, 32> digest{};
+    for (std::size_t i = 0; i < 8; ++i)
+        for (std::size_t j = 0; j < 4; ++j)
+            digest[4 * i + j] = static_cast<unsigned char>(h[i] >> (24 - 8 * j));
+    return digest;
+}
+
+std::string sha256_hex(std::string_view bytes) {
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out;
-    for (const std::uint32_t word : h)
-        for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(word >> shift) & 0xf];
+    for (const unsigned char byte : sha256_digest(bytes)) {
+        out += kHex[byte >> 4];
+        out += kHex[byte & 0xf];
+    }
     return out;
 }
 

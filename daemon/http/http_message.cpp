@@ -1,0 +1,368 @@
+#include "daemon/http/http_message.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+namespace mcpd {
+
+namespace {
+
+bool token_char(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+bool is_token(std::string_view text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), token_char);
+}
+
+char lower(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
+}
+
+std::string lowercase(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(), lower);
+    return out;
+}
+
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                              [](char x, char y) { return lower(x) == lower(y); });
+}
+
+std::string_view trimmed(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return text;
+}
+
+// Control characters other than tab, and DEL.
+bool is_control(char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x20 && c != '\t') || byte == 0x7F;
+}
+
+// The next line of `text` without its CR LF or LF; `text` moves past it. `ended` tells
+// whether it had a line end at all.
+std::string_view next_line(std::string_view& text, bool& ended) {
+    const std::size_t end = text.find('\n');
+    ended = end != std::string_view::npos;
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(ended ? end + 1 : text.size());
+    if (ended && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return line;
+}
+
+Failure bad(std::string_view why) {
+    return permanent_failure("malformed HTTP request: " + std::string(why));
+}
+
+std::optional<Failure> read_request_line(std::string_view line, HttpRequestHead& head) {
+    const std::size_t first = line.find(' ');
+    const std::size_t last = line.rfind(' ');
+    if (first == std::string_view::npos || first == last)
+        return bad("the request line is not METHOD TARGET HTTP/1.x");
+    const std::string_view method = line.substr(0, first);
+    const std::string_view target = line.substr(first + 1, last - first - 1);
+    const std::string_view version = line.substr(last + 1);
+    if (!is_token(method)) return bad("the method is not a token");
+    if (target.empty() || target.front() != '/')
+        return bad("the request target is not a path starting with '/'");
+    // Visible ASCII only: a space, a control character or a raw byte over 0x7F is refused.
+    if (!std::all_of(target.begin(), target.end(), [](char c) { return c > 0x20 && c < 0x7F; }))
+        return bad(
+            "the request target holds a space, a control character or a byte that is not ASCII");
+    if (target.find('#') != std::string_view::npos)
+        return bad("the request target holds a fragment");
+    if (version != "HTTP/1.1" && version != "HTTP/1.0")
+        return bad("the version is not HTTP/1.1 or HTTP/1.0");
+    const std::size_t question = target.find('?');
+    head.method = method;
+    head.path = target.substr(0, question);
+    head.query =
+        question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+    head.minor = version.back() - '0';
+    return std::nullopt;
+}
+
+bool is_singleton(std::string_view name) {
+    return std::find(kSingletonHeaders.begin(), kSingletonHeaders.end(), name) !=
+           kSingletonHeaders.end();
+}
+
+// Whether the comma-separated list `value` holds the token `wanted` (case ignored).
+bool lists(std::string_view value, std::string_view wanted) {
+    while (!value.empty()) {
+        const std::size_t comma = value.find(',');
+        if (same_ignoring_case(trimmed(value.substr(0, comma)), wanted)) return true;
+        value.remove_prefix(comma == std::string_view::npos ? value.size() : comma + 1);
+    }
+    return false;
+}
+
+// Content-Length, Transfer-Encoding and Connection, once every header is read.
+std::optional<Failure> read_framing(HttpRequestHead& head) {
+    const auto length = head.header("content-length");
+    const auto coding = head.header("transfer-encoding");
+    if (length && coding) return bad("Content-Length and Transfer-Encoding were both sent");
+    if (length) {
+        std::size_t value = 0;
+        const auto [end, error] =
+            std::from_chars(length->data(), length->data() + length->size(), value);
+        if (length->empty() ||
+            !std::all_of(length->begin(), length->end(),
+                         [](char c) { return c >= '0' && c <= '9'; }) ||
+            error != std::errc() || end != length->data() + length->size())
+            return bad("Content-Length is not a number of bytes");
+        head.content_length = value;
+    }
+    if (coding) {
+        if (!same_ignoring_case(*coding, "chunked"))
+            return bad("the only Transfer-Encoding read is chunked");
+        if (head.minor == 0) return bad("Transfer-Encoding was sent with HTTP/1.0");
+        head.chunked = true;
+    }
+    const auto connection = head.header("connection");
+    if (head.minor == 0)
+        head.keep_alive =
+            connection && lists(*connection, "keep-alive") && !lists(*connection, "close");
+    else
+        head.keep_alive = !connection || !lists(*connection, "close");
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string_view> HttpRequestHead::header(std::string_view name) const {
+    for (const auto& entry : headers)
+        if (entry.first == name) return std::string_view(entry.second);
+    return std::nullopt;
+}
+
+Result<HttpRequestHead> parse_request_head(std::string_view text) {
+    HttpRequestHead head;
+    bool ended = false;
+    if (auto failure = read_request_line(next_line(text, ended), head)) return *failure;
+    while (true) {
+        const std::string_view line = next_line(text, ended);
+        if (!ended) return bad("the head does not end with an empty line");
+        if (line.empty()) break;
+        // A folded line continues a header in a way peers read differently.
+        if (line.front() == ' ' || line.front() == '\t')
+            return bad("a header line is folded (starts with a space or tab)");
+        const std::size_t colon = line.find(':');
+        if (colon == std::string_view::npos) return bad("a header line has no ':'");
+        if (!is_token(line.substr(0, colon)))
+            return bad("a header name holds a character outside the token set");
+        const std::string name = lowercase(line.substr(0, colon));
+        const std::string_view value = trimmed(line.substr(colon + 1));
+        if (std::any_of(value.begin(), value.end(), is_control))
+            return bad("a header value holds a control character");
+        // Peers disagree on whether "5 " is a length: refused rather than read as 5.
+        if (name == "content-length" && (line.back() == ' ' || line.back() == '\t'))
+            return bad("Content-Length is not a number of bytes");
+        const auto same = std::find_if(head.headers.begin(), head.headers.end(),
+                                       [&name](const auto& entry) { return entry.first == name; });
+        if (same == head.headers.end()) {
+            head.headers.emplace_back(name, std::string(value));
+        } else if (is_singleton(name)) {
+            return bad("the header " + name + " was sent twice");
+        } else if (!value.empty()) {
+            if (!same->second.empty()) same->second += ", ";
+            same->second += value;
+        }
+    }
+    if (auto failure = read_framing(head)) return *failure;
+    return head;
+}
+
+std::size_t request_head_end(std::string_view received) {
+    // A line end followed by an empty line (LF, or CR LF), as parse_request_head reads lines.
+    for (std::size_t at = received.find('\n'); at != std::string_view::npos;
+         at = received.find('\n', at + 1)) {
+        if (at + 1 < received.size() && received[at + 1] == '\n') return at + 2;
+        if (at + 2 < received.size() && received[at + 1] == '\r' && received[at + 2] == '\n')
+            return at + 3;
+    }
+    return std::string_view::npos;
+}
+
+namespace {
+
+// `text` cut at each `separator` outside a quoted string.
+std::vector<std::string_view> split_outside_quotes(std::string_view text, char separator) {
+    std::vector<std::string_view> parts;
+    bool quoted = false;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (quoted && text[i] == '\\') {
+            ++i;  // the escaped character, whatever it is
+        } else if (text[i] == '"') {
+            quoted = !quoted;
+        } else if (!quoted && text[i] == separator) {
+            parts.push_back(text.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    parts.push_back(text.substr(start));
+    return parts;
+}
+
+// A qvalue in thousandths: "0" to "0.999", "1" to "1.000"; nothing when malformed.
+std::optional<int> thousandths(std::string_view text) {
+    if (text.empty() || (text[0] != '0' && text[0] != '1')) return std::nullopt;
+    const int whole = text[0] - '0';
+    int fraction = 0;
+    if (text.size() > 1) {
+        if (text[1] != '.' || text.size() > 5) return std::nullopt;
+        int scale = 100;
+        for (const char c : text.substr(2)) {
+            if (c < '0' || c > '9') return std::nullopt;
+            fraction += (c - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (whole == 1 && fraction != 0) return std::nullopt;
+    return whole * 1000 + fraction;
+}
+
+// How closely `range` ("type/subtype") matches `media`: 3 the type itself, 2 type/*, 1 */*,
+// 0 not at all (or not a media range).
+int match_level(std::string_view range, std::string_view media) {
+    const std::size_t slash = range.find('/');
+    const std::size_t media_slash = media.find('/');
+    if (slash == std::string_view::npos || media_slash == std::string_view::npos) return 0;
+    const std::string_view type = range.substr(0, slash);
+    const std::string_view subtype = range.substr(slash + 1);
+    if (!is_token(type) || !is_token(subtype)) return 0;
+    if (type == "*") return subtype == "*" ? 1 : 0;
+    if (!same_ignoring_case(type, media.substr(0, media_slash))) return 0;
+    if (subtype == "*") return 2;
+    return same_ignoring_case(subtype, media.substr(media_slash + 1)) ? 3 : 0;
+}
+
+}  // namespace
+
+bool accepts(std::optional<std::string_view> accept, std::string_view media) {
+    if (!accept) return false;
+    int best_level = 0;
+    int best_q = 0;
+    for (const std::string_view element : split_outside_quotes(*accept, ',')) {
+        const std::vector<std::string_view> parts = split_outside_quotes(element, ';');
+        const int level = match_level(trimmed(parts[0]), media);
+        if (level == 0 || level < best_level) continue;
+        std::optional<int> q = 1000;
+        for (std::size_t i = 1; i < parts.size(); ++i) {
+            const std::string_view parameter = trimmed(parts[i]);
+            const std::size_t equals = parameter.find('=');
+            if (same_ignoring_case(trimmed(parameter.substr(0, equals)), "q"))
+                q = equals == std::string_view::npos
+                        ? std::nullopt
+                        : thousandths(trimmed(parameter.substr(equals + 1)));
+        }
+        if (!q) continue;  // a range with a malformed weight counts for nothing
+        best_q = level > best_level ? *q : std::max(best_q, *q);
+        best_level = level;
+    }
+    return best_level > 0 && best_q > 0;
+}
+
+namespace {
+
+struct Reason {
+    int status;
+    std::string_view phrase;
+};
+
+constexpr Reason kReasons[] = {{200, "OK"},
+                               {202, "Accepted"},
+                               {204, "No Content"},
+                               {400, "Bad Request"},
+                               {401, "Unauthorized"},
+                               {403, "Forbidden"},
+                               {404, "Not Found"},
+                               {405, "Method Not Allowed"},
+                               {406, "Not Acceptable"},
+                               {408, "Request Timeout"},
+                               {409, "Conflict"},
+                               {411, "Length Required"},
+                               {413, "Content Too Large"},
+                               {415, "Unsupported Media Type"},
+                               {421, "Misdirected Request"},
+                               {429, "Too Many Requests"},
+                               {431, "Request Header Fields Too Large"},
+                               {500, "Internal Server Error"},
+                               {503, "Service Unavailable"}};
+
+std::string_view reason_phrase(int status) {
+    for (const Reason& reason : kReasons)
+        if (reason.status == status) return reason.phrase;
+    return "";
+}
+
+// `text` with control characters as spaces: nothing a caller passes can end a header line.
+void append_clean(std::string& out, std::string_view text) {
+    for (const char c : text) out += is_control(c) ? ' ' : c;
+}
+
+// The status line and the caller's headers, each line ended by CR LF.
+std::string response_start(int status,
+                           const std::vector<std::pair<std::string, std::string>>& headers) {
+    std::string out = "HTTP/1.1 " + std::to_string(status) + " ";
+    out += reason_phrase(status);
+    out += "\r\n";
+    for (const auto& header : headers) {
+        append_clean(out, header.first);
+        out += ": ";
+        append_clean(out, header.second);
+        out += "\r\n";
+    }
+    return out;
+}
+
+std::string_view connection_line(bool keep_alive) {
+    return keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+}
+
+}  // namespace
+
+std::string http_response(int status,
+                          const std::vector<std::pair<std::string, std::string>>& headers,
+                          std::string_view body, bool keep_alive) {
+    std::string out = response_start(status, headers);
+    if (status != 204 && status != 304)
+        out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    out += connection_line(keep_alive);
+    out += "\r\n";
+    if (status != 204 && status != 304) out += body;
+    return out;
+}
+
+std::string http_stream_head(int status,
+                             const std::vector<std::pair<std::string, std::string>>& headers,
+                             bool keep_alive) {
+    std::string out = response_start(status, headers);
+    out += "Transfer-Encoding: chunked\r\n";
+    out += connection_line(keep_alive);
+    out += "\r\n";
+    return out;
+}
+
+std::string http_chunk(std::string_view bytes) {
+    if (bytes.empty()) return "";
+    std::array<char, 20> size{};
+    const auto end = std::to_chars(size.data(), size.data() + size.size(), bytes.size(), 16).ptr;
+    std::string out(size.data(), end);
+    out += "\r\n";
+    out += bytes;
+    out += "\r\n";
+    return out;
+}
+
+std::string_view http_last_chunk() {
+    return "0\r\n\r\n";
+}
+
+}  // namespace mcpd

@@ -1,0 +1,81 @@
+// HTTP/1.1 for the MCP endpoint: a strict reader of request heads and the writers of
+// responses, plain and chunked. Strict because mcpd may sit behind a proxy: a head two peers
+// could read differently (a folded line, a header given twice, a length together with a
+// transfer coding) is what request smuggling is made of, so it is refused as a whole.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace mcpd {
+
+// Headers that count only once: a second one is refused rather than one of them chosen.
+inline constexpr std::array<std::string_view, 11> kSingletonHeaders = {
+    "host",         "authorization",    "content-length",
+    "content-type", "mcp-session-id",   "mcp-protocol-version",
+    "mcp-method",   "mcp-name",         "last-event-id",
+    "origin",       "transfer-encoding"};
+
+struct HttpRequestHead {
+    std::string method;  // as sent
+    std::string path;    // target up to '?'; starts with '/'
+    std::string query;   // after '?', may be empty
+    int minor = 1;       // HTTP/1.minor (0 or 1)
+    // Names lowercased, values trimmed of spaces and tabs; one entry per name: a header that
+    // may be a list and was sent more than once is joined with ", " (RFC 9110 §5.3).
+    std::vector<std::pair<std::string, std::string>> headers;
+
+    // The value of header `name` (lowercase); nothing when absent.
+    std::optional<std::string_view> header(std::string_view name) const;
+
+    std::optional<std::size_t> content_length;  // digits only, no sign or space, fits size_t
+    bool chunked = false;    // Transfer-Encoding: chunked was sent (the caller answers 411)
+    bool keep_alive = true;  // HTTP/1.1 unless "Connection: close"; HTTP/1.0 only with
+                             // "Connection: keep-alive"
+};
+
+// `head`: the request line and header lines up to and including the empty line (CRLF or LF
+// line ends); anything after that empty line is not read. Refused (a sentence for a 400 body)
+// when malformed: another version than HTTP/1.0 or 1.1, a target that is not a path, folded
+// headers, control characters, a name with a character outside the token set, a duplicate
+// singleton header, Content-Length together with Transfer-Encoding, a Transfer-Encoding other
+// than "chunked" (in any case) or on HTTP/1.0.
+Result<HttpRequestHead> parse_request_head(std::string_view head);
+
+// Where the request head in `received` ends (after its empty line), or npos.
+std::size_t request_head_end(std::string_view received);
+
+// Whether an Accept header value accepts `media` ("application/json", "text/event-stream"):
+// its most specific matching range (the type itself, then type/*, then */*) has q > 0.
+// Parameters other than q do not change which range matches. Absent header: false.
+bool accepts(std::optional<std::string_view> accept, std::string_view media);
+
+// "HTTP/1.1 STATUS REASON\r\n" + headers + Content-Length (except for 204 and 304, which
+// have no body) + Connection (keep-alive or close) + "\r\n" + body. Reason phrases for 200,
+// 202, 204, 400, 401, 403, 404, 405, 406, 408, 409, 411, 413, 415, 421, 429, 431, 500, 503
+// (none for other statuses). Control characters in header names and values become spaces, so
+// a value taken from a peer cannot add a header.
+std::string http_response(int status,
+                          const std::vector<std::pair<std::string, std::string>>& headers,
+                          std::string_view body, bool keep_alive);
+
+// The head of a chunked streaming response (Transfer-Encoding: chunked, no body yet).
+std::string http_stream_head(int status,
+                             const std::vector<std::pair<std::string, std::string>>& headers,
+                             bool keep_alive);
+
+// One chunk: the size in hex, CRLF, the bytes, CRLF; "" for no bytes (an empty chunk would
+// end the stream).
+std::string http_chunk(std::string_view bytes);
+
+// "0\r\n\r\n": the end of a chunked body.
+std::string_view http_last_chunk();
+
+}  // namespace mcpd
