@@ -160,6 +160,12 @@ json to_json(const ClearCacheRequest& r) {
     return out;
 }
 
+json to_json(const HttpTokenRequest& r) {
+    json out = request(Command::http_token);
+    if (r.rotate) out["rotate"] = true;
+    return out;
+}
+
 Result<StatusRequest> parse_status(const json& request) {
     Result<std::vector<std::string>> servers = server_names(request, true);
     if (!servers) return servers.failure();
@@ -269,6 +275,13 @@ Result<ClearCacheRequest> parse_clear_cache(const json& request) {
     Result<std::vector<std::string>> servers = server_names(request, true);
     if (!servers) return servers.failure();
     return ClearCacheRequest{std::move(servers).value()};
+}
+
+Result<HttpTokenRequest> parse_http_token(const json& request) {
+    const auto rotate = request.find("rotate");
+    if (rotate != request.end() && !rotate->is_boolean())
+        return permanent_failure("'rotate' must be true or false");
+    return HttpTokenRequest{rotate != request.end() && rotate->get<bool>()};
 }
 
 json ok_reply(json result) {

@@ -58,7 +58,8 @@ enum class Command {
     attach,
     sessions,
     stats,
-    clear_cache
+    clear_cache,
+    http_token
 };
 
 inline constexpr EnumName<Command> kCommandNames[] = {
@@ -66,7 +67,7 @@ inline constexpr EnumName<Command> kCommandNames[] = {
     {"stop", Command::stop},         {"restart", Command::restart},   {"reload", Command::reload},
     {"logs", Command::logs},         {"shutdown", Command::shutdown}, {"attach", Command::attach},
     {"sessions", Command::sessions}, {"stats", Command::stats},
-    {"clear_cache", Command::clear_cache},
+    {"clear_cache", Command::clear_cache}, {"http_token", Command::http_token},
 };
 
 std::string_view to_string(Command command);
@@ -131,6 +132,12 @@ struct ClearCacheRequest {
     std::vector<std::string> servers;  // empty: every entry of the cache
 };
 
+// `mcpctl http-token [--rotate]`: the asker's own bearer token for mcpd's HTTP addresses; the
+// result is {"token": T, "addresses": [...]}.
+struct HttpTokenRequest {
+    bool rotate = false;  // a new token; the old one stops working
+};
+
 nlohmann::json to_json(const StatusRequest& request);
 nlohmann::json to_json(const ActionRequest& request);
 nlohmann::json to_json(const ReloadRequest& request);
@@ -139,6 +146,7 @@ nlohmann::json to_json(const AttachRequest& request);
 nlohmann::json to_json(const SessionsRequest& request);
 nlohmann::json to_json(const StatsRequest& request);
 nlohmann::json to_json(const ClearCacheRequest& request);
+nlohmann::json to_json(const HttpTokenRequest& request);
 
 Result<StatusRequest> parse_status(const nlohmann::json& request);
 // `command` is the one the request was dispatched as: start, stop or restart.
@@ -150,6 +158,7 @@ Result<AttachRequest> parse_attach(const nlohmann::json& request);
 SessionsRequest parse_sessions(const nlohmann::json& request);
 Result<StatsRequest> parse_stats(const nlohmann::json& request);
 Result<ClearCacheRequest> parse_clear_cache(const nlohmann::json& request);
+Result<HttpTokenRequest> parse_http_token(const nlohmann::json& request);
 
 // ---- Replies: {"ok": true, "result": {...}} or {"ok": false, "error": {...}}.
 

@@ -35,7 +35,13 @@ constexpr std::string_view kDaemonKeys[] = {"socket",
                                             "request_log",
                                             "lazy",
                                             "control_idle_timeout",
-                                            "max_owner_connections"};
+                                            "max_owner_connections",
+                                            "http_listen",
+                                            "http_max_sessions_per_user",
+                                            "http_session_idle_timeout",
+                                            "http_request_timeout",
+                                            "http_keepalive_interval",
+                                            "http_replay_bytes"};
 constexpr std::int64_t kMinMessageBytes = 1024;
 // More than any descriptor limit the kernel allows (fs.nr_open is at most 2^30).
 constexpr std::int64_t kMaxOwnerConnections = std::int64_t{1} << 30;
@@ -95,6 +101,35 @@ void read_metrics_listen(const toml::node& value, DaemonConfig& daemon, Diagnost
         return;
     }
     daemon.metrics_listen = std::move(*text);
+}
+
+// Where the HTTP front door listens: "unix:PATH" (absolute) or a TCP address
+// (common/listen_address.h), each once.
+void read_http_listen(const toml::node& value, DaemonConfig& daemon, Diagnostics& diag) {
+    auto addresses = read_string_array(value, "http_listen", diag);
+    if (!addresses) return;
+    for (std::size_t i = 0; i < addresses->size(); ++i) {
+        const std::string& address = (*addresses)[i];
+        if (address.starts_with("unix:")) {
+            const std::string path = address.substr(5);
+            if (path.empty() || path.front() != '/' || path.size() > 100) {
+                diag.error(value.source(), "'http_listen': '" + address +
+                                               "' needs an absolute path of at most 100 bytes "
+                                               "after 'unix:'");
+                return;
+            }
+        } else if (const auto tcp = parse_listen_address(address); !tcp) {
+            diag.error(value.source(), "'http_listen': " + tcp.error() +
+                                           " (or 'unix:/PATH' for a unix socket)");
+            return;
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if ((*addresses)[j] != address) continue;
+            diag.error(value.source(), "'http_listen' names '" + address + "' twice");
+            return;
+        }
+    }
+    daemon.http_listen = std::move(*addresses);
 }
 
 // The output budget of all clients together cannot be less than one session may queue.
@@ -192,6 +227,23 @@ void read_daemon(const toml::node& node, const fs::path& base_dir, DaemonConfig&
         } else if (name == "max_owner_connections") {
             if (auto most = read_integer(*value, name, 1, kMaxOwnerConnections, diag))
                 daemon.max_owner_connections = static_cast<std::size_t>(*most);
+        } else if (name == "http_listen") {
+            read_http_listen(*value, daemon, diag);
+        } else if (name == "http_max_sessions_per_user") {
+            if (auto most = read_integer(*value, name, 1, kMaxOwnerConnections, diag))
+                daemon.http_max_sessions_per_user = static_cast<std::size_t>(*most);
+        } else if (name == "http_session_idle_timeout") {
+            if (auto timeout = read_duration(*value, name, false, diag))
+                daemon.http_session_idle_timeout = *timeout;
+        } else if (name == "http_request_timeout") {
+            if (auto timeout = read_duration(*value, name, false, diag))
+                daemon.http_request_timeout = *timeout;
+        } else if (name == "http_keepalive_interval") {
+            if (auto interval = read_duration(*value, name, false, diag))
+                daemon.http_keepalive_interval = *interval;
+        } else if (name == "http_replay_bytes") {
+            if (auto bytes = read_integer(*value, name, 0, INT64_MAX, diag))
+                daemon.http_replay_bytes = static_cast<std::size_t>(*bytes);
         } else {
             const std::string hint = did_you_mean(name, kDaemonKeys);
             diag.error(key->source(),

@@ -144,6 +144,23 @@ struct DaemonConfig {
     // Connections (control connections and sessions) root and mcpd's own user may each hold;
     // past it their oldest idle control connections make way (daemon/control/connection_limits.h).
     std::size_t max_owner_connections = 512;
+    // Where the Streamable HTTP front door listens (docs/HTTP.md): "unix:PATH" and TCP
+    // addresses as parse_listen_address reads them. Unset: a unix socket beside the control
+    // socket; empty: nowhere.
+    std::optional<std::vector<std::string>> http_listen;
+    // HTTP sessions one user may hold at once (root and mcpd's user too).
+    std::size_t http_max_sessions_per_user = 64;
+    // An HTTP session with no request and no open stream for this long is let go; its id
+    // still resumes it (the session is rebuilt from the id).
+    Duration http_session_idle_timeout = std::chrono::minutes(30);
+    // A request's head and body must arrive within this; a kept-alive connection with no
+    // request for this long is closed.
+    Duration http_request_timeout = std::chrono::seconds(30);
+    // How often an open SSE stream gets a comment line, so proxies keep it open.
+    Duration http_keepalive_interval = std::chrono::seconds(15);
+    // Per HTTP session, the bytes of sent SSE events kept for a client that resumes a stream
+    // with Last-Event-ID.
+    std::size_t http_replay_bytes = 1024 * 1024;
     bool operator==(const DaemonConfig&) const = default;
 };
 

@@ -68,6 +68,8 @@ void ControlCommands::dispatch(ControlConnection& c, Command command, const json
             return stats(c, request);
         case Command::clear_cache:
             return clear_cache(c, request);
+        case Command::http_token:
+            return http_token(c, request);
     }
 }
 

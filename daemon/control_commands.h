@@ -73,6 +73,8 @@ private:
     void stats(ControlConnection& c, const nlohmann::json& request);
     // control_commands_cache.cpp
     void clear_cache(ControlConnection& c, const nlohmann::json& request);
+    // http_token: the asker's own token for the HTTP front door's TCP addresses.
+    void http_token(ControlConnection& c, const nlohmann::json& request);
 
     // The servers named, checked to exist and to be allowed for the peer; the failure is the
     // sentence of a not_found reply. A restricted peer gets the same answer for a server it

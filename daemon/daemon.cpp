@@ -107,6 +107,8 @@ int Daemon::run() {
     open_list_cache();
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
     serve_metrics(registry_.daemon);
+    http_ = std::make_unique<HttpFront>(*this);
+    serve_http(registry_.daemon);
     for (ManagedServer* server : pool_.servers()) {
         if (server->config().autostart && !server->config().lazy.value_or(false) &&
             !config::starts_children(server->config()))
@@ -234,7 +236,20 @@ void Daemon::serve_metrics(const config::DaemonConfig& settings) {
     log::info("metrics served on http://" + metrics_->bound_address() + "/metrics");
 }
 
+void Daemon::serve_http(const config::DaemonConfig& settings) {
+    if (http_ == nullptr) return;
+    // By default beside a control socket that is a file: mcpd.sock → mcpd-http.sock.
+    std::string beside;
+    if (!listening_path_.empty() && listening_path_.front() == '/') {
+        beside = listening_path_;
+        if (beside.ends_with(".sock")) beside.resize(beside.size() - 5);
+        beside += "-http.sock";
+    }
+    http_->apply(settings, beside, options_.socket_access);
+}
+
 void Daemon::apply_daemon_settings(const config::DaemonConfig& next) {
+    serve_http(next);
     if (next.metrics_listen != registry_.daemon.metrics_listen || metrics_ == nullptr) {
         serve_metrics(next);
     } else if (Result<std::string> token =

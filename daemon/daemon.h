@@ -15,6 +15,7 @@
 #include "daemon/control/control_connection.h"
 #include "daemon/control/control_server.h"
 #include "daemon/control/metrics_http.h"
+#include "daemon/http_front.h"
 #include "daemon/control/output_budget.h"
 #include "daemon/control/peer_auth.h"
 #include "daemon/io/event_loop.h"
@@ -70,6 +71,8 @@ public:
     ServerPool& pool() { return pool_; }
     Placement& placement() { return placement_; }
     SessionTable& sessions() { return sessions_; }
+    // The HTTP front door (null before run()).
+    HttpFront* http() { return http_.get(); }
     nlohmann::json daemon_status() const;
     // The result of the stats request for these servers (docs/STATS.md).
     // `asking`: who asked, shown only its own sessions and children (null: everything).
@@ -177,7 +180,12 @@ private:
 
     ServerPool pool_;
     Placement placement_;  // after the pool: its routes name the pool's instances
+    // The HTTP front door; before the session table, whose HTTP sessions call back into it
+    // until they go.
+    std::unique_ptr<HttpFront> http_;
     SessionTable sessions_;  // after the pool: sessions end before their servers go
+    // Serve HTTP where `settings` says, by default beside the control socket.
+    void serve_http(const config::DaemonConfig& settings);
 
     std::map<std::uint64_t, Waiter> waiters_;
     std::uint64_t next_waiter_ = 1;

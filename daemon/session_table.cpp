@@ -24,15 +24,21 @@ SessionTable::~SessionTable() = default;
 
 void SessionTable::open(ManagedServer& server, SessionId id, const PeerCredentials& peer,
                         BufferEvent input, BufferEvent output, ControlConnection* link) {
-    const std::string name = server.name();
-    auto session =
-        std::make_unique<Session>(id, name, peer, std::move(input), std::move(output),
-                                  loop_.writes(), settings_.max_message_bytes,
-                                  settings_.max_session_queue_bytes, budget_, callbacks(name));
-    Session* raw = session.get();
+    auto session = std::make_unique<StreamTransport>(
+        id, server.name(), peer, std::move(input), std::move(output), loop_.writes(),
+        settings_.max_message_bytes, settings_.max_session_queue_bytes, budget_);
     // A session on the socket takes its connection's place (freed on the next turn); one
     // with passed descriptors lives on its link, which keeps its own.
     ConnectionLimits::Slot slot = link == nullptr ? limits_.take(peer) : ConnectionLimits::Slot();
+    open(server, std::move(session), std::move(slot), link);
+}
+
+void SessionTable::open(ManagedServer& server, std::unique_ptr<ClientTransport> session,
+                        ConnectionLimits::Slot slot, ControlConnection* link) {
+    const std::string name = server.name();
+    const SessionId id = session->id();
+    const PeerCredentials peer = session->peer();
+    ClientTransport* raw = session.get();
     sessions_[id] = Entry{std::move(session), link, std::move(slot), nullptr};
     if (link != nullptr) {
         link->on_close([this, id] {
@@ -40,26 +46,34 @@ void SessionTable::open(ManagedServer& server, SessionId id, const PeerCredentia
             if (it != sessions_.end()) it->second.link = nullptr;
         });
     }
+    const std::string kind = raw->kind();
     log::info(name, "session " + std::to_string(id) + " attached (pid " + std::to_string(peer.pid) +
                         ", uid " + std::to_string(peer.uid) +
-                        (link != nullptr ? ", passed descriptors)" : ", on the socket)"));
+                        (kind == "fds" ? ", passed descriptors)" : kind == "http" ? ", over HTTP)" : ", on the socket)"));
     server.router().attach(id);
     server.sessions_changed();
-    raw->start();
+    raw->start(callbacks(name));
 }
 
 void SessionTable::open_group(std::unique_ptr<GroupSession> group,
                               std::vector<ManagedServer*> instances, const PeerCredentials& peer,
                               BufferEvent input, BufferEvent output, ControlConnection* link) {
     const SessionId id = group->client();
-    const std::string name = group->router().spec().name;
-    auto session =
-        std::make_unique<Session>(id, name, peer, std::move(input), std::move(output),
-                                  loop_.writes(), settings_.max_message_bytes,
-                                  settings_.max_session_queue_bytes, budget_,
-                                  group_callbacks(name, *group));
-    Session* raw = session.get();
+    auto session = std::make_unique<StreamTransport>(
+        id, group->router().spec().name, peer, std::move(input), std::move(output),
+        loop_.writes(), settings_.max_message_bytes, settings_.max_session_queue_bytes, budget_);
     ConnectionLimits::Slot slot = link == nullptr ? limits_.take(peer) : ConnectionLimits::Slot();
+    open_group(std::move(group), std::move(instances), std::move(session), std::move(slot), link);
+}
+
+void SessionTable::open_group(std::unique_ptr<GroupSession> group,
+                              std::vector<ManagedServer*> instances,
+                              std::unique_ptr<ClientTransport> session,
+                              ConnectionLimits::Slot slot, ControlConnection* link) {
+    const SessionId id = group->client();
+    const std::string name = group->router().spec().name;
+    const PeerCredentials peer = session->peer();
+    ClientTransport* raw = session.get();
     GroupSession* members = group.get();
     sessions_[id] = Entry{std::move(session), link, std::move(slot), std::move(group)};
     if (link != nullptr) {
@@ -81,13 +95,13 @@ void SessionTable::open_group(std::unique_ptr<GroupSession> group,
         instances[i]->router().attach(member);
         instances[i]->sessions_changed();
     }
-    raw->start();
+    raw->start(group_callbacks(name, *members));
 }
 
-Session::Callbacks SessionTable::group_callbacks(const std::string& name, GroupSession& group) {
-    Session::Callbacks callbacks = this->callbacks(name);
+ClientTransport::Callbacks SessionTable::group_callbacks(const std::string& name, GroupSession& group) {
+    ClientTransport::Callbacks callbacks = this->callbacks(name);
     // The client's lines go to its group, which lives as long as the session's entry.
-    callbacks.on_line = [this, &group](Session& session, wire::PaddedText line) {
+    callbacks.on_line = [this, &group](ClientTransport& session, wire::PaddedText line) {
         on_group_line(session, group, line);
     };
     callbacks.on_reply_lost = nullptr;
@@ -104,18 +118,18 @@ GroupSession* SessionTable::group_of_member(SessionId id, std::size_t& index) {
     return entry->second.group.get();
 }
 
-Session::Callbacks SessionTable::callbacks(const std::string& name) {
-    Session::Callbacks callbacks;
-    callbacks.on_line = [this, name](Session& session, wire::PaddedText line) {
+ClientTransport::Callbacks SessionTable::callbacks(const std::string& name) {
+    ClientTransport::Callbacks callbacks;
+    callbacks.on_line = [this, name](ClientTransport& session, wire::PaddedText line) {
         on_line(session, name, line);
     };
-    callbacks.on_closed = [this](Session& session, const std::string& reason, bool by_client) {
+    callbacks.on_closed = [this](ClientTransport& session, const std::string& reason, bool by_client) {
         on_closed(session, reason, by_client);
     };
-    callbacks.on_input_ended = [this](Session& session) {
+    callbacks.on_input_ended = [this](ClientTransport& session) {
         loop_.defer([this, ended = session.id()] { finish_if_answered(ended); });
     };
-    callbacks.on_reply_lost = [this, name](Session& session, std::string_view raw_id,
+    callbacks.on_reply_lost = [this, name](ClientTransport& session, std::string_view raw_id,
                                            std::string_view why) {
         if (ManagedServer* target = placement_.server_of(session.id(), name)) {
             target->router().on_session_reply_lost(session.id(), raw_id, why);
@@ -124,7 +138,7 @@ Session::Callbacks SessionTable::callbacks(const std::string& name) {
     return callbacks;
 }
 
-void SessionTable::on_line(Session& session, const std::string& name, wire::PaddedText line) {
+void SessionTable::on_line(ClientTransport& session, const std::string& name, wire::PaddedText line) {
     ManagedServer* target = placement_.server_of(session.id(), name);
     if (target == nullptr) return;
     Router& router = target->router();
@@ -141,7 +155,7 @@ void SessionTable::on_line(Session& session, const std::string& name, wire::Padd
         [&session](std::string_view reply) { session.send(reply); });
 }
 
-void SessionTable::on_group_line(Session& session, GroupSession& group, wire::PaddedText line) {
+void SessionTable::on_group_line(ClientTransport& session, GroupSession& group, wire::PaddedText line) {
     GroupRouter& router = group.router();
     const SessionId sid = session.id();
     // A group session of 2025-03-26 takes batches as a plain session does: each message goes
@@ -161,7 +175,7 @@ void SessionTable::end(SessionId id, const std::string& reason, bool by_client) 
     if (it != sessions_.end()) it->second.session->close(reason, by_client);
 }
 
-void SessionTable::on_closed(Session& session, const std::string& reason, bool by_client) {
+void SessionTable::on_closed(ClientTransport& session, const std::string& reason, bool by_client) {
     const SessionId id = session.id();
     log::info(session.server(), "session " + std::to_string(id) + " ended: " + reason);
     // Detach on the next turn: this may run from inside the router's own loops.
@@ -212,7 +226,7 @@ void SessionTable::close_sessions_of(const std::string& server, const std::strin
 
 void SessionTable::revoke_access() {
     for (auto& [id, entry] : sessions_) {
-        Session& session = *entry.session;
+        ClientTransport& session = *entry.session;
         if (session.closed() || authority_.trusted(session.peer())) continue;
         if (entry.group) {
             for (const GroupSession::Member& member : entry.group->members()) {
@@ -236,7 +250,7 @@ void SessionTable::revoke_access() {
 
 void SessionTable::apply_filters(const config::Registry& registry) {
     for (auto& [id, entry] : sessions_) {
-        Session& session = *entry.session;
+        ClientTransport& session = *entry.session;
         if (session.closed()) continue;
         if (entry.group) {
             entry.group->refilter(registry);
@@ -275,7 +289,7 @@ void SessionTable::send_spliced(SessionId session, std::span<const std::string_v
 void SessionTable::deliver(SessionId session, std::span<const std::string_view> pieces) {
     const auto it = sessions_.find(session);
     if (it == sessions_.end()) return;
-    Session& target = *it->second.session;
+    ClientTransport& target = *it->second.session;
     // An answer to a request of a batch waits for the others, and leaves in the batch's reply.
     if (!batches_.waiting(session) ||
         !batches_.hold(session, pieces, [&target](std::string_view reply) { target.send(reply); }))
@@ -306,7 +320,7 @@ void SessionTable::server_back(SessionId session) {
 void SessionTable::finish_if_answered(SessionId id) {
     const auto it = sessions_.find(id);
     if (it == sessions_.end()) return;
-    Session& session = *it->second.session;
+    ClientTransport& session = *it->second.session;
     if (!session.input_ended() || session.closed()) return;
     if (it->second.group) {
         if (it->second.group->router().unanswered() == 0) session.finish("the client closed its input");
@@ -339,7 +353,7 @@ void SessionTable::pause(ManagedServer& server, bool paused) {
 json SessionTable::group_json(SessionId id, const Entry& entry, const PeerCredentials& asking,
                               const std::string& server_filter) {
     if (!visible_to(id, asking)) return nullptr;
-    const Session& session = *entry.session;
+    const ClientTransport& session = *entry.session;
     const GroupSession& group = *entry.group;
     bool named = server_filter.empty() || session.server() == server_filter;
     json members = json::array();
@@ -355,7 +369,7 @@ json SessionTable::group_json(SessionId id, const Entry& entry, const PeerCreden
                 {"group", members},
                 {"pid", session.peer().pid},
                 {"uid", session.peer().uid},
-                {"transport", session.passed_fds() ? "fds" : "socket"},
+                {"transport", session.kind()},
                 {"client", {{"name", group.router().client_name()}, {"version", ""}}},
                 {"protocol", group.router().protocol()},
                 {"in_flight", group.router().unanswered()}};
@@ -407,7 +421,7 @@ json SessionTable::to_json(const std::string& server_filter, const PeerCredentia
     json list = json::array();
     const auto now = Clock::now();
     for (auto& [id, entry] : sessions_) {
-        const Session& session = *entry.session;
+        const ClientTransport& session = *entry.session;
         if (entry.group) {
             if (json group = group_json(id, entry, asking, server_filter); !group.is_null())
                 list.push_back(std::move(group));
@@ -421,7 +435,7 @@ json SessionTable::to_json(const std::string& server_filter, const PeerCredentia
                            {"server", session.server()},
                            {"pid", session.peer().pid},
                            {"uid", session.peer().uid},
-                           {"transport", session.passed_fds() ? "fds" : "socket"}};
+                           {"transport", session.kind()}};
         if (const Project* project = placement_.project_of_session(id)) {
             entry_json["project"] = project->directory;
         }

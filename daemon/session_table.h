@@ -1,4 +1,4 @@
-// Every client session of the daemon: its transport (Session), the control connection of an
+// Every client session of the daemon: its transport (ClientTransport), the control connection of an
 // `mcpctl connect` that passed its descriptors (told when it ends), its connection slot, and
 // its 2025-03-26 batches. It is the SessionSink every server's router writes to.
 #pragma once
@@ -21,7 +21,7 @@
 #include "daemon/group_session.h"
 #include "daemon/io/event_loop.h"
 #include "daemon/managed_server.h"
-#include "daemon/mux/session.h"
+#include "daemon/mux/stream_transport.h"
 #include "daemon/mux/session_batch.h"
 #include "daemon/mux/session_sink.h"
 
@@ -51,6 +51,13 @@ public:
     // `instances` (in the group's member order), whose ids `group` holds.
     void open_group(std::unique_ptr<GroupSession> group, std::vector<ManagedServer*> instances,
                     const PeerCredentials& peer, BufferEvent input, BufferEvent output,
+                    ControlConnection* link);
+    // The same for a session on any transport (an HTTP session, daemon/http/): `slot` is the
+    // connection limit's place it holds (empty when it counts elsewhere).
+    void open(ManagedServer& server, std::unique_ptr<ClientTransport> session,
+              ConnectionLimits::Slot slot, ControlConnection* link);
+    void open_group(std::unique_ptr<GroupSession> group, std::vector<ManagedServer*> instances,
+                    std::unique_ptr<ClientTransport> session, ConnectionLimits::Slot slot,
                     ControlConnection* link);
     // Write a line to session `session`'s client (a group session's router writes so).
     void to_client(SessionId session, std::string_view line) {
@@ -95,7 +102,7 @@ public:
 
 private:
     struct Entry {
-        std::unique_ptr<Session> session;
+        std::unique_ptr<ClientTransport> session;
         ControlConnection* link = nullptr;
         ConnectionLimits::Slot slot;  // a socket session's; a linked one counts on its link's
         std::unique_ptr<GroupSession> group;  // a group session's router and members
@@ -117,13 +124,13 @@ private:
     // A session leaves the server `server_name` (detach, or its private process ends).
     void leave_server(SessionId id, const std::string& server_name);
 
-    Session::Callbacks callbacks(const std::string& server_name);
+    ClientTransport::Callbacks callbacks(const std::string& server_name);
     // A group session's: its lines go to its group router.
-    Session::Callbacks group_callbacks(const std::string& name, GroupSession& group);
-    void on_line(Session& session, const std::string& server_name, wire::PaddedText line);
+    ClientTransport::Callbacks group_callbacks(const std::string& name, GroupSession& group);
+    void on_line(ClientTransport& session, const std::string& server_name, wire::PaddedText line);
     // A group session's line, to its group router (a 2025-03-26 batch split first).
-    void on_group_line(Session& session, GroupSession& group, wire::PaddedText line);
-    void on_closed(Session& session, const std::string& reason, bool by_client);
+    void on_group_line(ClientTransport& session, GroupSession& group, wire::PaddedText line);
+    void on_closed(ClientTransport& session, const std::string& reason, bool by_client);
     // On the next turn after on_closed: the session leaves its server and the table.
     void remove(SessionId id, const std::string& reason, bool by_client);
     // A session whose client closed its input ends once its requests are answered.

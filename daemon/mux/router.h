@@ -249,7 +249,7 @@ public:
 
 private:
     // What the router knows of one attached session: the protocol state (its transport, the
-    // descriptors and queues, is an mcpd::Session, daemon/mux/session.h).
+    // descriptors and queues, is a ClientTransport, daemon/mux/client_transport.h).
     struct SessionState {
         SessionId id = 0;
         TimePoint attached_at{};

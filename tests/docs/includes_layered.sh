@@ -1,6 +1,6 @@
 #!/bin/bash
 # Usage: includes_layered.sh SOURCE_DIR — daemon/'s folders include one another in one direction
-# only: the joints at the top of daemon/ → server/ → mux/ → control/ → io/, and systemd/ →
+# only: the joints at the top of daemon/ → server/ and http/ → mux/ → control/ → io/, and systemd/ →
 # control/ (docs/ARCHITECTURE.md). A file may include its own folder and any folder below it;
 # an include that climbs fails with the file and the line.
 set -u
@@ -13,7 +13,7 @@ rank() {
         io) echo 0 ;;
         control) echo 1 ;;
         mux | systemd) echo 2 ;;
-        server) echo 3 ;;
+        server | http) echo 3 ;;
         top) echo 4 ;;
         *) echo "FAIL: daemon/$1/ is not a known folder: give it a rank here and in docs/ARCHITECTURE.md" >&2; echo 9 ;;
     esac

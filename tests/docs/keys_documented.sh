@@ -38,8 +38,9 @@ commands=0
 # Every entry a ctl/cmd_*.cpp defines (a file may hold several), as ctl/CMakeLists.txt lists them.
 for command in $(sed -n 's/^extern const Command cmd_\([a-z_]*\) *{.*/\1/p' "$root"/ctl/cmd_*.cpp); do
     commands=$((commands + 1))
-    # Documented as a command entry: a line starting with *command*.
-    if ! grep -q "^\*${command}\*" <<<"$ctl_text"; then
+    # Documented as a command entry: a line starting with *command* (cmd_http_token is
+    # the command http-token).
+    if ! grep -q "^\*${command}\*" <<<"$ctl_text" && ! grep -q "^\*${command//_/-}\*" <<<"$ctl_text"; then
         echo "FAIL: mcpctl command '$command' is not documented in docs/man/mcpctl.1.scd"
         status=1
     fi

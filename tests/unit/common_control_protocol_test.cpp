@@ -49,7 +49,7 @@ TEST_CASE("every command has one word, read both ways", "[common][control]") {
         CHECK(to_string(command) == name);
         CHECK(command_named(name) == command);
     }
-    CHECK(std::size(kCommandNames) == 12);
+    CHECK(std::size(kCommandNames) == 13);
     CHECK_FALSE(command_named("frobnicate"));
     CHECK_FALSE(command_named("Status"));
     CHECK(request(Command::shutdown) ==

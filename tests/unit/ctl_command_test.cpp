@@ -66,7 +66,7 @@ TEST_CASE("the real table holds every command, sorted", "[ctl][command]") {
         CHECK(command->exec != nullptr);
         CHECK(std::string(command->usage).starts_with(command->name));
     }
-    CHECK(names == std::vector<std::string>{"adopt", "cache", "connect", "dial", "help", "import", "logs",
+    CHECK(names == std::vector<std::string>{"adopt", "cache", "connect", "dial", "help", "http-token", "import", "logs",
                                             "metrics", "reload", "restart", "sessions", "shutdown",
                                             "start", "stats", "status", "stop", "top", "version",
                                             "warm"});

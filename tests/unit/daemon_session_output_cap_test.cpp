@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "byte_units.h"
-#include "daemon/mux/session.h"
+#include "daemon/mux/stream_transport.h"
 
 using mcpd::OutputCap;
 

@@ -1,4 +1,4 @@
-// A Session over a real socket pair and event loop: what its output cap lets through to a
+// A StreamTransport over a real socket pair and event loop: what its output cap lets through to a
 // client that reads and to one that does not, and what it does with a client's line over
 // max_message_bytes.
 #include <event2/bufferevent.h>
@@ -15,10 +15,11 @@
 
 #include "byte_units.h"
 #include "daemon/control/output_budget.h"
-#include "daemon/mux/session.h"
+#include "daemon/mux/stream_transport.h"
 
 using mcpd::OutputBudget;
-using mcpd::Session;
+using mcpd::ClientTransport;
+using mcpd::StreamTransport;
 
 namespace {
 
@@ -31,21 +32,21 @@ public:
         client_ = fds[1];
         base_ = event_base_new();
         mcpd::BufferEvent bev(bufferevent_socket_new(base_, fds[0], BEV_OPT_CLOSE_ON_FREE));
-        Session::Callbacks callbacks;
-        callbacks.on_line = [this](Session&, mcpd::wire::PaddedText line) {
+        ClientTransport::Callbacks callbacks;
+        callbacks.on_line = [this](ClientTransport&, mcpd::wire::PaddedText line) {
             lines.emplace_back(line.text);
         };
-        callbacks.on_input_ended = [](Session&) {};
-        callbacks.on_closed = [this](Session&, const std::string& reason, bool) {
+        callbacks.on_input_ended = [](ClientTransport&) {};
+        callbacks.on_closed = [this](ClientTransport&, const std::string& reason, bool) {
             closed_reason = reason;
         };
-        callbacks.on_reply_lost = [this](Session&, std::string_view id, std::string_view why) {
+        callbacks.on_reply_lost = [this](ClientTransport&, std::string_view id, std::string_view why) {
             lost.emplace_back(std::string(id), std::string(why));
         };
-        session = std::make_unique<Session>(1, "demo", mcpd::PeerCredentials{}, std::move(bev),
-                                            mcpd::BufferEvent(), writes_, max_message_bytes,
-                                            max_queue_bytes, budget_, std::move(callbacks));
-        session->start();
+        session = std::make_unique<StreamTransport>(1, "demo", mcpd::PeerCredentials{},
+                                                    std::move(bev), mcpd::BufferEvent(), writes_,
+                                                    max_message_bytes, max_queue_bytes, budget_);
+        session->start(std::move(callbacks));
     }
     ~SessionRig() {
         session.reset();
@@ -76,7 +77,7 @@ public:
         turn();
     }
 
-    std::unique_ptr<Session> session;
+    std::unique_ptr<StreamTransport> session;
     std::vector<std::string> lines;
     std::vector<std::pair<std::string, std::string>> lost;
     std::string closed_reason;

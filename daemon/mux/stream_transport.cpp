@@ -1,4 +1,4 @@
-#include "daemon/mux/session.h"
+#include "daemon/mux/stream_transport.h"
 
 #include <event2/buffer.h>
 
@@ -31,19 +31,17 @@ void OutputCap::taken(std::size_t queued) {
 
 static_assert(LineReader::kPadding >= wire::kScanPadding);
 
-Session::Session(SessionId id, std::string server, PeerCredentials peer, BufferEvent input,
-                 BufferEvent output, WriteCoalescer& writes, std::size_t max_message_bytes,
-                 std::size_t max_queue_bytes, OutputBudget& budget, Callbacks callbacks)
-    : id_(id),
-      server_(std::move(server)),
-      peer_(peer),
+StreamTransport::StreamTransport(SessionId id, std::string server, PeerCredentials peer,
+                                 BufferEvent input, BufferEvent output, WriteCoalescer& writes,
+                                 std::size_t max_message_bytes, std::size_t max_queue_bytes,
+                                 OutputBudget& budget)
+    : ClientTransport(id, std::move(server), std::move(peer)),
       input_(std::move(input)),
       output_(std::move(output)),
       writes_(writes),
       cap_(max_queue_bytes),
       budget_(budget),
       account_(budget, [this](const std::string& reason) { cut_off(reason); }),
-      callbacks_(std::move(callbacks)),
       source_(bufferevent_get_base(input_.get()), input_.fd(), max_message_bytes,
               /*keep_edges=*/true, &writes,
               LineSource::Callbacks{
@@ -55,19 +53,19 @@ Session::Session(SessionId id, std::string server, PeerCredentials peer, BufferE
     // Reading goes around the bufferevent (daemon/io/line_source.h).
     bufferevent_disable(input_.get(), EV_READ);
     source_.reader().append(input_.input());
-    bufferevent_setcb(input_.get(), nullptr, nullptr, &Session::on_input_event, this);
+    bufferevent_setcb(input_.get(), nullptr, nullptr, &StreamTransport::on_input_event, this);
     if (output_) {
-        bufferevent_setcb(output_.get(), nullptr, nullptr, &Session::on_output_event, this);
+        bufferevent_setcb(output_.get(), nullptr, nullptr, &StreamTransport::on_output_event, this);
         bufferevent_enable(output_.get(), EV_WRITE);
     }
     // Large replies leave in few writes rather than 16 KiB per loop turn.
     bufferevent_set_max_single_write(output_bev(), kMaxSingleWrite);
     account_.watch(bufferevent_get_output(output_bev()));
     output_watch_ =
-        evbuffer_add_cb(bufferevent_get_output(output_bev()), &Session::on_output_changed, this);
+        evbuffer_add_cb(bufferevent_get_output(output_bev()), &StreamTransport::on_output_changed, this);
 }
 
-Session::~Session() {
+StreamTransport::~StreamTransport() {
     if (output_watch_ != nullptr)
         evbuffer_remove_cb_entry(bufferevent_get_output(output_bev()), output_watch_);
     account_.unwatch();  // before its buffer goes
@@ -75,20 +73,14 @@ Session::~Session() {
     // The read watcher, then the bufferevents (callbacks cleared first), go with the members.
 }
 
-void Session::start() {
+void StreamTransport::start(Callbacks callbacks) {
+    callbacks_ = std::move(callbacks);
     if (!output_) bufferevent_enable(input_.get(), EV_WRITE);
     // A socket session may have sent messages together with its attach request.
     source_.start();
 }
 
-void Session::send(std::string_view line) {
-    const std::size_t queued = queued_bytes();
-    if (!make_room(queued, line.size() + 1)) return;
-    writes_.write_or_queue_line(output_bev(), line);
-    sent(queued);
-}
-
-void Session::send(std::span<const std::string_view> pieces) {
+void StreamTransport::send(std::span<const std::string_view> pieces) {
     const std::size_t queued = queued_bytes();
     std::size_t size = 1;
     for (std::string_view piece : pieces) size += piece.size();
@@ -97,7 +89,7 @@ void Session::send(std::span<const std::string_view> pieces) {
     sent(queued);
 }
 
-bool Session::make_room(std::size_t queued, std::size_t size) {
+bool StreamTransport::make_room(std::size_t queued, std::size_t size) {
     if (closed_) return false;
     if (queued == 0 || cap_.admits(queued, size)) return true;
     std::string reason = "the client stopped reading (";
@@ -110,24 +102,24 @@ bool Session::make_room(std::size_t queued, std::size_t size) {
     return false;
 }
 
-void Session::sent(std::size_t queued_before) {
+void StreamTransport::sent(std::size_t queued_before) {
     // What the descriptor took at once was read; what is left is the message being read now.
     if (queued_before == 0) cap_.taken(queued_bytes());
     // All clients together over the budget: the largest queues go (this one, maybe).
     if (budget_.over()) budget_.enforce();
 }
 
-void Session::on_output_changed(evbuffer*, const evbuffer_cb_info* info, void* self) {
+void StreamTransport::on_output_changed(evbuffer*, const evbuffer_cb_info* info, void* self) {
     if (info->n_deleted == 0) return;
-    auto* session = static_cast<Session*>(self);
+    auto* session = static_cast<StreamTransport*>(self);
     session->cap_.taken(session->queued_bytes());
 }
 
-void Session::pause_input() { source_.pause(); }
+void StreamTransport::pause_input() { source_.pause(); }
 
-void Session::resume_input() { source_.resume(); }
+void StreamTransport::resume_input() { source_.resume(); }
 
-void Session::cut_off(const std::string& reason) {
+void StreamTransport::cut_off(const std::string& reason) {
     if (closed_) return;
     // Nothing more will be written to it: what waits goes now, not when the session is
     // freed on a later turn, so its memory is free before the next message is queued.
@@ -138,14 +130,14 @@ void Session::cut_off(const std::string& reason) {
     close(reason, false);
 }
 
-void Session::close(const std::string& reason, bool by_client) {
+void StreamTransport::close(const std::string& reason, bool by_client) {
     if (closed_) return;
     closed_ = true;
     source_.close();
     callbacks_.on_closed(*this, reason, by_client);
 }
 
-void Session::finish(const std::string& reason) {
+void StreamTransport::finish(const std::string& reason) {
     if (closed_ || !finish_reason_.empty()) return;
     finish_reason_ = reason;
     // Held writes (eager_write.h) are not counted: they go out at the end of the current burst,
@@ -156,24 +148,24 @@ void Session::finish(const std::string& reason) {
     }
     // The write callback fires once the output buffer is empty (low watermark 0).
     bufferevent_setwatermark(output_bev(), EV_WRITE, 0, 0);
-    bufferevent_event_cb event_cb = output_ ? &Session::on_output_event : &Session::on_input_event;
-    bufferevent_setcb(output_bev(), nullptr, &Session::on_output_drained, event_cb, this);
+    bufferevent_event_cb event_cb = output_ ? &StreamTransport::on_output_event : &StreamTransport::on_input_event;
+    bufferevent_setcb(output_bev(), nullptr, &StreamTransport::on_output_drained, event_cb, this);
 }
 
-void Session::on_output_drained(bufferevent*, void* self) {
-    auto* session = static_cast<Session*>(self);
+void StreamTransport::on_output_drained(bufferevent*, void* self) {
+    auto* session = static_cast<StreamTransport*>(self);
     session->close(session->finish_reason_, true);
 }
 
-void Session::input_ended_by_client() {
+void StreamTransport::input_ended_by_client() {
     input_ended_ = true;
     // Replies to what it sent are still owed: the owner decides when to finish.
     callbacks_.on_input_ended(*this);
 }
 
-void Session::on_input_event(bufferevent*, short what, void* self) {
+void StreamTransport::on_input_event(bufferevent*, short what, void* self) {
     // Only writing goes through the bufferevent: a write failed or met the end.
-    auto* session = static_cast<Session*>(self);
+    auto* session = static_cast<StreamTransport*>(self);
     if ((what & (BEV_EVENT_WRITING | BEV_EVENT_EOF)) != 0) {
         session->close("the client's output is gone", true);
         return;
@@ -181,22 +173,22 @@ void Session::on_input_event(bufferevent*, short what, void* self) {
     session->close("the connection failed", true);
 }
 
-void Session::on_output_event(bufferevent*, short, void* self) {
-    static_cast<Session*>(self)->close("the client's output is gone", true);
+void StreamTransport::on_output_event(bufferevent*, short, void* self) {
+    static_cast<StreamTransport*>(self)->close("the client's output is gone", true);
 }
 
-std::size_t Session::queued_bytes() const {
+std::size_t StreamTransport::queued_bytes() const {
     return evbuffer_get_length(bufferevent_get_output(output_bev())) +
            writes_.held_bytes(output_bev());
 }
 
-void Session::discarded_line() {
+void StreamTransport::discarded_line() {
     const LineReader& reader = source_.reader();
     const std::size_t bytes = reader.discarded_bytes();
     const std::string limit = std::to_string(reader.max_line_bytes());
     const LostMessageId edges =
         read_lost_message_id(reader.discarded_head(), reader.discarded_tail());
-    log::warning(server_, "session " + std::to_string(id_) + ": discarded a message of " +
+    log::warning(server(), "session " + std::to_string(id()) + ": discarded a message of " +
                               std::to_string(bytes) + " bytes, over max_message_bytes");
     // An answer to a request of the server's: the server is told, or it would wait forever.
     if (edges.response && !edges.request && !edges.id.empty() && callbacks_.on_reply_lost) {

@@ -1,4 +1,4 @@
-// One MCP client session's transport: lines in from the client, lines out to it.
+// One MCP client session's transport over a byte stream: lines in from the client, lines out.
 //
 // A session reads either the control connection it was attached on, or descriptors an
 // `mcpctl connect` passed over (the agent's own pipes). Output to a client that stops reading
@@ -21,7 +21,7 @@
 #include "daemon/io/buffer_event.h"
 #include "daemon/io/eager_write.h"
 #include "daemon/io/line_source.h"
-#include "daemon/mux/router.h"
+#include "daemon/mux/client_transport.h"
 
 namespace mcpd {
 
@@ -55,52 +55,34 @@ private:
     bool spare_ = true;     // one message past the cap is allowed until the client next reads
 };
 
-class Session {
+// A session over a byte stream: the control socket it was attached on, or the agent's pipes an
+// `mcpctl connect` passed over. One JSON-RPC message per line each way.
+class StreamTransport final : public ClientTransport {
 public:
-    struct Callbacks {
-        // `line` lies in the session's read buffer (valid during the call), padded for scanning.
-        std::function<void(Session&, wire::PaddedText line)> on_line;
-        // The client closed its input (every line before it was delivered); the owner calls
-        // finish() once the session's requests are answered. Output still flows meanwhile.
-        std::function<void(Session&)> on_input_ended;
-        // `by_client`: the client closed its side (not mcpd cutting it off).
-        std::function<void(Session&, const std::string& reason, bool by_client)> on_closed;
-        // The client answered request `raw_id` (one the server sent it) with a line over
-        // max_message_bytes, which was discarded; `why` says so. May be empty.
-        std::function<void(Session&, std::string_view raw_id, std::string_view why)> on_reply_lost;
-    };
-
     // `input` and `output` are the descriptors `mcpctl connect` passed; a socket session has
     // only `input`, and `output` is empty. The input's descriptor is read directly (anything
     // already buffered in `input` is taken over); the bufferevents only write, through
     // `writes`, and report write errors. What waits for the client counts in `budget` until
     // the session is freed.
-    Session(SessionId id, std::string server, PeerCredentials peer, BufferEvent input,
-            BufferEvent output, WriteCoalescer& writes, std::size_t max_message_bytes,
-            std::size_t max_queue_bytes, OutputBudget& budget, Callbacks callbacks);
-    ~Session();
-    Session(const Session&) = delete;
-    Session& operator=(const Session&) = delete;
+    StreamTransport(SessionId id, std::string server, PeerCredentials peer, BufferEvent input,
+                    BufferEvent output, WriteCoalescer& writes, std::size_t max_message_bytes,
+                    std::size_t max_queue_bytes, OutputBudget& budget);
+    ~StreamTransport() override;
 
-    SessionId id() const { return id_; }
-    const std::string& server() const { return server_; }
-    const PeerCredentials& peer() const { return peer_; }
     bool passed_fds() const { return static_cast<bool>(output_); }
-    bool closed() const { return closed_; }
+    const char* kind() const override { return passed_fds() ? "fds" : "socket"; }
+    bool closed() const override { return closed_; }
 
-    // Queue one message for the client (a newline is appended).
-    void send(std::string_view line);
-    // The same for a message in pieces (a reply with its id spliced in), written in order.
-    void send(std::span<const std::string_view> pieces);
-    void pause_input();
-    void resume_input();
-    // Start reading (after the owner has registered the session everywhere).
-    void start();
-    void close(const std::string& reason, bool by_client);
-    // Close once everything queued for the client has been written (a client that stops
-    // reading is still cut off by the queue cap, or when its side goes away).
-    void finish(const std::string& reason);
-    bool input_ended() const { return input_ended_; }
+    using ClientTransport::send;
+    // A newline is appended to the message.
+    void send(std::span<const std::string_view> pieces) override;
+    void pause_input() override;
+    void resume_input() override;
+    void start(Callbacks callbacks) override;
+    void close(const std::string& reason, bool by_client) override;
+    // A client that stops reading is still cut off by the queue cap, or when its side goes away.
+    void finish(const std::string& reason) override;
+    bool input_ended() const override { return input_ended_; }
 
 private:
     static void on_input_event(bufferevent* bev, short what, void* self);
@@ -123,9 +105,6 @@ private:
     void cut_off(const std::string& reason);
     void input_ended_by_client();
 
-    SessionId id_;
-    std::string server_;
-    PeerCredentials peer_;
     BufferEvent input_;
     BufferEvent output_;  // empty for a socket session
     WriteCoalescer& writes_;
@@ -133,7 +112,6 @@ private:
     evbuffer_cb_entry* output_watch_ = nullptr;
     OutputBudget& budget_;
     OutputBudget::Account account_;
-    Callbacks callbacks_;
     LineSource source_;  // after the bufferevents: it watches the input's descriptor
     bool closed_ = false;
     bool input_ended_ = false;

@@ -1,0 +1,171 @@
+#include "daemon/http/http_connection.h"
+
+#include <event2/buffer.h>
+
+namespace mcpd {
+
+HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent bev,
+                               HttpConnectionLimits limits, Handler handler)
+    : id_(id),
+      limits_(limits),
+      handler_(std::move(handler)),
+      bev_(std::move(bev)),
+      deadline_(base, [this] {
+          // A request that never completes, or a kept-alive connection left idle.
+          if (received_.empty() || answering_) {
+              close();
+          } else {
+              refuse(408, "the request did not arrive within http_request_timeout");
+          }
+      }),
+      // Not from inside the answer just given: its caller may still be at work.
+      next_(base, [this] { take_request(); }) {
+    bufferevent_setcb(bev_.get(), &HttpConnection::on_read, &HttpConnection::on_write,
+                      &HttpConnection::on_event, this);
+    bufferevent_enable(bev_.get(), EV_READ | EV_WRITE);
+    deadline_.arm(limits_.request_timeout);
+}
+
+HttpConnection::~HttpConnection() = default;
+
+void HttpConnection::on_read(bufferevent*, void* self) {
+    auto* c = static_cast<HttpConnection*>(self);
+    evbuffer* in = c->bev_.input();
+    const std::size_t length = evbuffer_get_length(in);
+    const std::size_t room = c->limits_.max_head_bytes + c->limits_.max_body_bytes + 1;
+    const std::size_t take = std::min(length, room > c->received_.size() ? room - c->received_.size() : 0);
+    if (take > 0) {
+        const std::size_t at = c->received_.size();
+        c->received_.resize(at + take);
+        evbuffer_remove(in, c->received_.data() + at, take);
+    }
+    if (evbuffer_get_length(in) > 0) {
+        // More than a request could hold: stop reading until this one is answered.
+        bufferevent_disable(c->bev_.get(), EV_READ);
+    }
+    if (!c->answering_) c->take_request();
+}
+
+void HttpConnection::take_request() {
+    if (closed_ || answering_ || received_.empty()) return;
+    const std::size_t end = request_head_end(received_);
+    if (end == std::string::npos) {
+        if (received_.size() > limits_.max_head_bytes)
+            refuse(431, "the request head is over " + std::to_string(limits_.max_head_bytes) + " bytes");
+        return;
+    }
+    if (end > limits_.max_head_bytes) {
+        refuse(431, "the request head is over " + std::to_string(limits_.max_head_bytes) + " bytes");
+        return;
+    }
+    Result<HttpRequestHead> head = parse_request_head(std::string_view(received_).substr(0, end));
+    if (!head) {
+        refuse(400, head.error());
+        return;
+    }
+    if (head->chunked) {
+        refuse(411, "send the body with a Content-Length, not chunked");
+        return;
+    }
+    const std::size_t body_length = head->content_length.value_or(0);
+    if (body_length > limits_.max_body_bytes) {
+        refuse(413, "the body is over " + std::to_string(limits_.max_body_bytes) +
+                        " bytes (max_message_bytes in [daemon])");
+        return;
+    }
+    if (received_.size() - end < body_length) return;  // the rest of the body is on its way
+    HttpRequest request;
+    request.head = std::move(head).value();
+    request.body = received_.substr(end, body_length);
+    received_.erase(0, end + body_length);
+    keep_alive_ = request.head.keep_alive;
+    answering_ = true;
+    deadline_.cancel();
+    // Reading goes on, so a client that leaves is seen; its next request waits (above).
+    bufferevent_enable(bev_.get(), EV_READ);
+    handler_.on_request(*this, std::move(request));
+}
+
+bool HttpConnection::write(std::string_view bytes) {
+    if (closed_) return false;
+    if (evbuffer_get_length(bev_.output()) + bytes.size() > limits_.max_queued_bytes &&
+        evbuffer_get_length(bev_.output()) > 0) {
+        // A client that stopped reading its stream is let go; what it missed can be resumed.
+        close();
+        return false;
+    }
+    bufferevent_write(bev_.get(), bytes.data(), bytes.size());
+    return true;
+}
+
+void HttpConnection::respond(int status, const HttpHeaders& headers, std::string_view body) {
+    if (closed_ || streaming_) return;
+    write(http_response(status, headers, body, keep_alive_));
+    answered();
+}
+
+void HttpConnection::open_stream(int status, const HttpHeaders& headers) {
+    if (closed_ || streaming_) return;
+    streaming_ = true;
+    write(http_stream_head(status, headers, keep_alive_));
+}
+
+bool HttpConnection::stream(std::string_view bytes) {
+    if (closed_ || !streaming_) return false;
+    if (bytes.empty()) return true;
+    return write(http_chunk(bytes));
+}
+
+void HttpConnection::end_stream() {
+    if (closed_ || !streaming_) return;
+    streaming_ = false;
+    write(http_last_chunk());
+    answered();
+}
+
+void HttpConnection::answered() {
+    if (closed_) return;
+    answering_ = false;
+    if (!keep_alive_) {
+        close_after_write_ = true;
+        if (evbuffer_get_length(bev_.output()) == 0) close();
+        return;
+    }
+    deadline_.arm(limits_.request_timeout);
+    bufferevent_enable(bev_.get(), EV_READ);
+    // A request that came while this one was answered.
+    if (!received_.empty()) next_.arm(Duration::zero());
+}
+
+void HttpConnection::refuse(int status, const std::string& why) {
+    if (closed_) return;
+    keep_alive_ = false;
+    received_.clear();
+    bufferevent_disable(bev_.get(), EV_READ);
+    write(http_response(status, {{"Content-Type", "text/plain; charset=utf-8"}}, why + "\n", false));
+    close_after_write_ = true;
+    answering_ = false;
+    if (evbuffer_get_length(bev_.output()) == 0) close();
+}
+
+void HttpConnection::on_write(bufferevent*, void* self) {
+    auto* c = static_cast<HttpConnection*>(self);
+    if (c->close_after_write_ && evbuffer_get_length(c->bev_.output()) == 0) c->close();
+}
+
+void HttpConnection::on_event(bufferevent*, short what, void* self) {
+    auto* c = static_cast<HttpConnection*>(self);
+    if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) != 0) c->close();
+}
+
+void HttpConnection::close() {
+    if (closed_) return;
+    closed_ = true;
+    streaming_ = false;
+    deadline_.cancel();
+    next_.cancel();
+    bev_.reset();
+    if (handler_.on_closed) handler_.on_closed(*this);
+}
+
+}  // namespace mcpd

@@ -1,0 +1,314 @@
+#include "daemon/http/http_transport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace mcpd {
+
+namespace {
+
+const HttpHeaders kSseHeaders = {{"Content-Type", "text/event-stream"},
+                                 {"Cache-Control", "no-cache"},
+                                 {"X-Accel-Buffering", "no"}};
+
+// The raw id token of `line`'s envelope, as written (quotes included for a string).
+std::string raw_token(const wire::Span& span, std::string_view line) {
+    return std::string(span.in(line));
+}
+
+// A JSON-RPC error answering `raw_id` with `message`.
+std::string error_line(const std::string& raw_id, int code, const std::string& message) {
+    std::string line = R"({"jsonrpc":"2.0","id":)" + raw_id + R"(,"error":{"code":)";
+    line += std::to_string(code);
+    line += R"(,"message":)";
+    line += nlohmann::json(message).dump();
+    line += "}}";
+    return line;
+}
+
+}  // namespace
+
+HttpTransport::HttpTransport(SessionId id, std::string target, PeerCredentials peer,
+                             Settings settings, Hooks hooks)
+    : ClientTransport(id, std::move(target), std::move(peer)),
+      settings_(settings),
+      hooks_(std::move(hooks)),
+      replay_(settings.replay_bytes),
+      // What the router writes is at most a message plus the ids it splices in.
+      scanner_(settings.max_message_bytes + 4096) {}
+
+HttpTransport::~HttpTransport() {
+    // Let go without close() (the session table cleared at exit): the front forgets it too.
+    if (!closed_ && hooks_.closed) hooks_.closed(*this);
+}
+
+bool HttpTransport::busy() const {
+    if (listener_ && live(*listener_) != nullptr) return true;
+    return !exchanges_.empty();
+}
+
+HttpConnection* HttpTransport::live(std::uint64_t connection) const {
+    HttpConnection* c = hooks_.connection(connection);
+    return c != nullptr && !c->closed() ? c : nullptr;
+}
+
+void HttpTransport::start(Callbacks callbacks) {
+    callbacks_ = std::move(callbacks);
+    started_ = true;
+    resume_input();
+}
+
+void HttpTransport::resume_input() {
+    paused_ = false;
+    while (started_ && !paused_ && !closed_ && !held_.empty()) {
+        std::string line = std::move(held_.front());
+        held_.pop_front();
+        line.reserve(line.size() + wire::kScanPadding);
+        callbacks_.on_line(*this, wire::PaddedText{line});
+    }
+}
+
+void HttpTransport::deliver(std::string line) {
+    if (!started_ || paused_ || !held_.empty()) {
+        held_.push_back(std::move(line));
+        return;
+    }
+    line.reserve(line.size() + wire::kScanPadding);
+    callbacks_.on_line(*this, wire::PaddedText{line});
+}
+
+void HttpTransport::inject(std::string message, std::string swallow_id) {
+    if (!swallow_id.empty()) swallow_[swallow_id] = true;
+    deliver(std::move(message));
+}
+
+void HttpTransport::post(HttpConnection& connection, std::vector<std::string> messages, bool sse,
+                         bool batch) {
+    if (closed_) {
+        connection.respond(404, {{"Content-Type", "text/plain; charset=utf-8"}}, "the session ended\n");
+        return;
+    }
+    last_active_ = Clock::now();
+    const std::uint64_t number = next_exchange_++;
+    Exchange exchange;
+    exchange.connection = connection.id();
+    exchange.sse = sse;
+    exchange.batch = batch;
+    for (std::string& message : messages) {
+        if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok || !envelope_.is_request())
+            continue;
+        const std::string id = raw_token(envelope_.id, message);
+        if (by_request_.contains(id)) continue;  // the router answers the repeated id itself
+        exchange.waiting.push_back(id);
+        by_request_[id] = number;
+        if (envelope_.method_is("initialize")) {
+            // Its answer carries the session's id in a header: never a stream.
+            exchange.initialize = true;
+            exchange.sse = false;
+        }
+        if (!envelope_.progress_token.empty())
+            by_progress_[raw_token(envelope_.progress_token, message)] = number;
+    }
+    if (exchange.waiting.empty()) {
+        // Only notifications and answers: accepted, nothing to wait for.
+        HttpHeaders headers;
+        if (!session_id_.empty()) headers.emplace_back("Mcp-Session-Id", session_id_);
+        connection.respond(202, headers, {});
+    } else {
+        if (exchange.sse) {
+            HttpHeaders headers = kSseHeaders;
+            if (!session_id_.empty()) headers.emplace_back("Mcp-Session-Id", session_id_);
+            connection.open_stream(200, headers);
+        }
+        exchanges_[number] = std::move(exchange);
+    }
+    for (std::string& message : messages) deliver(std::move(message));
+}
+
+void HttpTransport::listen(HttpConnection& connection, std::optional<std::uint64_t> last_event_id) {
+    if (closed_) {
+        connection.respond(404, {{"Content-Type", "text/plain; charset=utf-8"}}, "the session ended\n");
+        return;
+    }
+    last_active_ = Clock::now();
+    if (listener_) {
+        if (HttpConnection* old = live(*listener_)) old->end_stream();
+    }
+    listener_ = connection.id();
+    HttpHeaders headers = kSseHeaders;
+    if (!session_id_.empty()) headers.emplace_back("Mcp-Session-Id", session_id_);
+    connection.open_stream(200, headers);
+    // What the client missed: after the event it names, or what never reached a GET stream.
+    const std::uint64_t after = last_event_id.value_or(delivered_);
+    if (after < replay_.last_id()) {
+        if (const auto missed = replay_.since(after, "get")) {
+            for (const std::string& event : *missed) connection.stream(event);
+        } else {
+            log::warning(server(), "session " + std::to_string(id()) +
+                                       ": a stream resumed after events no longer kept "
+                                       "(http_replay_bytes); some were lost");
+        }
+    }
+    delivered_ = replay_.last_id();
+}
+
+void HttpTransport::connection_closed(std::uint64_t connection) {
+    if (listener_ == connection) listener_.reset();
+    for (auto& [number, exchange] : exchanges_) {
+        // Its answers, when they come, go to the listener or wait for a resumed GET.
+        if (exchange.connection == connection) exchange.connection = 0;
+    }
+}
+
+void HttpTransport::keep_alive() {
+    const std::string comment = sse_comment("keep-alive");
+    if (listener_) {
+        if (HttpConnection* c = live(*listener_)) c->stream(comment);
+    }
+    for (const auto& [number, exchange] : exchanges_) {
+        if (!exchange.sse) continue;
+        if (HttpConnection* c = live(exchange.connection)) c->stream(comment);
+    }
+}
+
+void HttpTransport::send(std::span<const std::string_view> pieces) {
+    if (closed_) return;
+    std::string line;
+    for (std::string_view piece : pieces) line.append(piece);
+    if (scanner_.scan(line, envelope_) != wire::ScanStatus::ok) {
+        to_listener(line);
+        return;
+    }
+    if (envelope_.is_response() && envelope_.id_kind != wire::IdKind::absent) {
+        const std::string id = raw_token(envelope_.id, line);
+        if (swallow_.erase(id) > 0) return;
+        const auto found = by_request_.find(id);
+        if (found != by_request_.end()) {
+            const std::uint64_t number = found->second;
+            by_request_.erase(found);
+            answer(number, id, std::move(line));
+            return;
+        }
+    } else if (envelope_.is_notification() && !envelope_.reported_token.empty()) {
+        const auto found = by_progress_.find(raw_token(envelope_.reported_token, line));
+        if (found != by_progress_.end()) {
+            const auto exchange = exchanges_.find(found->second);
+            if (exchange != exchanges_.end() && exchange->second.sse) {
+                if (HttpConnection* c = live(exchange->second.connection)) {
+                    c->stream(sse_event({}, line));
+                    return;
+                }
+            }
+        }
+    }
+    to_listener(line);
+}
+
+void HttpTransport::answer(std::uint64_t number, const std::string& raw_id, std::string line) {
+    const auto it = exchanges_.find(number);
+    if (it == exchanges_.end()) {
+        to_listener(line);
+        return;
+    }
+    Exchange& exchange = it->second;
+    std::erase(exchange.waiting, raw_id);
+    if (exchange.initialize && exchange.session_header.empty() && session_id_.empty()) {
+        exchange.session_header = hooks_.initialized(*this, line);
+        if (!exchange.session_header.empty()) session_id_ = exchange.session_header;
+    }
+    HttpConnection* c = live(exchange.connection);
+    if (c == nullptr) {
+        // The POST's connection went: the answer waits for the GET stream.
+        to_listener(line);
+    } else if (exchange.sse) {
+        c->stream(sse_event({}, line));
+    } else {
+        exchange.answers.push_back(std::move(line));
+    }
+    if (exchange.waiting.empty()) complete(number);
+}
+
+void HttpTransport::complete(std::uint64_t number) {
+    const auto it = exchanges_.find(number);
+    if (it == exchanges_.end()) return;
+    Exchange exchange = std::move(it->second);
+    exchanges_.erase(it);
+    std::erase_if(by_progress_, [number](const auto& entry) { return entry.second == number; });
+    last_active_ = Clock::now();
+    HttpConnection* c = live(exchange.connection);
+    if (c == nullptr) return;
+    if (exchange.sse) {
+        c->end_stream();
+        return;
+    }
+    std::string body;
+    if (exchange.batch) {
+        body = "[";
+        for (std::size_t i = 0; i < exchange.answers.size(); ++i) {
+            if (i > 0) body += ',';
+            body += exchange.answers[i];
+        }
+        body += "]";
+    } else if (!exchange.answers.empty()) {
+        body = exchange.answers.front();
+    }
+    HttpHeaders headers = {{"Content-Type", "application/json"}};
+    const std::string& id = exchange.session_header.empty() ? session_id_ : exchange.session_header;
+    if (!id.empty()) headers.emplace_back("Mcp-Session-Id", id);
+    c->respond(200, headers, body);
+}
+
+void HttpTransport::to_listener(const std::string& line) {
+    const std::uint64_t event = replay_.append(line, "get");
+    if (listener_) {
+        if (HttpConnection* c = live(*listener_)) {
+            c->stream(sse_event(std::to_string(event), line));
+            delivered_ = event;
+            return;
+        }
+    }
+    // No GET stream: an open POST stream takes what is not its own (the SDKs read any message
+    // on any stream); it stays numbered for a GET that resumes.
+    for (const auto& [number, exchange] : exchanges_) {
+        if (!exchange.sse) continue;
+        if (HttpConnection* c = live(exchange.connection)) {
+            c->stream(sse_event({}, line));
+            delivered_ = event;
+            return;
+        }
+    }
+}
+
+void HttpTransport::close(const std::string& reason, bool by_client) {
+    if (closed_) return;
+    closed_ = true;
+    // First, so that nothing below finds it open.
+    if (hooks_.closed) hooks_.closed(*this);
+    // Requests still waiting are answered, so no client hangs on a session that ended.
+    for (auto& [number, exchange] : exchanges_) {
+        HttpConnection* c = live(exchange.connection);
+        if (c == nullptr) continue;
+        for (const std::string& id : exchange.waiting) {
+            const std::string line = error_line(id, -32603, "the session ended: " + reason);
+            if (exchange.sse) {
+                c->stream(sse_event({}, line));
+            } else {
+                exchange.answers.push_back(line);
+            }
+        }
+        exchange.waiting.clear();
+    }
+    std::vector<std::uint64_t> numbers;
+    for (const auto& [number, exchange] : exchanges_) numbers.push_back(number);
+    for (std::uint64_t number : numbers) complete(number);
+    if (listener_) {
+        if (HttpConnection* c = live(*listener_)) c->end_stream();
+        listener_.reset();
+    }
+    if (callbacks_.on_closed) callbacks_.on_closed(*this, reason, by_client);
+}
+
+}  // namespace mcpd

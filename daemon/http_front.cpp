@@ -1,0 +1,227 @@
+// The HTTP front door's listeners, connections and who each request acts as. The MCP endpoint
+// itself is http_front_sessions.cpp.
+#include "daemon/http_front.h"
+
+#include <pwd.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "common/log.h"
+#include "daemon/control/control_server.h"
+#include "daemon/control/tcp_listener.h"
+#include "daemon/daemon.h"
+
+namespace mcpd {
+
+namespace {
+
+constexpr std::size_t kMaxClients = 1024;
+constexpr std::size_t kMaxTargetBytes = 128;
+constexpr Duration kSweepEvery = std::chrono::seconds(5);
+
+// The host part of a TCP address as configured ("127.0.0.1:8080" → "127.0.0.1").
+std::string bind_host_of(const std::string& address) {
+    const Result<ListenAddress> parsed = parse_listen_address(address);
+    if (!parsed) return {};
+    return parsed->ipv6 ? "[" + parsed->host + "]" : parsed->host;
+}
+
+HttpHeaders text_headers() { return {{"Content-Type", "text/plain; charset=utf-8"}}; }
+
+}  // namespace
+
+HttpFront::HttpFront(Daemon& daemon)
+    : daemon_(daemon), sweeper_(daemon.loop().base(), [this] { sweep(); }) {}
+
+HttpFront::~HttpFront() {
+    // Connections first: their callbacks reach into the maps below.
+    for (auto& [id, client] : clients_) client.connection.reset();
+}
+
+void HttpFront::apply(const config::DaemonConfig& settings, const std::string& default_unix,
+                      const SocketAccess& access) {
+    std::vector<std::string> wanted;
+    if (settings.http_listen) {
+        wanted = *settings.http_listen;
+    } else if (!default_unix.empty()) {
+        wanted.push_back("unix:" + default_unix);
+    }
+    std::string joined;
+    for (const std::string& address : wanted) joined += address + "\n";
+    if (joined == applied_ && listeners_.size() == wanted.size()) return;
+    applied_ = joined;
+    listeners_.clear();
+    for (const std::string& address : wanted) {
+        auto listener = std::make_unique<Listener>();
+        listener->address = address;
+        if (address.starts_with("unix:")) {
+            listener->unix_socket = true;
+            listener->policy = origin_policy_for("");
+            Result<UniqueFd> fd = bind_control_socket(address.substr(5), access, false);
+            if (!fd) {
+                log::error("http_listen: " + fd.error() + "; not served over HTTP there");
+                continue;
+            }
+            listener->fd = std::move(fd).value();
+        } else {
+            Result<ListenAddress> parsed = parse_listen_address(address);
+            if (!parsed) continue;  // the registry was checked
+            listener->policy = origin_policy_for(bind_host_of(address));
+            Result<UniqueFd> fd = bind_tcp_listener(parsed.value(), "http_listen");
+            if (!fd) {
+                log::error("http_listen: cannot serve HTTP: " + fd.error());
+                continue;
+            }
+            listener->fd = std::move(fd).value();
+            listener->address = to_string(parsed.value());
+        }
+        Listener* raw = listener.get();
+        listener->watcher = FdWatcher(daemon_.loop().base(), listener->fd.get(), EV_READ | EV_PERSIST,
+                                      [this, raw] { accept_all(*raw); });
+        log::info("MCP over HTTP served on " +
+                  (raw->unix_socket ? raw->address : "http://" + raw->address + "/mcp/NAME"));
+        listeners_.push_back(std::move(listener));
+    }
+    if (!listeners_.empty() && !sweeper_.pending()) sweeper_.arm(kSweepEvery);
+}
+
+std::vector<std::string> HttpFront::addresses() const {
+    std::vector<std::string> out;
+    for (const auto& listener : listeners_) out.push_back(listener->address);
+    return out;
+}
+
+Result<Done> HttpFront::ready_state() {
+    if (signer_ && tokens_) return Done{};
+    if (state_dir_.empty()) state_dir_ = default_http_state_directory();
+    if (Result<Done> made = prepare_http_state_directory(state_dir_); !made) return made;
+    if (!signer_) {
+        Result<std::string> key = load_or_create_session_key(state_dir_ + "/session-key");
+        if (!key) return key.failure();
+        signer_.emplace(std::move(key).value());
+    }
+    if (!tokens_) {
+        HttpTokens tokens(state_dir_ + "/tokens");
+        if (Result<Done> loaded = tokens.load(); !loaded) return loaded;
+        tokens_.emplace(std::move(tokens));
+    }
+    return Done{};
+}
+
+Result<std::string> HttpFront::token_for(uid_t uid, bool rotate) {
+    if (Result<Done> ready = ready_state(); !ready) return ready.failure();
+    return tokens_->token_for(uid, rotate);
+}
+
+void HttpFront::accept_all(Listener& listener) {
+    for (;;) {
+        UniqueFd fd(::accept4(listener.fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        if (!fd) return;  // EAGAIN, or short of descriptors: the next readiness tries again
+        Client client;
+        client.unix_socket = listener.unix_socket;
+        client.policy = listener.policy;
+        if (listener.unix_socket) {
+            client.peer = peer_credentials(fd.get());
+            // As on the control socket: a user with no server at all gets nothing.
+            if (!client.peer || !daemon_.authority().may_connect(*client.peer, daemon_.registry()))
+                continue;
+        }
+        if (clients_.size() >= kMaxClients) continue;
+        BufferEvent bev = BufferEvent::over(daemon_.loop().base(), std::move(fd));
+        if (!bev) continue;
+        const config::DaemonConfig& settings = daemon_.registry().daemon;
+        HttpConnectionLimits limits;
+        limits.max_body_bytes = settings.max_message_bytes;
+        limits.request_timeout = settings.http_request_timeout;
+        limits.max_queued_bytes = settings.max_session_queue_bytes;
+        const std::uint64_t id = next_client_++;
+        client.connection = std::make_unique<HttpConnection>(
+            id, daemon_.loop().base(), std::move(bev), limits,
+            HttpConnection::Handler{
+                [this, id](HttpConnection& c, HttpRequest request) {
+                    on_request(id, c, std::move(request));
+                },
+                [this](HttpConnection& c) { on_closed(c); }});
+        clients_.emplace(id, std::move(client));
+    }
+}
+
+void HttpFront::on_closed(HttpConnection& connection) {
+    const std::uint64_t id = connection.id();
+    for (auto& [session, transport] : transports_) transport->connection_closed(id);
+    for (auto& [session, transport] : pending_) transport->connection_closed(id);
+    daemon_.loop().defer([this, id] { clients_.erase(id); });
+}
+
+std::optional<PeerCredentials> HttpFront::who(const Client& client, HttpConnection& connection,
+                                              const HttpRequest& request) {
+    const auto refuse = [&connection](int status, const std::string& why, HttpHeaders headers) {
+        headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+        connection.respond(status, headers, why + "\n");
+        return std::nullopt;
+    };
+    if (Result<Done> host = check_host(request.head.header("host"), client.policy, client.unix_socket); !host)
+        return refuse(421, host.error(), {});
+    if (Result<Done> origin = check_origin(request.head.header("origin"), client.policy); !origin)
+        return refuse(403, origin.error(), {});
+    if (client.unix_socket) return client.peer;
+    const auto authorization = request.head.header("authorization");
+    const HttpHeaders challenge = {{"WWW-Authenticate", "Bearer realm=\"mcpd\""}};
+    if (!authorization || !authorization->starts_with("Bearer "))
+        return refuse(401,
+                      "send \"Authorization: Bearer TOKEN\"; 'mcpctl http-token' prints yours",
+                      challenge);
+    if (Result<Done> ready = ready_state(); !ready) {
+        log::error("HTTP: " + ready.error());
+        return refuse(503, "mcpd cannot read its HTTP state; see its log", {});
+    }
+    const std::optional<uid_t> uid = tokens_->user_of(authorization->substr(7));
+    if (!uid)
+        return refuse(401, "the bearer token is not valid; 'mcpctl http-token' prints yours",
+                      challenge);
+    PeerCredentials peer;
+    peer.uid = *uid;
+    peer.gid = *uid;
+    if (const passwd* pw = ::getpwuid(*uid)) peer.gid = pw->pw_gid;
+    if (!daemon_.authority().may_connect(peer, daemon_.registry()))
+        return refuse(403, "uid " + std::to_string(*uid) + " may not use this mcpd", {});
+    return peer;
+}
+
+void HttpFront::on_request(std::uint64_t id, HttpConnection& connection, HttpRequest request) {
+    const auto client = clients_.find(id);
+    if (client == clients_.end()) return;
+    const std::optional<PeerCredentials> peer = who(client->second, connection, request);
+    if (!peer) return;
+    const std::string& path = request.head.path;
+    constexpr std::string_view kPrefix = "/mcp/";
+    const std::string target = path.starts_with(kPrefix) ? path.substr(kPrefix.size()) : std::string();
+    if (target.empty() || target.size() > kMaxTargetBytes ||
+        target.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+            std::string::npos) {
+        connection.respond(404, text_headers(), "MCP is served at /mcp/NAME, NAME a server of this mcpd\n");
+        return;
+    }
+    serve_mcp(connection, request, *peer, target);
+}
+
+void HttpFront::sweep() {
+    const Duration idle = daemon_.registry().daemon.http_session_idle_timeout;
+    const Duration keep_alive = daemon_.registry().daemon.http_keepalive_interval;
+    const TimePoint now = Clock::now();
+    std::vector<HttpTransport*> idle_ones;
+    for (auto& [session, transport] : transports_) {
+        if (!transport->busy() && now - transport->last_active() >= idle) idle_ones.push_back(transport);
+    }
+    // The session goes from memory; its id rebuilds it when the client comes back.
+    for (HttpTransport* transport : idle_ones)
+        transport->close("idle for http_session_idle_timeout", false);
+    if (now - last_keep_alive_ >= keep_alive) {
+        last_keep_alive_ = now;
+        for (auto& [session, transport] : transports_) transport->keep_alive();
+    }
+    if (!listeners_.empty()) sweeper_.arm(std::min(kSweepEvery, keep_alive));
+}
+
+}  // namespace mcpd

@@ -1,0 +1,107 @@
+// The Streamable HTTP front door ([daemon] http_listen, docs/HTTP.md): every pooled server at
+// /mcp/NAME, on unix sockets (checked as the control socket is; a request acts as the peer
+// that connected) and TCP addresses (a request acts as the user whose bearer token it sends).
+// Host and Origin are checked on both (DNS rebinding). Sessions are HttpTransports in the
+// daemon's SessionTable, routed as every other session; their Mcp-Session-Id is signed and
+// carries what rebuilds the session after mcpd restarts (daemon/http/session_token.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "config/registry.h"
+#include "daemon/control/peer_auth.h"
+#include "daemon/control/socket_directory.h"
+#include "daemon/http/http_connection.h"
+#include "daemon/http/http_tokens.h"
+#include "daemon/http/http_transport.h"
+#include "daemon/http/origin_check.h"
+#include "daemon/http/session_token.h"
+#include "daemon/io/event_loop.h"
+#include "daemon/io/fd_watcher.h"
+
+namespace mcpd {
+
+class Daemon;
+
+class HttpFront {
+public:
+    explicit HttpFront(Daemon& daemon);
+    ~HttpFront();
+    HttpFront(const HttpFront&) = delete;
+    HttpFront& operator=(const HttpFront&) = delete;
+
+    // Listen where `settings` says (its http_listen, else `default_unix` when not empty),
+    // replacing what listened before when that changed. Failures are logged; the rest serves.
+    void apply(const config::DaemonConfig& settings, const std::string& default_unix,
+               const SocketAccess& access);
+    // The addresses served now ("unix:/run/…", "127.0.0.1:8080").
+    std::vector<std::string> addresses() const;
+    // User `uid`'s bearer token for the TCP addresses (made or rotated on request).
+    Result<std::string> token_for(uid_t uid, bool rotate);
+    // HTTP sessions open now.
+    std::size_t session_count() const { return transports_.size(); }
+
+private:
+    struct Listener {
+        std::string address;  // as configured
+        bool unix_socket = false;
+        OriginPolicy policy;
+        UniqueFd fd;
+        FdWatcher watcher;
+    };
+    struct Client {
+        std::unique_ptr<HttpConnection> connection;
+        bool unix_socket = false;
+        OriginPolicy policy;
+        std::optional<PeerCredentials> peer;  // a unix socket's peer
+    };
+
+    Result<Done> ready_state();
+    void accept_all(Listener& listener);
+    void on_request(std::uint64_t client, HttpConnection& connection, HttpRequest request);
+    void on_closed(HttpConnection& connection);
+    // Who the request acts as; answers and returns none when it may act as nobody.
+    std::optional<PeerCredentials> who(const Client& client, HttpConnection& connection,
+                                       const HttpRequest& request);
+    // http_front_sessions.cpp: the MCP endpoint.
+    void serve_mcp(HttpConnection& connection, const HttpRequest& request,
+                   const PeerCredentials& peer, const std::string& target);
+    void post(HttpConnection& connection, const HttpRequest& request, const PeerCredentials& peer,
+              const std::string& target);
+    // A new session for an initialize POST; null when refused (answered).
+    HttpTransport* open_session(HttpConnection& connection, const PeerCredentials& peer,
+                                const std::string& target, const std::string& protocol,
+                                const nlohmann::json& capabilities, const nlohmann::json& client_info,
+                                std::string session_id);
+    // The session `id` names for `peer` and `target`: open, or rebuilt from the id. Null when
+    // it names none (answered: 404, as the spec asks of a session that does not exist).
+    HttpTransport* find_session(HttpConnection& connection, const std::string& id,
+                                const PeerCredentials& peer, const std::string& target);
+    std::string initialized(HttpTransport& transport, const std::string& result_line,
+                            const nlohmann::json& capabilities, const nlohmann::json& client_info);
+    void sweep();
+
+    Daemon& daemon_;
+    std::string applied_;  // the addresses applied last, joined
+    std::vector<std::unique_ptr<Listener>> listeners_;
+    std::map<std::uint64_t, Client> clients_;
+    std::uint64_t next_client_ = 1;
+    std::string state_dir_;
+    std::optional<SessionTokenSigner> signer_;
+    std::optional<HttpTokens> tokens_;
+    std::map<std::string, HttpTransport*> transports_;  // by Mcp-Session-Id
+    std::map<SessionId, HttpTransport*> pending_;       // initialize not answered yet
+    std::set<std::string> deleted_;                     // ended with DELETE
+    std::uint64_t serial_ = 0;
+    TimePoint last_keep_alive_ = Clock::now();
+    Timer sweeper_;
+};
+
+}  // namespace mcpd

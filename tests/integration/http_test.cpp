@@ -1,0 +1,286 @@
+// The Streamable HTTP front door, driven with curl as a user would: over the unix socket
+// beside the control socket and over loopback TCP with a bearer token; sessions that survive
+// mcpd being killed; the checks that keep other users, other sites and oversized bodies out.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+#include "harness.h"
+#include "other_user.h"
+
+using namespace integration;
+using nlohmann::json;
+
+namespace {
+
+struct HttpAnswer {
+    int status = 0;
+    std::map<std::string, std::string> headers;  // names lowercased
+    std::string body;
+    std::string raw;
+};
+
+// curl -s -i with `args`, the answer split into status, headers and body.
+HttpAnswer curl(const std::vector<std::string>& args, const std::vector<std::string>& as_user = {}) {
+    std::vector<std::string> argv = {"/usr/bin/curl", "-s", "-i", "--max-time", "20"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (!as_user.empty()) argv.insert(argv.begin(), as_user.begin(), as_user.end());
+    const RunResult run = run_process(argv, 30s);
+    HttpAnswer answer;
+    answer.raw = run.out;
+    std::size_t end = run.out.find("\r\n\r\n");
+    const std::string head = run.out.substr(0, end);
+    answer.body = end == std::string::npos ? std::string() : run.out.substr(end + 4);
+    std::size_t at = 0;
+    bool first = true;
+    while (at < head.size()) {
+        std::size_t line_end = head.find("\r\n", at);
+        if (line_end == std::string::npos) line_end = head.size();
+        const std::string line = head.substr(at, line_end - at);
+        at = line_end + 2;
+        if (first) {
+            first = false;
+            if (line.size() > 12) answer.status = std::stoi(line.substr(9, 3));
+            continue;
+        }
+        const std::size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string name = line.substr(0, colon);
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        answer.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+    return answer;
+}
+
+const std::string kInitialize =
+    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+    R"("capabilities":{},"clientInfo":{"name":"curl-test","version":"1"}}})";
+
+std::string echo_call(int id, const std::string& text) {
+    return json{{"jsonrpc", "2.0"},
+                {"id", id},
+                {"method", "tools/call"},
+                {"params", {{"name", "echo"}, {"arguments", {{"text", text}}}}}}
+        .dump();
+}
+
+// The headers of a POST of MCP messages.
+std::vector<std::string> post_args(const std::string& body, const std::string& session = {},
+                                   const std::string& accept = "application/json, text/event-stream") {
+    std::vector<std::string> args = {"-X", "POST", "-H", "Content-Type: application/json",
+                                     "-H", "Accept: " + accept, "--data-binary", body};
+    if (!session.empty()) {
+        args.insert(args.end(), {"-H", "Mcp-Session-Id: " + session, "-H", "MCP-Protocol-Version: 2025-06-18"});
+    }
+    return args;
+}
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+// The JSON-RPC messages of an SSE body ("data: " lines).
+std::vector<json> sse_messages(const std::string& body) {
+    std::vector<json> out;
+    std::size_t at = 0;
+    while ((at = body.find("data: ", at)) != std::string::npos) {
+        const std::size_t end = body.find('\n', at);
+        out.push_back(json::parse(body.substr(at + 6, end - at - 6), nullptr, false));
+        at = end;
+    }
+    return out;
+}
+
+std::string echoed(const json& answer) {
+    if (!answer.is_object() || !answer.contains("result")) return "(no result: " + answer.dump() + ")";
+    return answer["result"]["content"][0]["text"].get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("MCP over HTTP on the unix socket: initialize, JSON and SSE answers, DELETE", "[http]") {
+    TestEnv env("http-unix");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
+    env.start_daemon();
+    const std::vector<std::string> on = {"--unix-socket", http};
+    const std::string url = "http://localhost/mcp/demo";
+
+    HttpAnswer init = curl(with(with(on, post_args(kInitialize)), {url}));
+    INFO(init.raw);
+    REQUIRE(init.status == 200);
+    CHECK(init.headers["content-type"] == "application/json");
+    const std::string session = init.headers["mcp-session-id"];
+    REQUIRE(session.size() > 20);
+    const json result = json::parse(init.body);
+    CHECK(result["result"]["protocolVersion"] == "2025-06-18");
+    CHECK(result["result"]["serverInfo"]["name"] == "mcpd-demo-server");
+
+    HttpAnswer initialized =
+        curl(with(with(on, post_args(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session)), {url}));
+    CHECK(initialized.status == 202);
+
+    // JSON when the client accepts only JSON; an SSE stream when it accepts one.
+    HttpAnswer plain = curl(with(with(on, post_args(echo_call(2, "as json"), session, "application/json")), {url}));
+    INFO(plain.raw);
+    CHECK(plain.status == 200);
+    CHECK(echoed(json::parse(plain.body, nullptr, false)) == "as json");
+    HttpAnswer streamed = curl(with(with(on, post_args(echo_call(3, "as sse"), session)), {url}));
+    INFO(streamed.raw);
+    CHECK(streamed.status == 200);
+    CHECK(streamed.headers["content-type"] == "text/event-stream");
+    CHECK(streamed.headers["x-accel-buffering"] == "no");
+    const std::vector<json> events = sse_messages(streamed.body);
+    REQUIRE(events.size() == 1);
+    CHECK(events[0]["id"] == 3);
+    CHECK(echoed(events[0]) == "as sse");
+
+    // It is a session like any other: status counts it, sessions shows it as http.
+    CHECK(env.server("demo")["sessions"] == 1);
+    const RunResult sessions = env.ctl({"sessions", "--json"});
+    CHECK(sessions.out.find("\"http\"") != std::string::npos);
+
+    // No session id, another era's header, a wrong method: clear refusals.
+    CHECK(curl(with(with(on, post_args(echo_call(4, "x"))), {url})).status == 400);
+    CHECK(curl(with(on, {"-X", "PUT", url})).status == 405);
+    CHECK(curl(with(on, {"-H", "Accept: application/json", "http://localhost/elsewhere"})).status == 404);
+    CHECK(curl(with(with(on, post_args(kInitialize)), {"http://localhost/mcp/nosuch"})).status == 404);
+
+    // DELETE ends it: the id is then unknown.
+    HttpAnswer deleted = curl(with(on, {"-X", "DELETE", "-H", "Mcp-Session-Id: " + session, url}));
+    CHECK(deleted.status == 200);
+    wait_until("the session is gone", 10s, [&] { return env.server("demo")["sessions"] == 0; });
+    CHECK(curl(with(with(on, post_args(echo_call(5, "late"), session)), {url})).status == 404);
+}
+
+TEST_CASE("an HTTP session survives mcpd being killed; a forged id does not", "[http]") {
+    TestEnv env("http-restart");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
+    DaemonProcess& daemon = env.start_daemon();
+    const std::vector<std::string> on = {"--unix-socket", http};
+    const std::string url = "http://localhost/mcp/demo";
+    HttpAnswer init = curl(with(with(on, post_args(kInitialize)), {url}));
+    REQUIRE(init.status == 200);
+    const std::string session = init.headers["mcp-session-id"];
+    CHECK(echoed(json::parse(curl(with(with(on, post_args(echo_call(2, "before"), session, "application/json")), {url})).body,
+                             nullptr, false)) == "before");
+
+    CHECK(daemon.kill_hard() == -SIGKILL);
+    env.drop_daemon();
+    env.start_daemon();
+
+    // The same id goes on: the session is rebuilt from it, never answered 404.
+    HttpAnswer after = curl(with(with(on, post_args(echo_call(3, "after"), session, "application/json")), {url}));
+    INFO(after.raw);
+    CHECK(after.status == 200);
+    CHECK(echoed(json::parse(after.body, nullptr, false)) == "after");
+    CHECK(env.daemon_log().find("rebuilt from its HTTP session id") != std::string::npos);
+
+    // One byte changed anywhere in the id, or another server's path: refused as unknown.
+    std::string forged = session;
+    forged[forged.size() / 2] = forged[forged.size() / 2] == 'A' ? 'B' : 'A';
+    CHECK(curl(with(with(on, post_args(echo_call(4, "x"), forged, "application/json")), {url})).status == 404);
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo") + server_toml("other"));
+    REQUIRE(env.ctl({"reload"}).exit_code == 0);
+    CHECK(curl(with(with(on, post_args(echo_call(5, "x"), session, "application/json")),
+                    {"http://localhost/mcp/other"})).status == 404);
+}
+
+TEST_CASE("MCP over TCP needs the user's token; Host, Origin and body size are checked", "[http]") {
+    TestEnv env("http-tcp");
+    env.write_registry("[daemon]\nhttp_listen = [\"127.0.0.1:0\"]\nmax_message_bytes = 4096\n\n" + server_toml("demo"));
+    env.start_daemon();
+    const RunResult token_run = env.ctl({"http-token", "--json"});
+    REQUIRE(token_run.exit_code == 0);
+    const json token_json = json::parse(token_run.out);
+    const std::string token = token_json["token"];
+    REQUIRE(token.size() >= 32);
+    REQUIRE(token_json["addresses"].size() == 1);
+    const std::string address = token_json["addresses"][0];
+    const std::string url = "http://" + address + "/mcp/demo";
+    const std::vector<std::string> bearer = {"-H", "Authorization: Bearer " + token};
+
+    HttpAnswer none = curl(with(post_args(kInitialize), {url}));
+    CHECK(none.status == 401);
+    CHECK(none.headers.contains("www-authenticate"));
+    CHECK(curl(with(with({"-H", "Authorization: Bearer " + token + "x"}, post_args(kInitialize)), {url})).status == 401);
+    HttpAnswer init = curl(with(with(bearer, post_args(kInitialize)), {url}));
+    INFO(init.raw);
+    REQUIRE(init.status == 200);
+    const std::string session = init.headers["mcp-session-id"];
+    CHECK(echoed(json::parse(curl(with(with(bearer, post_args(echo_call(2, "tcp"), session, "application/json")), {url})).body,
+                             nullptr, false)) == "tcp");
+
+    // DNS rebinding: a page of another site cannot talk to it.
+    CHECK(curl(with(with(with(bearer, {"-H", "Host: evil.example"}), post_args(kInitialize)), {url})).status == 421);
+    CHECK(curl(with(with(with(bearer, {"-H", "Origin: http://evil.example"}), post_args(kInitialize)), {url})).status == 403);
+    CHECK(curl(with(with(with(bearer, {"-H", "Origin: http://localhost:3000"}), post_args(kInitialize)), {url})).status == 200);
+    // A body over max_message_bytes is refused before it is read whole.
+    HttpAnswer big = curl(with(with(bearer, post_args(echo_call(3, std::string(8192, 'x')), session)), {url}));
+    CHECK(big.status == 413);
+
+    // A new token: the old one stops working at once.
+    const RunResult rotated = env.ctl({"http-token", "--rotate"});
+    REQUIRE(rotated.exit_code == 0);
+    CHECK(rotated.out.find(token) == std::string::npos);
+    CHECK(curl(with(with(bearer, post_args(kInitialize)), {url})).status == 401);
+}
+
+TEST_CASE("over HTTP another user acts as itself: its own token, never another's session", "[http][users]") {
+    OtherUser other;
+    TestEnv env("http-users");
+    open_directory(env.dir());
+    env.write_registry(kOpenSocket + "http_listen = [\"unix:" + env.path("http.sock") +
+                       "\", \"127.0.0.1:0\"]\n\n" +
+                       server_toml("demo", {}, {{"allow_users", "[\"" + other.id() + "\"]"}}) +
+                       server_toml("mine"));
+    env.start_daemon();
+    const std::string http = env.path("http.sock");
+    const std::vector<std::string> on = {"--unix-socket", http};
+
+    // Root's session on demo.
+    HttpAnswer init = curl(with(with(on, post_args(kInitialize)), {"http://localhost/mcp/demo"}));
+    REQUIRE(init.status == 200);
+    const std::string root_session = init.headers["mcp-session-id"];
+
+    // The other user, on the unix socket: its peer credentials say who it is.
+    const std::vector<std::string> as_other = other.command({});
+    HttpAnswer stolen = curl(with(with(on, post_args(echo_call(2, "x"), root_session, "application/json")),
+                                        {"http://localhost/mcp/demo"}),
+                                   as_other);
+    INFO(stolen.raw);
+    CHECK(stolen.status == 404);
+    CHECK(curl(with(with(on, post_args(kInitialize)), {"http://localhost/mcp/mine"}), as_other).status == 404);
+    HttpAnswer own = curl(with(with(on, post_args(kInitialize)), {"http://localhost/mcp/demo"}), as_other);
+    CHECK(own.status == 200);
+
+    // Over TCP: its own token, which is not root's and acts as it.
+    const RunResult root_token = env.ctl({"http-token"});
+    const RunResult other_token = run_process(other.command({bin("mcpctl"), "--socket", env.socket(), "http-token", "--json"}));
+    INFO(other_token.describe());
+    REQUIRE(other_token.exit_code == 0);
+    const json mine = json::parse(other_token.out);
+    CHECK(mine["token"] != root_token.out.substr(0, root_token.out.size() - 1));
+    std::string address;
+    for (const auto& a : mine["addresses"]) {
+        if (!a.get<std::string>().starts_with("unix:")) address = a;
+    }
+    REQUIRE(!address.empty());
+    const std::vector<std::string> bearer = {"-H", "Authorization: Bearer " + mine["token"].get<std::string>()};
+    CHECK(curl(with(with(bearer, post_args(echo_call(3, "x"), root_session, "application/json")),
+                    {"http://" + address + "/mcp/demo"})).status == 404);
+    CHECK(curl(with(with(bearer, post_args(kInitialize)), {"http://" + address + "/mcp/mine"})).status == 404);
+    HttpAnswer tcp_own = curl(with(with(bearer, post_args(kInitialize)), {"http://" + address + "/mcp/demo"}));
+    CHECK(tcp_own.status == 200);
+    const json listed = json::parse(env.ctl({"--json", "sessions"}).out);
+    int of_other = 0;
+    for (const auto& s : listed["sessions"]) {
+        if (s["uid"] != other.uid()) continue;
+        ++of_other;
+        CHECK(s["transport"] == "http");
+    }
+    CHECK(of_other == 2);
+}
