@@ -142,7 +142,8 @@ void HttpConnection::refuse(int status, const std::string& why) {
     keep_alive_ = false;
     received_.clear();
     bufferevent_disable(bev_.get(), EV_READ);
-    write(http_response(status, {{"Content-Type", "text/plain; charset=utf-8"}}, why + "\n", false));
+    if (!write(http_response(status, {{"Content-Type", "text/plain; charset=utf-8"}}, why + "\n", false)))
+        return;  // closed already
     close_after_write_ = true;
     answering_ = false;
     if (evbuffer_get_length(bev_.output()) == 0) close();
