@@ -151,8 +151,9 @@ function referenceServerDefinition(server, tmp, name) {
 // TOML basic strings accept JSON's escapes for the strings written here.
 const tomlString = (s) => JSON.stringify(s);
 
-function registryToml(definitions, extraToml = '') {
-  const lines = ['[daemon]', 'log_level = "debug"', ''];
+// `daemonToml`: more keys of the [daemon] table (http_listen, say), one a line.
+function registryToml(definitions, extraToml = '', daemonToml = '') {
+  const lines = ['[daemon]', 'log_level = "debug"', ...(daemonToml ? [daemonToml] : []), ''];
   for (const [name, def] of Object.entries(definitions)) {
     lines.push(`[servers.${name}]`);
     lines.push(`command = ${tomlString(def.command)}`);
@@ -298,7 +299,7 @@ class Context {
       check(fs.existsSync(bin), `${bin} does not exist: build mcpd first or pass --bin-dir`);
     }
     const registry = path.join(this.tmp, 'registry.toml');
-    fs.writeFileSync(registry, registryToml(this.definitions, this.options.extraToml));
+    fs.writeFileSync(registry, registryToml(this.definitions, this.options.extraToml, this.options.daemonToml));
     this.daemonLog = path.join(this.tmp, 'mcpd.log');
     // Appended to: a scenario that restarts mcpd keeps the log of each run. This run's
     // output starts at daemonLogStart.
@@ -570,9 +571,10 @@ class Context {
 
 // Runs one scenario: `body(ctx)` with mcpd up, within `timeoutSeconds`. Never returns.
 // `extraToml`: registry text added after the servers (groups); `groups`: the names it declares;
-// `serverSettings`: registry keys per server name, as TOML values ({memory: {tools: '["a"]'}}).
-export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60, userRuntimeDir = false, extraToml = '', groups = [], serverSettings = {} }, body) {
-  const options = { ...parseArgs(process.argv.slice(2)), extraToml, groups, serverSettings };
+// `serverSettings`: registry keys per server name, as TOML values ({memory: {tools: '["a"]'}});
+// `daemonToml`: keys added to [daemon] (ctx.options.daemonToml, read again by restartDaemon()).
+export async function scenario(name, { servers = ['everything'], timeoutSeconds = 60, userRuntimeDir = false, extraToml = '', groups = [], serverSettings = {}, daemonToml = '' }, body) {
+  const options = { ...parseArgs(process.argv.slice(2)), extraToml, groups, serverSettings, daemonToml };
   let ctx = null;
   let finished = false;
 
