@@ -55,19 +55,9 @@ private:
     // sharing = "project" or "user" server. False when an error has been replied.
     bool admit(ControlConnection& c, ManagedServer& server, const std::string& cwd,
                std::optional<Project>& project);
-    // Group sessions (control_commands_group.cpp): a [groups.NAME], `connect a b c`, or a
-    // server with filters served alone.
+    // Group sessions (control_commands_group.cpp, over group_attach): a [groups.NAME],
+    // `connect a b c`, or a server with filters served alone.
     void attach_group(ControlConnection& c, const control::AttachRequest& request, GroupSpec spec);
-    static GroupSpec registry_group(const config::GroupConfig& group);
-    static GroupSpec adhoc_group(const std::vector<std::string>& servers);
-    static GroupSpec solo_group(const config::ServerConfig& server);
-    // `connect a b` whose members could show two items by one name is refused: true, answered.
-    bool clashing_names_refused(ControlConnection& c, const GroupSpec& spec);
-    // Open the group session once its client's ends are known.
-    void open_group(SessionId id, GroupSpec spec, std::vector<GroupSession::Member> members,
-                    std::vector<std::optional<Project>> projects, std::vector<std::string> failed,
-                    const PeerCredentials& peer, BufferEvent input, BufferEvent output,
-                    ControlConnection* link);
     void sessions(ControlConnection& c, const nlohmann::json& request);
     // The traffic figures of docs/STATS.md.
     void stats(ControlConnection& c, const nlohmann::json& request);

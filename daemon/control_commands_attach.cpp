@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "daemon/control_commands.h"
 #include "daemon/daemon.h"
+#include "daemon/group_attach.h"
 
 namespace mcpd {
 

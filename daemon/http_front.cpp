@@ -149,8 +149,11 @@ void HttpFront::accept_all(Listener& listener) {
 
 void HttpFront::on_closed(HttpConnection& connection) {
     const std::uint64_t id = connection.id();
-    for (auto& [session, transport] : transports_) transport->connection_closed(id);
-    for (auto& [session, transport] : pending_) transport->connection_closed(id);
+    // Copied first: a 2026 request's session ends here, and leaves the maps.
+    std::vector<HttpTransport*> all;
+    for (auto& [session, transport] : transports_) all.push_back(transport);
+    for (auto& [session, transport] : pending_) all.push_back(transport);
+    for (HttpTransport* transport : all) transport->connection_closed(id);
     daemon_.loop().defer([this, id] { clients_.erase(id); });
 }
 

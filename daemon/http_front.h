@@ -75,6 +75,10 @@ private:
                    const PeerCredentials& peer, const std::string& target);
     void post(HttpConnection& connection, const HttpRequest& request, const PeerCredentials& peer,
               const std::string& target);
+    // http_front_modern.cpp: a 2026-07-28 request, a session of its own.
+    void post_modern(HttpConnection& connection, const HttpRequest& request,
+                     const PeerCredentials& peer, const std::string& target,
+                     const nlohmann::json& message, bool sse);
     // A new session for an initialize POST; null when refused (answered).
     HttpTransport* open_session(HttpConnection& connection, const PeerCredentials& peer,
                                 const std::string& target, const std::string& protocol,

@@ -1,13 +1,17 @@
 // The MCP endpoint of the HTTP front door: /mcp/NAME's POST, GET and DELETE for the session
 // eras of the protocol (2025-03-26 to 2025-11-25), sessions opened at initialize and rebuilt
-// from their signed id after mcpd restarts.
+// from their signed id after mcpd restarts. NAME is a server, or a group (group_attach), as
+// a server with filters is.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 
 #include "common/log.h"
+#include "common/control_protocol.h"
 #include "daemon/daemon.h"
+#include "daemon/group_attach.h"
 #include "daemon/http_front.h"
+#include "daemon/mux/jsonrpc.h"
 #include "daemon/mux/mcp_versions.h"
 
 namespace mcpd {
@@ -35,20 +39,19 @@ constexpr std::string_view kResumeId = "\"mcpd-http-resume\"";
 
 void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request,
                           const PeerCredentials& peer, const std::string& target) {
-    ManagedServer* server = daemon_.pool().find(target);
-    if (server == nullptr || !daemon_.authority().may_use(peer, server->config())) {
-        if (daemon_.registry().find_group(target) != nullptr) {
-            connection.respond(501, text_type(),
-                               "groups are not served over HTTP yet; use 'mcpctl connect " + target + "'\n");
-            return;
+    // A group whose members are not all the peer's to use is, to the peer, no group at all.
+    bool usable = true;
+    if (const config::GroupConfig* group = daemon_.registry().find_group(target)) {
+        for (const config::GroupMember& member : group->members) {
+            const ManagedServer* server = daemon_.pool().find(member.server);
+            usable = usable && server != nullptr && daemon_.authority().may_use(peer, server->config());
         }
-        connection.respond(404, text_type(), "no server named '" + target + "'\n");
-        return;
+    } else {
+        const ManagedServer* server = daemon_.pool().find(target);
+        usable = server != nullptr && daemon_.authority().may_use(peer, server->config());
     }
-    if (!server->config().filters.empty()) {
-        connection.respond(501, text_type(),
-                           "a server with filters is not served over HTTP yet; use 'mcpctl connect " +
-                               target + "'\n");
+    if (!usable) {
+        connection.respond(404, text_type(), "no server named '" + target + "'\n");
         return;
     }
     if (Result<Done> ready = ready_state(); !ready) {
@@ -57,9 +60,17 @@ void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request
         return;
     }
     if (const auto version = request.head.header("mcp-protocol-version")) {
-        if (!speaks_legacy_version(*version)) {
-            connection.respond(400, text_type(),
-                               "MCP-Protocol-Version names a revision mcpd does not serve over HTTP\n");
+        if (!speaks_legacy_version(*version) && *version != kModernProtocolVersion) {
+            json supported = legacy_protocol_versions();
+            supported.push_back(kModernProtocolVersion);
+            connection.respond(400, {{"Content-Type", "application/json"}},
+                               json{{"jsonrpc", "2.0"},
+                                    {"id", nullptr},
+                                    {"error",
+                                     {{"code", jsonrpc::kUnsupportedProtocolVersion},
+                                      {"message", "unsupported protocol version"},
+                                      {"data", {{"supported", supported}, {"requested", *version}}}}}}
+                                   .dump());
             return;
         }
     }
@@ -68,7 +79,9 @@ void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request
         post(connection, request, peer, target);
         return;
     }
-    if (method != "GET" && method != "DELETE") {
+    if ((method != "GET" && method != "DELETE") ||
+        request.head.header("mcp-protocol-version") == kModernProtocolVersion) {
+        // The 2026-07-28 era has neither a GET stream nor sessions to end.
         connection.respond(405, {{"Allow", "GET, POST, DELETE"}, {"Content-Type", "text/plain; charset=utf-8"}},
                            "use POST, GET or DELETE\n");
         return;
@@ -112,6 +125,10 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
     json body = json::parse(request.body, nullptr, false);
     if (body.is_discarded()) {
         refuse_rpc(connection, 400, -32700, "the body is not JSON");
+        return;
+    }
+    if (request.head.header("mcp-protocol-version") == kModernProtocolVersion) {
+        post_modern(connection, request, peer, target, body, sse);
         return;
     }
     const bool batch = body.is_array();
@@ -184,19 +201,44 @@ HttpTransport* HttpFront::open_session(HttpConnection& connection, const PeerCre
                                "some (DELETE) or wait for idle ones to go\n");
         return nullptr;
     }
-    ManagedServer* server = daemon_.pool().find(target);
-    if (server == nullptr) return nullptr;
-    if (server->supervisor().state() == ServerState::failed) {
-        connection.respond(503, text_type(), "server '" + target + "' is failed: " + server->failure() + "\n");
-        return nullptr;
+    // A group, or a server with filters, is a group session; any other server a plain one.
+    std::optional<GroupSpec> spec;
+    ManagedServer* server = nullptr;
+    if (const config::GroupConfig* group = daemon_.registry().find_group(target)) {
+        spec = registry_group(*group);
+    } else {
+        server = daemon_.pool().find(target);
+        if (server == nullptr) return nullptr;
+        if (!server->config().filters.empty()) spec = solo_group(server->config());
     }
-    Placement::Admission admission =
-        daemon_.placement().admit(*server, {}, peer, daemon_.authority().trusted(peer));
-    if (!admission.refused_code.empty()) {
-        connection.respond(503, text_type(), admission.refusal + "\n");
-        return nullptr;
+    std::optional<GroupPlan> plan;
+    std::optional<Project> project;
+    if (spec) {
+        std::variant<GroupPlan, GroupRefusal> planned = plan_group(daemon_, peer, std::move(*spec), {});
+        if (const auto* refusal = std::get_if<GroupRefusal>(&planned)) {
+            if (!refusal->missing.empty()) {
+                connection.respond(404, text_type(), "no server named '" + target + "'\n");
+            } else {
+                connection.respond(refusal->code == control::code::bad_request ? 400 : 503,
+                                   text_type(), refusal->message + "\n");
+            }
+            return nullptr;
+        }
+        plan = std::get<GroupPlan>(std::move(planned));
+    } else {
+        if (server->supervisor().state() == ServerState::failed) {
+            connection.respond(503, text_type(), "server '" + target + "' is failed: " + server->failure() + "\n");
+            return nullptr;
+        }
+        Placement::Admission admission =
+            daemon_.placement().admit(*server, {}, peer, daemon_.authority().trusted(peer));
+        if (!admission.refused_code.empty()) {
+            connection.respond(503, text_type(), admission.refusal + "\n");
+            return nullptr;
+        }
+        project = std::move(admission.project);
     }
-    const SessionId id = daemon_.sessions().next_id();
+    const SessionId id = plan ? plan->id : daemon_.sessions().next_id();
     HttpTransport::Settings transport_settings;
     transport_settings.replay_bytes = settings.http_replay_bytes;
     transport_settings.max_message_bytes = settings.max_message_bytes;
@@ -222,8 +264,14 @@ HttpTransport* HttpFront::open_session(HttpConnection& connection, const PeerCre
         raw->set_protocol(protocol);
         transports_[session_id] = raw;
     }
-    daemon_.sessions().open(daemon_.placement().place(*server, id, admission.project), std::move(transport),
-                            ConnectionLimits::Slot(), nullptr);
+    if (plan) {
+        BuiltGroup built = build_group(daemon_, std::move(*plan));
+        daemon_.sessions().open_group(std::move(built.group), std::move(built.instances),
+                                      std::move(transport), ConnectionLimits::Slot(), nullptr);
+    } else {
+        daemon_.sessions().open(daemon_.placement().place(*server, id, project), std::move(transport),
+                                ConnectionLimits::Slot(), nullptr);
+    }
     return raw;
 }
 

@@ -157,6 +157,16 @@ void HttpTransport::listen(HttpConnection& connection, std::optional<std::uint64
 
 void HttpTransport::connection_closed(std::uint64_t connection) {
     if (listener_ == connection) listener_.reset();
+    if (one_shot_) {
+        for (const auto& [number, exchange] : exchanges_) {
+            // Closing a 2026 request's stream is its cancellation: the session goes, and the
+            // server is told to stop.
+            if (exchange.connection == connection) {
+                close("the client closed the request's stream", true);
+                return;
+            }
+        }
+    }
     for (auto& [number, exchange] : exchanges_) {
         // Its answers, when they come, go to the listener or wait for a resumed GET.
         if (exchange.connection == connection) exchange.connection = 0;
@@ -239,6 +249,12 @@ void HttpTransport::complete(std::uint64_t number) {
     std::erase_if(by_progress_, [number](const auto& entry) { return entry.second == number; });
     last_active_ = Clock::now();
     HttpConnection* c = live(exchange.connection);
+    if (one_shot_ && exchanges_.empty() && !closed_) {
+        // Its one request is answered (written below): the session is done.
+        closed_ = true;
+        if (hooks_.closed) hooks_.closed(*this);
+        if (callbacks_.on_closed) callbacks_.on_closed(*this, "answered", true);
+    }
     if (c == nullptr) return;
     if (exchange.sse) {
         c->end_stream();

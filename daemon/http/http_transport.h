@@ -52,6 +52,9 @@ public:
     const std::string& session_id() const { return session_id_; }
     void set_session_id(std::string id) { session_id_ = std::move(id); }
     const std::string& protocol() const { return protocol_; }
+    // A 2026-07-28 request: the session carries one request and ends with its answer, or when
+    // the client closes its stream (which cancels the request at the server).
+    void set_one_shot() { one_shot_ = true; }
     void set_protocol(std::string protocol) { protocol_ = std::move(protocol); }
     // When the client last sent a request or had a stream open.
     TimePoint last_active() const { return last_active_; }
@@ -121,6 +124,7 @@ private:
     wire::Envelope envelope_;
     TimePoint last_active_ = Clock::now();
     bool started_ = false;
+    bool one_shot_ = false;
     bool paused_ = false;
     bool closed_ = false;
 };
