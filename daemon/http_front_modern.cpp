@@ -36,8 +36,11 @@ void HttpFront::post_modern(HttpConnection& connection, const HttpRequest& reque
         refuse(jsonrpc::kInvalidRequest, "a client sends no responses in the 2026-07-28 era");
         return;
     }
-    if (Result<Done> mirrored = check_modern_headers(request.head, message); !mirrored) {
-        refuse(kHeaderMismatch, mirrored.error());
+    if (!has_id) {
+        // The era defines no notification from the client over HTTP, nor headers for one (a
+        // client may still send notifications/cancelled; closing the stream is what cancels):
+        // accepted and dropped.
+        connection.respond(202, {}, {});
         return;
     }
     const ManagedServer* server = daemon_.pool().find(target);
@@ -52,7 +55,7 @@ void HttpFront::post_modern(HttpConnection& connection, const HttpRequest& reque
         // is offered to the client as such, and the client falls back to it.
         connection.respond(400, {{"Content-Type", "application/json"}},
                            json{{"jsonrpc", "2.0"},
-                                {"id", message["id"]},
+                                {"id", message.value("id", json())},
                                 {"error",
                                  {{"code", jsonrpc::kUnsupportedProtocolVersion},
                                   {"message", "'" + target + "' speaks the initialize handshake; "
@@ -63,9 +66,8 @@ void HttpFront::post_modern(HttpConnection& connection, const HttpRequest& reque
                                .dump());
         return;
     }
-    if (!has_id) {
-        // The era defines no notification from the client over HTTP; accepted and dropped.
-        connection.respond(202, {}, {});
+    if (Result<Done> mirrored = check_modern_headers(request.head, message); !mirrored) {
+        refuse(kHeaderMismatch, mirrored.error());
         return;
     }
     HttpTransport* transport = open_session(connection, peer, target, std::string(kModernProtocolVersion),

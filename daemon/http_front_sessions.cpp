@@ -279,7 +279,8 @@ std::string HttpFront::initialized(HttpTransport& transport, const std::string& 
                                    const json& capabilities, const json& client_info) {
     const json answer = json::parse(result_line, nullptr, false);
     const json* result = answer.is_object() && answer.contains("result") ? &answer["result"] : nullptr;
-    if (result == nullptr || !result->is_object() || !(*result)["protocolVersion"].is_string()) {
+    if (result == nullptr || !result->is_object() || !result->contains("protocolVersion") ||
+        !(*result)["protocolVersion"].is_string()) {
         // A failed initialize opens nothing: the session goes once this answer is out.
         const SessionId id = transport.id();
         daemon_.loop().defer([this, id] {

@@ -1,8 +1,8 @@
 // The Markdown report of a benchmark run (tests/bench/run.sh): every figure against its target,
-// then the details. Only formats what mcpd-bench, peers.mjs and lazy.mjs measured.
+// then the details. Only formats what mcpd-bench, peers.mjs, lazy.mjs and http.mjs measured.
 //
 //   node report.mjs [--command TEXT] CORE.json [PEERS.json...]  report on stdout
-//                                                                (PEERS: peers.mjs, lazy.mjs)
+//                                                   (PEERS: peers.mjs, lazy.mjs, http.mjs)
 //   node report.mjs --update DOC.md REPORT.md                    put REPORT.md into DOC.md
 //
 // With --update, the text between the lines "<!-- bench:results:begin -->" and
@@ -333,6 +333,42 @@ if (lazyAttach || lazyMemory) {
   for (const [name, figure] of [['attach', lazyAttach], ['memory', lazyMemory]]) {
     if (figure?.error) {
       line(`Figure 7 (${name}) failed: ${figure.error.split('\n')[0]}`);
+      line();
+    }
+  }
+}
+const httpLatency = P.http_latency;
+const httpLoad = P.http_load;
+if (httpLatency || httpLoad) {
+  line('### 8. HTTP front door: added latency');
+  line();
+  const us = (v) => fmt(v, 0);
+  if (httpLatency?.summary) {
+    const s = httpLatency.summary;
+    line(`An SDK client calling \`echo\` on \`mcpd-demo-server\` (µs), ${httpLatency.calls_per_round} sequential calls per set-up and round after ${httpLatency.warmup} unmeasured, in turns of ${httpLatency.chunk}; median over ${httpLatency.rounds.length} round${httpLatency.rounds.length === 1 ? '' : 's'}:`);
+    line();
+    table(
+      ['set-up', 'p50', 'p99', 'added p50', 'added p99'],
+      Object.keys(s).map((label) => [label, us(s[label].p50_us), us(s[label].p99_us), label === 'direct' ? '—' : us(s[label].added_p50_us), label === 'direct' ? '—' : us(s[label].added_p99_us)]),
+    );
+  }
+  if (httpLoad?.summary) {
+    const s = httpLoad.summary;
+    line(`${httpLoad.clients} clients per set-up, each one call at a time, ${fmt(httpLoad.seconds, 1)} s per measure (median over ${httpLoad.rounds.length} round${httpLoad.rounds.length === 1 ? '' : 's'}):`);
+    line();
+    table(
+      ['set-up', 'calls/s', 'CPU per call, all but the client (µs)', 'added CPU per call (µs)', 'wrong or failed'],
+      Object.keys(s).map((label) => [label, fmt(s[label].calls_per_s, 0), us(s[label].cpu_us_per_call), label === 'direct' ? '—' : us(s[label].added_cpu_us_per_call), `${s[label].wrong}`]),
+    );
+  }
+  const notes = [httpLatency?.note, httpLoad?.note].filter(Boolean);
+  if (notes.length > 0) {
+    line(`${[...new Set(notes)].join('; ')}.`);
+    line();
+  }
+  for (const [name, figure] of [['latency', httpLatency], ['load', httpLoad]]) {
+    if (figure?.error) {
+      line(`Figure 8 (${name}) failed: ${figure.error.split('\n')[0]}`);
       line();
     }
   }

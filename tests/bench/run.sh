@@ -4,11 +4,12 @@
 # of tests/bench/peers/ with `npm ci`), builds optimised binaries in build-bench/, takes every
 # figure side by side with the minimal relay, and prints a report in Markdown.
 #
-#   ./dev bench [--quick] [--no-peers] [--no-lazy] [--no-callgrind] [--update-doc]
+#   ./dev bench [--quick] [--no-peers] [--no-lazy] [--no-http] [--no-callgrind] [--update-doc]
 #
 #   --quick         fewer rounds and calls (about 5 minutes instead of about 15)
 #   --no-peers      skip figures 5 and 6 (node, npm)
 #   --no-lazy       skip figure 7, lazy servers (node, npm)
+#   --no-http       skip figure 8, the HTTP front door's added latency (node, npm)
 #   --no-callgrind  skip the instruction counts
 #   --update-doc    also put the report into docs/PERFORMANCE.md (between its bench markers)
 #
@@ -24,6 +25,7 @@ JOBS=${JOBS:-2}
 profile=()
 peers=1
 lazy=1
+http=1
 callgrind=1
 update_doc=0
 for arg in "$@"; do
@@ -31,9 +33,10 @@ for arg in "$@"; do
     --quick) profile=(--quick) ;;
     --no-peers) peers=0 ;;
     --no-lazy) lazy=0 ;;
+    --no-http) http=0 ;;
     --no-callgrind) callgrind=0 ;;
     --update-doc) update_doc=1 ;;
-    *) echo "usage: ./dev bench [--quick] [--no-peers] [--no-lazy] [--no-callgrind] [--update-doc]" >&2; exit 2 ;;
+    *) echo "usage: ./dev bench [--quick] [--no-peers] [--no-lazy] [--no-http] [--no-callgrind] [--update-doc]" >&2; exit 2 ;;
   esac
 done
 
@@ -76,9 +79,9 @@ note "figures 1-4 (mcpd-bench)"
 
 peers_json=()
 npm_ready=0
-if [ "$peers" -eq 1 ] || [ "$lazy" -eq 1 ]; then
+if [ "$peers" -eq 1 ] || [ "$lazy" -eq 1 ] || [ "$http" -eq 1 ]; then
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    note "node/npm not installed: figures 5 to 7 skipped"
+    note "node/npm not installed: figures 5 to 8 skipped"
   else
     # The npm project next to its node_modules in the build directory; the source tree stays clean.
     PEERS="$ROOT/$BUILD_DIR/bench-peers"
@@ -94,13 +97,14 @@ if [ "$peers" -eq 1 ] || [ "$lazy" -eq 1 ]; then
   fi
 fi
 
-if [ "$peers" -eq 1 ] && [ "$npm_ready" -eq 1 ]; then
-  # supergateway listens on every address: the whole comparison runs in a network namespace
-  # of its own with only loopback up, deleted at the end.
-  netns="mcpd-bench-$$"
-  run_in_ns=()
-  isolated=()
-  if as_root ip netns add "$netns" 2>/dev/null; then
+# supergateway listens on every address: figures 6 and 8 run in a network namespace of their
+# own with only loopback up, deleted at the end.
+netns=""
+run_in_ns=()
+isolated=()
+if [ "$npm_ready" -eq 1 ] && { [ "$peers" -eq 1 ] || [ "$http" -eq 1 ]; }; then
+  if as_root ip netns add "mcpd-bench-$$" 2>/dev/null; then
+    netns="mcpd-bench-$$"
     trap 'as_root ip netns delete "$netns" 2>/dev/null || true' EXIT
     as_root ip netns exec "$netns" ip link set lo up
     run_in_ns=(as_root ip netns exec "$netns")
@@ -108,6 +112,9 @@ if [ "$peers" -eq 1 ] && [ "$npm_ready" -eq 1 ]; then
   else
     note "cannot create a network namespace: supergateway is left out"
   fi
+fi
+
+if [ "$peers" -eq 1 ] && [ "$npm_ready" -eq 1 ]; then
   note "figures 5 and 6 (node $(node --version))"
   # The latency once more with every process on the last CPU, as figure 1 is taken.
   last_cpu=$(($(nproc) - 1))
@@ -115,10 +122,6 @@ if [ "$peers" -eq 1 ] && [ "$npm_ready" -eq 1 ]; then
     --only peers_latency --pinned --out "$RESULTS/peers-pinned.json" "${isolated[@]}" "${profile[@]}") || status=1
   (cd "$PEERS" && "${run_in_ns[@]}" node peers.mjs --bin-dir "$ROOT/$BUILD_DIR/bin" \
     --out "$RESULTS/peers.json" "${isolated[@]}" "${profile[@]}") || status=1
-  if [ ${#run_in_ns[@]} -gt 0 ]; then
-    as_root ip netns delete "$netns"
-    trap - EXIT
-  fi
   for f in "$RESULTS/peers.json" "$RESULTS/peers-pinned.json"; do
     if [ -f "$f" ]; then peers_json+=("$f"); fi
   done
@@ -129,6 +132,18 @@ if [ "$lazy" -eq 1 ] && [ "$npm_ready" -eq 1 ]; then
   note "figure 7, lazy servers (node $(node --version))"
   (cd "$PEERS" && node lazy.mjs --bin-dir "$ROOT/$BUILD_DIR/bin" --out "$RESULTS/lazy.json" "${profile[@]}") || status=1
   if [ -f "$RESULTS/lazy.json" ]; then peers_json+=("$RESULTS/lazy.json"); fi
+fi
+
+if [ "$http" -eq 1 ] && [ "$npm_ready" -eq 1 ]; then
+  note "figure 8, the HTTP front door (node $(node --version))"
+  (cd "$PEERS" && "${run_in_ns[@]}" node http.mjs --bin-dir "$ROOT/$BUILD_DIR/bin" \
+    --out "$RESULTS/http.json" "${isolated[@]}" "${profile[@]}") || status=1
+  if [ -f "$RESULTS/http.json" ]; then peers_json+=("$RESULTS/http.json"); fi
+fi
+
+if [ -n "$netns" ]; then
+  as_root ip netns delete "$netns"
+  trap - EXIT
 fi
 
 if command -v node >/dev/null 2>&1; then

@@ -1,6 +1,6 @@
-// Shared pieces of the npm-based benchmarks: the set-ups that put server-everything behind
-// nothing, mcpd, mcp-proxy or supergateway; SDK clients reaching them; /proc memory readings;
-// small statistics. Every process started here is stopped by pid; listeners bind 127.0.0.1
+// Shared pieces of the npm-based benchmarks: the set-ups that put a stdio server
+// (server-everything unless told otherwise) behind nothing, mcpd, mcp-proxy or supergateway;
+// SDK clients reaching them; /proc memory readings; small statistics. Every process started here is stopped by pid; listeners bind 127.0.0.1
 // (or, for supergateway, which binds every address, run inside the network namespace that
 // tests/bench/run.sh creates with only loopback up).
 
@@ -123,6 +123,13 @@ export function packageBin(pkg, binName) {
 
 export const everything = () => packageBin('@modelcontextprotocol/server-everything');
 
+// The stdio server a set-up puts behind it: its registry name, command line, and more registry
+// lines for mcpd. server-everything by default.
+export function everythingServer() {
+  const { script } = everything();
+  return { name: 'everything', command: process.execPath, args: [script, 'stdio'], settings: [] };
+}
+
 export function versions() {
   const v = (pkg) => {
     try {
@@ -174,6 +181,18 @@ export class Daemon {
   }
 }
 
+// A TCP port on 127.0.0.1 that is free now: bound by the kernel's choice, then let go.
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 async function waitForPort(port, daemon, what) {
   const deadline = Date.now() + 30000;
   for (;;) {
@@ -191,12 +210,12 @@ async function waitForPort(port, daemon, what) {
   }
 }
 
-// --- set-ups: how a client reaches one server-everything ---
+// --- set-ups: how a client reaches one server ---
 
 // Each set-up: start(), connect(name, options) -> { client, pids }, serverPids(), stop().
 // `via` picks the client's transport where there is a choice: 'stdio' (the agent launches a
 // command: mcpctl connect, or the stdio-to-HTTP bridge) or 'http' (an SDK client that speaks
-// HTTP itself).
+// HTTP itself). `server` (see everythingServer) is the stdio server behind it.
 
 async function connectClient(transport, name, capabilities, setup) {
   const client = new Client({ name, version: '1.0.0' }, { capabilities });
@@ -208,18 +227,19 @@ async function connectClient(transport, name, capabilities, setup) {
 }
 
 export class Direct {
-  constructor() {
+  constructor({ server } = {}) {
     this.label = 'direct';
+    this.server = server;
     this.clients = [];
   }
 
   async start() {}
 
   async connect(name, { capabilities = {}, setup } = {}) {
-    const { script } = everything();
+    const { command, args } = this.server ?? everythingServer();
     const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [script, 'stdio'],
+      command,
+      args,
       env: getDefaultEnvironment(),
       stderr: 'ignore',
     });
@@ -238,53 +258,75 @@ export class Direct {
   }
 }
 
+// mcpd with the server as its one entry, reached through `mcpctl connect` (via 'stdio') or over
+// MCP Streamable HTTP on a loopback port of its choice with the user's bearer token (via 'http').
+// Its state (token, signing key, caches) stays in its own directory.
 export class Mcpd {
-  constructor(binDir, tmp) {
-    this.label = 'mcpd';
+  constructor(binDir, tmp, { server, via = 'stdio' } = {}) {
+    this.label = via === 'http' ? 'mcpd (HTTP client)' : 'mcpd';
     this.binDir = binDir;
     this.tmp = tmp;
-    this.socket = path.join(tmp, 'mcpd.sock');
+    this.server = server;
+    this.via = via;
+    this.name = `mcpd-${via}`;
+    this.socket = path.join(tmp, `${this.name}.sock`);
     this.clients = [];
   }
 
+  mcpctl(args) {
+    return spawnSync(path.join(this.binDir, 'mcpctl'), ['--socket', this.socket, ...args], { encoding: 'utf8', timeout: 5000 });
+  }
+
   async start() {
-    const { script } = everything();
-    const registry = path.join(this.tmp, 'mcpd.toml');
+    this.server ??= everythingServer();
+    const { name, command, args, settings = [] } = this.server;
+    const registry = path.join(this.tmp, `${this.name}.toml`);
     fs.writeFileSync(
       registry,
       [
         '[daemon]',
         'log_level = "warning"',
-        '[servers.everything]',
-        `command = ${JSON.stringify(process.execPath)}`,
-        `args = [${JSON.stringify(script)}, "stdio"]`,
+        ...(this.via === 'http' ? ['http_listen = ["127.0.0.1:0"]'] : []),
+        `[servers.${name}]`,
+        `command = ${JSON.stringify(command)}`,
+        `args = [${args.map((a) => JSON.stringify(a)).join(', ')}]`,
         'restart = "never"',
         'stop_grace = "500ms"',
         'health_interval = "0s"',
+        ...settings,
         '',
       ].join('\n'),
     );
-    this.daemon = new Daemon(path.join(this.binDir, 'mcpd'), ['--config', registry, '--socket', this.socket], path.join(this.tmp, 'mcpd.log'));
+    const env = { ...process.env, STATE_DIRECTORY: path.join(this.tmp, `${this.name}-state`) };
+    this.daemon = new Daemon(path.join(this.binDir, 'mcpd'), ['--config', registry, '--socket', this.socket], path.join(this.tmp, `${this.name}.log`), env);
     const deadline = Date.now() + 30000;
     for (;;) {
-      const status = spawnSync(path.join(this.binDir, 'mcpctl'), ['--socket', this.socket, '--json', 'status', 'everything'], {
-        encoding: 'utf8',
-        timeout: 5000,
-      });
+      const status = this.mcpctl(['--json', 'status', name]);
       if (status.status === 0 && JSON.parse(status.stdout).servers?.[0]?.state === 'running') break;
-      if (this.daemon.exited || Date.now() > deadline) throw new Error(`mcpd did not run server-everything\n${this.daemon.log()}`);
+      if (this.daemon.exited || Date.now() > deadline) throw new Error(`mcpd did not run ${name}\n${this.daemon.log()}`);
       await sleep(100);
+    }
+    if (this.via === 'http') {
+      const run = this.mcpctl(['--json', 'http-token']);
+      const info = run.status === 0 ? JSON.parse(run.stdout) : {};
+      const address = (info.addresses ?? []).find((a) => /^127\.0\.0\.1:[1-9]\d*$/.test(a));
+      if (!info.token || !address) throw new Error(`mcpctl http-token gave no token and loopback address (${run.status}): ${run.stdout}${run.stderr}`);
+      this.token = info.token;
+      this.url = `http://${address}/mcp/${name}`;
     }
   }
 
   async connect(name, { capabilities = {}, setup } = {}) {
-    const transport = new StdioClientTransport({
-      command: path.join(this.binDir, 'mcpctl'),
-      args: ['--socket', this.socket, 'connect', 'everything'],
-      stderr: 'ignore',
-    });
+    const transport =
+      this.via === 'http'
+        ? new StreamableHTTPClientTransport(new URL(this.url), { requestInit: { headers: { Authorization: `Bearer ${this.token}` } } })
+        : new StdioClientTransport({
+            command: path.join(this.binDir, 'mcpctl'),
+            args: ['--socket', this.socket, 'connect', this.server.name],
+            stderr: 'ignore',
+          });
     const record = await connectClient(transport, name, capabilities, setup);
-    record.pids = () => [transport.pid];
+    record.pids = () => (this.via === 'http' ? [] : [transport.pid]);
     this.clients.push(record);
     return record;
   }
@@ -299,13 +341,19 @@ export class Mcpd {
   }
 }
 
-// An HTTP proxy in front of its own server-everything child.
+// An HTTP proxy in front of its own child(ren) running the server.
 class HttpProxy {
-  constructor(tmp, port, via) {
+  constructor(tmp, port, via, server) {
     this.tmp = tmp;
     this.port = port;
     this.via = via;
+    this.server = server;
     this.clients = [];
+  }
+
+  serverCommand() {
+    this.server ??= everythingServer();
+    return [this.server.command, ...this.server.args];
   }
 
   async connect(name, { capabilities = {}, setup } = {}) {
@@ -337,8 +385,8 @@ class HttpProxy {
 }
 
 export class McpProxy extends HttpProxy {
-  constructor(tmp, port, via) {
-    super(tmp, port, via);
+  constructor(tmp, port, via, { server } = {}) {
+    super(tmp, port, via, server);
     this.label = `mcp-proxy (${via === 'stdio' ? 'stdio bridge' : 'HTTP client'})`;
     this.url = `http://127.0.0.1:${port}/mcp`;
     this.bridgeFlag = '--http';
@@ -346,10 +394,9 @@ export class McpProxy extends HttpProxy {
 
   async start() {
     const proxy = packageBin('mcp-proxy', 'mcp-proxy').script;
-    const { script } = everything();
     this.daemon = new Daemon(
       process.execPath,
-      [proxy, '--host', '127.0.0.1', '--port', String(this.port), '--server', 'stream', '--', process.execPath, script, 'stdio'],
+      [proxy, '--host', '127.0.0.1', '--port', String(this.port), '--server', 'stream', '--', ...this.serverCommand()],
       path.join(this.tmp, `mcp-proxy-${this.port}.log`),
     );
     await waitForPort(this.port, this.daemon, 'mcp-proxy');
@@ -364,8 +411,8 @@ export class McpProxy extends HttpProxy {
 // default SSE mode serves one client only (a second SSE connection ends the gateway), which
 // `sse: true` keeps for the check that shows it.
 export class Supergateway extends HttpProxy {
-  constructor(tmp, port, via, { sse = false } = {}) {
-    super(tmp, port, via);
+  constructor(tmp, port, via, { sse = false, server } = {}) {
+    super(tmp, port, via, server);
     this.sse = sse;
     this.label = `supergateway${sse ? ' SSE' : ''} (${via === 'stdio' ? 'stdio bridge' : 'HTTP client'})`;
     this.url = `http://127.0.0.1:${port}/${sse ? 'sse' : 'mcp'}`;
@@ -374,7 +421,6 @@ export class Supergateway extends HttpProxy {
 
   async start() {
     const gateway = packageBin('supergateway', 'supergateway').script;
-    const { script } = everything();
     const mode = this.sse ? [] : ['--outputTransport', 'streamableHttp', '--stateful'];
     // It listens on every address: only ever run inside the benchmark's own network namespace.
     this.daemon = new Daemon(
@@ -382,7 +428,8 @@ export class Supergateway extends HttpProxy {
       [
         gateway,
         '--stdio',
-        `${JSON.stringify(process.execPath)} ${JSON.stringify(script)} stdio`,
+        // A command line for its shell.
+        this.serverCommand().map((a) => JSON.stringify(a)).join(' '),
         '--port',
         String(this.port),
         '--logLevel',
