@@ -2,6 +2,8 @@
 // itself is http_front_sessions.cpp.
 #include "daemon/http_front.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pwd.h>
 #include <sys/socket.h>
 
@@ -128,6 +130,12 @@ void HttpFront::accept_all(Listener& listener) {
                 continue;
         }
         if (clients_.size() >= kMaxClients) continue;
+        if (!listener.unix_socket) {
+            // An answer often leaves in two writes (a stream's head, then its first event): with
+            // Nagle's algorithm the second waits for the client's delayed ACK, up to 40 ms.
+            const int on = 1;
+            ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+        }
         BufferEvent bev = BufferEvent::over(daemon_.loop().base(), std::move(fd));
         if (!bev) continue;
         const config::DaemonConfig& settings = daemon_.registry().daemon;

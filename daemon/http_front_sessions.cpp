@@ -32,6 +32,35 @@ void refuse_rpc(HttpConnection& connection, int status, int code, const std::str
     connection.respond(status, {{"Content-Type", "application/json"}}, rpc_error_body(code, message));
 }
 
+// Whether `text` nests arrays and objects at most `most` deep (strings skipped): checked before
+// a body is parsed into a tree, whose writing back is recursive, as the socket's scanner bounds it.
+bool nesting_within(std::string_view text, int most) {
+    int depth = 0;
+    bool in_string = false;
+    bool escaped = false;
+    for (const char c : text) {
+        if (in_string) {
+            if (escaped) {
+                escaped = false;
+            } else if (c == '\\') {
+                escaped = true;
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > most) return false;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return true;
+}
+
+// As deep as a message may nest on the socket (common/json_envelope.cpp).
+constexpr int kMaxNesting = 256;
+
 // The id of the request mcpd sends a rebuilt session's server in the client's name.
 constexpr std::string_view kResumeId = "\"mcpd-http-resume\"";
 
@@ -120,6 +149,11 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
     if (!sse && !accepts(accept, "application/json")) {
         connection.respond(406, text_type(),
                            "say Accept: application/json, text/event-stream\n");
+        return;
+    }
+    if (!nesting_within(request.body, kMaxNesting)) {
+        refuse_rpc(connection, 400, -32700,
+                   "the body nests deeper than " + std::to_string(kMaxNesting) + " levels");
         return;
     }
     json body = json::parse(request.body, nullptr, false);

@@ -98,6 +98,12 @@ TEST_CASE("MCP over HTTP on the unix socket: initialize, JSON and SSE answers, D
     CHECK(curl(with(on, {"-H", "Accept: application/json", "http://localhost/elsewhere"})).status == 404);
     CHECK(curl(with(with(on, post_args(kInitialize)), {"http://localhost/mcp/nosuch"})).status == 404);
 
+    // A body nested deeper than a message may be is refused before it is parsed; mcpd goes on.
+    const HttpAnswer deep = curl(with(with(on, post_args(std::string(60000, '[') + std::string(60000, ']'), session)), {url}));
+    CHECK(deep.status == 400);
+    CHECK(echoed(json::parse(curl(with(with(on, post_args(echo_call(6, "still here"), session, "application/json")), {url})).body,
+                             nullptr, false)) == "still here");
+
     // DELETE ends it: the id is then unknown.
     HttpAnswer deleted = curl(with(on, {"-X", "DELETE", "-H", "Mcp-Session-Id: " + session, url}));
     CHECK(deleted.status == 200);
