@@ -10,6 +10,7 @@
 #include "common/control_protocol.h"
 #include "daemon/daemon.h"
 #include "daemon/group_attach.h"
+#include "daemon/http/modern_headers.h"
 #include "daemon/http_front.h"
 #include "daemon/mux/jsonrpc.h"
 #include "daemon/mux/mcp_versions.h"
@@ -89,7 +90,7 @@ void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request
         return;
     }
     if (const auto version = request.head.header("mcp-protocol-version")) {
-        if (!speaks_legacy_version(*version) && *version != kModernProtocolVersion) {
+        if (http_era(version) == HttpEra::unsupported) {
             json supported = legacy_protocol_versions();
             supported.push_back(kModernProtocolVersion);
             connection.respond(400, {{"Content-Type", "application/json"}},
@@ -109,7 +110,7 @@ void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request
         return;
     }
     if ((method != "GET" && method != "DELETE") ||
-        request.head.header("mcp-protocol-version") == kModernProtocolVersion) {
+        http_era(request.head.header("mcp-protocol-version")) == HttpEra::stateless) {
         // The 2026-07-28 era has neither a GET stream nor sessions to end.
         connection.respond(405, {{"Allow", "GET, POST, DELETE"}, {"Content-Type", "text/plain; charset=utf-8"}},
                            "use POST, GET or DELETE\n");
@@ -161,7 +162,7 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
         refuse_rpc(connection, 400, -32700, "the body is not JSON");
         return;
     }
-    if (request.head.header("mcp-protocol-version") == kModernProtocolVersion) {
+    if (http_era(request.head.header("mcp-protocol-version")) == HttpEra::stateless) {
         post_modern(connection, request, peer, target, body, sse);
         return;
     }
@@ -276,6 +277,7 @@ HttpTransport* HttpFront::open_session(HttpConnection& connection, const PeerCre
     HttpTransport::Settings transport_settings;
     transport_settings.replay_bytes = settings.http_replay_bytes;
     transport_settings.max_message_bytes = settings.max_message_bytes;
+    transport_settings.max_held_bytes = settings.max_session_queue_bytes;
     HttpTransport::Hooks hooks;
     hooks.connection = [this](std::uint64_t client) -> HttpConnection* {
         const auto it = clients_.find(client);

@@ -66,6 +66,7 @@ void HttpTransport::resume_input() {
     while (started_ && !paused_ && !closed_ && !held_.empty()) {
         std::string line = std::move(held_.front());
         held_.pop_front();
+        held_bytes_ -= line.size();
         line.reserve(line.size() + wire::kScanPadding);
         callbacks_.on_line(*this, wire::PaddedText{line});
     }
@@ -73,6 +74,7 @@ void HttpTransport::resume_input() {
 
 void HttpTransport::deliver(std::string line) {
     if (!started_ || paused_ || !held_.empty()) {
+        held_bytes_ += line.size();
         held_.push_back(std::move(line));
         return;
     }
@@ -89,6 +91,13 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
                          bool batch) {
     if (closed_) {
         connection.respond(404, {{"Content-Type", "text/plain; charset=utf-8"}}, "the session ended\n");
+        return;
+    }
+    if (paused_ && held_bytes_ > settings_.max_held_bytes) {
+        // The server is not taking what waits already: the client is told to come back, as a
+        // socket client would find its writes blocked.
+        connection.respond(503, {{"Retry-After", "1"}, {"Content-Type", "text/plain; charset=utf-8"}},
+                           "the server is behind; send this again in a moment\n");
         return;
     }
     last_active_ = Clock::now();

@@ -40,6 +40,8 @@ public:
     struct Settings {
         std::size_t replay_bytes = 1024 * 1024;
         std::size_t max_message_bytes = 16 * 1024 * 1024;
+        // Lines held while the server's stdin is backed up; past it a POST is answered 503.
+        std::size_t max_held_bytes = 4 * 1024 * 1024;
         std::size_t max_waiting_messages = 4096;
     };
 
@@ -119,6 +121,7 @@ private:
     SseReplayBuffer replay_;
     std::uint64_t delivered_ = 0;  // the last event written to a GET stream
     std::deque<std::string> held_;  // lines while input is paused or before start
+    std::size_t held_bytes_ = 0;
     std::map<std::string, bool> swallow_;  // raw ids whose answers are mcpd's own
     wire::EnvelopeScanner scanner_;
     wire::Envelope envelope_;

@@ -1,6 +1,7 @@
 #include "daemon/http/modern_headers.h"
 
 #include "common/base64url.h"
+#include "daemon/mux/mcp_versions.h"
 
 namespace mcpd {
 
@@ -23,6 +24,12 @@ Failure mismatch(const std::string& header, const std::string& should) {
 }
 
 }  // namespace
+
+HttpEra http_era(std::optional<std::string_view> protocol_version) {
+    if (!protocol_version || speaks_legacy_version(*protocol_version)) return HttpEra::session;
+    if (*protocol_version == kModernProtocolVersion) return HttpEra::stateless;
+    return HttpEra::unsupported;
+}
 
 std::optional<std::string> decode_header_value(std::string_view value) {
     if (!value.starts_with(kSentinelStart) || !value.ends_with(kSentinelEnd) ||

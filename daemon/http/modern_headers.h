@@ -16,6 +16,12 @@ namespace mcpd {
 
 inline constexpr int kHeaderMismatch = -32020;
 
+// Which era a request to /mcp/NAME belongs to, by its MCP-Protocol-Version header: the
+// sessions of 2025-03-26 to 2025-11-25 (also a request without the header, as the spec lets a
+// server assume 2025-03-26), the stateless 2026-07-28, or a revision mcpd does not serve.
+enum class HttpEra { session, stateless, unsupported };
+HttpEra http_era(std::optional<std::string_view> protocol_version);
+
 // A header value as the client meant it: "=?base64?B64?=" (standard Base64 of UTF-8) decoded,
 // any other value as it is. Nothing when the sentinel holds no valid Base64.
 std::optional<std::string> decode_header_value(std::string_view value);

@@ -68,3 +68,16 @@ TEST_CASE("the Base64 sentinel of a header value", "[modern-headers]") {
     CHECK_FALSE(decode_header_value("=?base64?a-b_?=").has_value());
     CHECK_FALSE(decode_header_value("=?base64?!?=").has_value());
 }
+
+TEST_CASE("a request's era is read from its MCP-Protocol-Version", "[modern-headers]") {
+    using mcpd::HttpEra;
+    using mcpd::http_era;
+    CHECK(http_era(std::nullopt) == HttpEra::session);  // 2025-03-26 clients send none
+    CHECK(http_era("2025-03-26") == HttpEra::session);
+    CHECK(http_era("2025-06-18") == HttpEra::session);
+    CHECK(http_era("2025-11-25") == HttpEra::session);
+    CHECK(http_era("2026-07-28") == HttpEra::stateless);
+    CHECK(http_era("2027-01-01") == HttpEra::unsupported);
+    CHECK(http_era("") == HttpEra::unsupported);
+    CHECK(http_era("2026-07-28 ") == HttpEra::unsupported);
+}
