@@ -19,6 +19,9 @@ namespace mcpd {
 namespace {
 
 constexpr std::size_t kMaxClients = 1024;
+// Connections one user other than root and mcpd's own may hold on the unix sockets, so that no
+// allowed user can take every connection from the others.
+constexpr std::size_t kMaxClientsPerUser = 128;
 constexpr std::size_t kMaxTargetBytes = 128;
 constexpr Duration kSweepEvery = std::chrono::seconds(5);
 
@@ -128,6 +131,12 @@ void HttpFront::accept_all(Listener& listener) {
             // As on the control socket: a user with no server at all gets nothing.
             if (!client.peer || !daemon_.authority().may_connect(*client.peer, daemon_.registry()))
                 continue;
+            if (!daemon_.authority().trusted(*client.peer)) {
+                std::size_t held = 0;
+                for (const auto& [id, other] : clients_)
+                    held += other.peer && other.peer->uid == client.peer->uid ? 1 : 0;
+                if (held >= kMaxClientsPerUser) continue;
+            }
         }
         if (clients_.size() >= kMaxClients) continue;
         if (!listener.unix_socket) {

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "connection_flood.h"
 #include "curl_client.h"
 #include "harness.h"
 #include "other_user.h"
@@ -239,4 +240,24 @@ TEST_CASE("over HTTP another user acts as itself: its own token, never another's
         CHECK(s["transport"] == "http");
     }
     CHECK(of_other == 2);
+}
+
+TEST_CASE("on the HTTP socket one user cannot hold every connection", "[http][users][dos]") {
+    OtherUser other;
+    TestEnv env("http-flood");
+    open_directory(env.dir());
+    const std::string http = env.path("http.sock");
+    env.write_registry(kOpenSocket + "http_listen = [\"unix:" + http + "\"]\n\n" +
+                       server_toml("demo", {}, {{"allow_users", "[\"" + other.id() + "\"]"}}));
+    env.start_daemon();
+
+    ConnectionFlood flood(http, other, 300);
+    INFO("connection error: " << flood.connect_error());
+    const ConnectionFlood::Check held = flood.check(2s);
+    WARN("uid " << other.id() << " opened " << flood.connected() << " HTTP connections: " << held.describe());
+    CHECK(held.open <= 128);
+    CHECK(held.closed >= flood.connected() - 128);
+    // The owner still gets in, and is served.
+    HttpAnswer init = curl(with(with({"--unix-socket", http}, post_args(kInitialize)), {"http://localhost/mcp/demo"}));
+    CHECK(init.status == 200);
 }
