@@ -1,6 +1,7 @@
 // The head of an HTTP/1.x request, read by the metrics endpoint (metrics_http): its request
-// line and the two headers it acts on. Pure, and strict: anything it cannot read for certain
-// (a folded header, a Host given twice, a target that is not a path) is refused as a whole.
+// line and the two headers it acts on, as http_message reads them (strict: anything it cannot
+// read for certain, a folded header, a Host given twice, a target that is not a path, is
+// refused as a whole).
 #pragma once
 
 #include <optional>

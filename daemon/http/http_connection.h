@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "daemon/http/http_message.h"
+#include "daemon/control/http_message.h"
 #include "daemon/io/buffer_event.h"
 #include "daemon/io/event_loop.h"
 

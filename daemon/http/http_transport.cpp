@@ -257,16 +257,14 @@ void HttpTransport::complete(std::uint64_t number) {
     exchanges_.erase(it);
     std::erase_if(by_progress_, [number](const auto& entry) { return entry.second == number; });
     last_active_ = Clock::now();
-    HttpConnection* c = live(exchange.connection);
-    if (one_shot_ && exchanges_.empty() && !closed_) {
-        // Its one request is answered (written below): the session is done.
-        closed_ = true;
-        if (hooks_.closed) hooks_.closed(*this);
-        if (callbacks_.on_closed) callbacks_.on_closed(*this, "answered", true);
-    }
-    if (c == nullptr) return;
+    if (HttpConnection* c = live(exchange.connection)) finish_answer(*c, exchange);
+    // A 2026 request's session is done once its one request is answered.
+    if (one_shot_ && exchanges_.empty()) close("answered", true);
+}
+
+void HttpTransport::finish_answer(HttpConnection& c, const Exchange& exchange) {
     if (exchange.sse) {
-        c->end_stream();
+        c.end_stream();
         return;
     }
     std::string body;
@@ -283,7 +281,7 @@ void HttpTransport::complete(std::uint64_t number) {
     HttpHeaders headers = {{"Content-Type", "application/json"}};
     const std::string& id = exchange.session_header.empty() ? session_id_ : exchange.session_header;
     if (!id.empty()) headers.emplace_back("Mcp-Session-Id", id);
-    c->respond(200, headers, body);
+    c.respond(200, headers, body);
 }
 
 void HttpTransport::to_listener(const std::string& line) {

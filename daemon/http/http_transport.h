@@ -105,6 +105,8 @@ private:
     void answer(std::uint64_t number, const std::string& raw_id, std::string line);
     // Complete exchange `number` (every request answered).
     void complete(std::uint64_t number);
+    // End its stream, or send its gathered answers as one JSON body.
+    void finish_answer(HttpConnection& c, const Exchange& exchange);
     // A message that belongs to no request: the GET stream, an open POST stream, or waiting.
     void to_listener(const std::string& line);
     HttpConnection* live(std::uint64_t connection) const;

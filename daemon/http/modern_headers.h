@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "daemon/http/http_message.h"
+#include "daemon/control/http_message.h"
 
 namespace mcpd {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/http/http_message.h"
+#include "daemon/control/http_message.h"
 #include "daemon/http/modern_headers.h"
 #include "daemon/http/origin_check.h"
 #include "daemon/http/session_token.h"

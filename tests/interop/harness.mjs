@@ -92,6 +92,15 @@ function parseArgs(argv) {
 }
 
 // The installed package's entry point (its `bin`: `name`, else the first), run with this very node.
+// The token and the one TCP address `mcpctl --json http-token` reports.
+export function httpEndpoint(ctx) {
+  const info = ctx.mcpctlJson(['http-token']);
+  check(typeof info.token === 'string' && info.token.length >= 16, `mcpctl http-token printed no token: ${JSON.stringify(info)}`);
+  const tcp = (info.addresses ?? []).filter((a) => /^127\.0\.0\.1:\d+$/.test(a));
+  check(tcp.length === 1 && tcp[0] !== '127.0.0.1:0', `mcpctl http-token lists no single loopback TCP address: ${JSON.stringify(info.addresses)}`);
+  return { token: info.token, address: tcp[0], url: (name) => `http://${tcp[0]}/mcp/${name}` };
+}
+
 export function packageBin(pkg, name) {
   const dir = path.join(HERE, 'node_modules', ...pkg.split('/'));
   const manifestPath = path.join(dir, 'package.json');

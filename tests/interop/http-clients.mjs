@@ -36,7 +36,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { scenario, log, check, fail, packageBin, resultText, waitFor, ScenarioError } from './harness.mjs';
+import { scenario, log, check, fail, httpEndpoint, packageBin, resultText, waitFor, ScenarioError } from './harness.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SERVER = 'demo';
@@ -62,15 +62,6 @@ function serverPids(ctx, name) {
       return false;
     }
   });
-}
-
-// The token and the one TCP address `mcpctl --json http-token` reports.
-function httpEndpoint(ctx) {
-  const info = ctx.mcpctlJson(['http-token']);
-  check(typeof info.token === 'string' && info.token.length >= 16, `mcpctl http-token printed no token: ${JSON.stringify(info)}`);
-  const tcp = (info.addresses ?? []).filter((a) => /^127\.0\.0\.1:\d+$/.test(a));
-  check(tcp.length === 1 && tcp[0] !== '127.0.0.1:0', `mcpctl http-token lists no single loopback TCP address: ${JSON.stringify(info.addresses)}`);
-  return { token: info.token, address: tcp[0], url: (name) => `http://${tcp[0]}/mcp/${name}` };
 }
 
 // A loopback port free now: bound by the kernel's choice, then let go.

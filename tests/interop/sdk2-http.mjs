@@ -10,20 +10,12 @@
 //    initialize and an Mcp-Session-Id, then list and call.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { scenario, log, check, waitFor, resultText } from './harness.mjs';
+import { scenario, log, check, httpEndpoint, waitFor, resultText } from './harness.mjs';
 
 const MODERN_VERSION = '2026-07-28';
 
-function endpoint(ctx) {
-  const info = ctx.mcpctlJson(['http-token']);
-  check(typeof info.token === 'string' && info.token.length >= 16, `mcpctl http-token printed no token: ${JSON.stringify(info)}`);
-  const tcp = (info.addresses ?? []).filter((a) => /^127\.0\.0\.1:\d+$/.test(a));
-  check(tcp.length === 1, `mcpctl http-token lists no single loopback TCP address: ${JSON.stringify(info.addresses)}`);
-  return { token: info.token, url: (name) => new URL(`http://${tcp[0]}/mcp/${name}`) };
-}
-
 async function connect(ctx, at, server, label) {
-  const transport = new StreamableHTTPClientTransport(at.url(server), {
+  const transport = new StreamableHTTPClientTransport(new URL(at.url(server)), {
     requestInit: { headers: { Authorization: `Bearer ${at.token}` } },
   });
   const client = new Client({ name: label, version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
@@ -39,7 +31,7 @@ await scenario('SDK 2.x client over MCP Streamable HTTP, both eras', {
   daemonToml: 'http_listen = ["127.0.0.1:0"]',
   timeoutSeconds: 60,
 }, async (ctx) => {
-  const at = endpoint(ctx);
+  const at = httpEndpoint(ctx);
 
   const modern = await connect(ctx, at, 'modern', 'sdk2-http-modern');
   let listChanged = 0;

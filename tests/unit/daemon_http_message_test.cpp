@@ -1,10 +1,10 @@
-// HTTP/1.1 for the MCP endpoint (daemon/http/http_message.h): request heads as real clients
+// HTTP/1.1 for the MCP endpoint (daemon/control/http_message.h): request heads as real clients
 // send them, everything that could be read two ways refused, Accept, and the responses.
 #include <catch2/catch.hpp>
 #include <optional>
 #include <string>
 
-#include "daemon/http/http_message.h"
+#include "daemon/control/http_message.h"
 
 using namespace mcpd;
 

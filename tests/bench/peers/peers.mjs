@@ -16,7 +16,6 @@
 // runs then. Results go to --out as JSON; progress to stderr. Never a pass/fail on timings.
 
 import fs from 'node:fs';
-import net from 'node:net';
 
 import {
   Direct,
@@ -24,6 +23,7 @@ import {
   McpProxy,
   Supergateway,
   cpuOf,
+  freePort,
   median,
   memoryOf,
   note,
@@ -48,18 +48,6 @@ const within = (ms, promise, what) =>
 async function echo(record, message) {
   const result = await record.client.callTool({ name: 'echo', arguments: { message } }, undefined, { timeout: 20000 });
   return resultText(result);
-}
-
-// A free TCP port on 127.0.0.1.
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 // --- 5. agents ---

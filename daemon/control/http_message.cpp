@@ -1,4 +1,4 @@
-#include "daemon/http/http_message.h"
+#include "daemon/control/http_message.h"
 
 #include <algorithm>
 #include <charconv>
