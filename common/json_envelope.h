@@ -13,17 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_splice.h"
 #include "common/json_string.h"
 
 namespace mcpd::wire {
-
-// A byte range of the message text; empty when the field is absent.
-struct Span {
-    std::uint32_t offset = 0;
-    std::uint32_t length = 0;
-    bool empty() const { return length == 0; }
-    std::string_view in(std::string_view text) const { return text.substr(offset, length); }
-};
 
 enum class IdKind : std::uint8_t { absent, string, integer, null, invalid };
 
@@ -111,18 +104,5 @@ private:
     std::unique_ptr<Parser> parser_;
     std::string error_;
 };
-
-// One change to make: replace the bytes of `span` with `text`.
-struct Replacement {
-    Span span;
-    std::string_view text;
-};
-
-// `text` with each replacement applied (they must not overlap; any order), into `out`.
-void splice(std::string_view text, std::vector<Replacement> replacements, std::string& out);
-// The same as the pieces to write in order, into `out` (cleared first), copying nothing: they
-// point into `text` and into the replacements' texts.
-void splice(std::string_view text, std::vector<Replacement> replacements,
-            std::vector<std::string_view>& out);
 
 }  // namespace mcpd::wire

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <limits>
 
+#include "common/ascii.h"
+
 namespace mcpd {
 
 namespace {
@@ -15,21 +17,6 @@ bool token_char(char c) {
 
 bool is_token(std::string_view text) {
     return !text.empty() && std::all_of(text.begin(), text.end(), token_char);
-}
-
-char lower(char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
-}
-
-std::string lowercase(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(), lower);
-    return out;
-}
-
-bool same_ignoring_case(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                              [](char x, char y) { return lower(x) == lower(y); });
 }
 
 std::string_view trimmed(std::string_view text) {
@@ -96,7 +83,7 @@ bool is_singleton(std::string_view name) {
 bool lists(std::string_view value, std::string_view wanted) {
     while (!value.empty()) {
         const std::size_t comma = value.find(',');
-        if (same_ignoring_case(trimmed(value.substr(0, comma)), wanted)) return true;
+        if (ascii_equal_ignoring_case(trimmed(value.substr(0, comma)), wanted)) return true;
         value.remove_prefix(comma == std::string_view::npos ? value.size() : comma + 1);
     }
     return false;
@@ -119,7 +106,7 @@ std::optional<Failure> read_framing(HttpRequestHead& head) {
         head.content_length = value;
     }
     if (coding) {
-        if (!same_ignoring_case(*coding, "chunked"))
+        if (!ascii_equal_ignoring_case(*coding, "chunked"))
             return bad("the only Transfer-Encoding read is chunked");
         if (head.minor == 0) return bad("Transfer-Encoding was sent with HTTP/1.0");
         head.chunked = true;
@@ -156,7 +143,7 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         if (colon == std::string_view::npos) return bad("a header line has no ':'");
         if (!is_token(line.substr(0, colon)))
             return bad("a header name holds a character outside the token set");
-        const std::string name = lowercase(line.substr(0, colon));
+        const std::string name = ascii_lowercase(line.substr(0, colon));
         const std::string_view value = trimmed(line.substr(colon + 1));
         if (std::any_of(value.begin(), value.end(), is_control))
             return bad("a header value holds a control character");
@@ -238,9 +225,9 @@ int match_level(std::string_view range, std::string_view media) {
     const std::string_view subtype = range.substr(slash + 1);
     if (!is_token(type) || !is_token(subtype)) return 0;
     if (type == "*") return subtype == "*" ? 1 : 0;
-    if (!same_ignoring_case(type, media.substr(0, media_slash))) return 0;
+    if (!ascii_equal_ignoring_case(type, media.substr(0, media_slash))) return 0;
     if (subtype == "*") return 2;
-    return same_ignoring_case(subtype, media.substr(media_slash + 1)) ? 3 : 0;
+    return ascii_equal_ignoring_case(subtype, media.substr(media_slash + 1)) ? 3 : 0;
 }
 
 }  // namespace
@@ -257,7 +244,7 @@ bool accepts(std::optional<std::string_view> accept, std::string_view media) {
         for (std::size_t i = 1; i < parts.size(); ++i) {
             const std::string_view parameter = trimmed(parts[i]);
             const std::size_t equals = parameter.find('=');
-            if (same_ignoring_case(trimmed(parameter.substr(0, equals)), "q"))
+            if (ascii_equal_ignoring_case(trimmed(parameter.substr(0, equals)), "q"))
                 q = equals == std::string_view::npos
                         ? std::nullopt
                         : thousandths(trimmed(parameter.substr(equals + 1)));

@@ -10,28 +10,13 @@
 #include <charconv>
 #include <cstring>
 
+#include "common/ascii.h"
+#include "common/file_mode.h"
 #include "common/unique_fd.h"
 
 namespace mcpd {
 
 namespace {
-
-std::string octal_mode(mode_t mode) {
-    std::array<char, 8> text{};
-    const auto end = std::to_chars(text.data(), text.data() + text.size(), mode & 07777, 8).ptr;
-    return "0" + std::string(text.data(), end);
-}
-
-bool same_ignoring_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const auto lower = [](char c) {
-            return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
-        };
-        if (lower(a[i]) != lower(b[i])) return false;
-    }
-    return true;
-}
 
 // An address's bytes (4 or 16), or false when `text` is no literal of that family.
 bool address_bytes(const std::string& text, bool ipv6, std::array<unsigned char, 16>& out) {
@@ -68,7 +53,7 @@ Result<std::string> read_metrics_token(const std::string& path, uid_t owner) {
                                  ") or root");
     }
     if ((st.st_mode & 077) != 0) {
-        return permanent_failure(where + " has mode " + octal_mode(st.st_mode) +
+        return permanent_failure(where + " has mode " + mode_octal(st.st_mode) +
                                  ", so other users may read or change the token: make it 0600 "
                                  "(chmod 600 " +
                                  path + ")");
@@ -129,7 +114,7 @@ bool host_names(std::string_view host, const ListenAddress& bound) {
             return false;
     }
     if (port != bound.port) return false;
-    if (same_ignoring_case(name, "localhost")) return is_loopback(bound);
+    if (ascii_equal_ignoring_case(name, "localhost")) return is_loopback(bound);
     std::array<unsigned char, 16> given{}, own{};
     if (!address_bytes(name, bound.ipv6, given)) return false;
     if (is_wildcard(bound)) return true;
@@ -139,7 +124,7 @@ bool host_names(std::string_view host, const ListenAddress& bound) {
 bool bearer_matches(std::string_view authorization, std::string_view token) {
     const std::size_t space = authorization.find(' ');
     if (space == std::string_view::npos ||
-        !same_ignoring_case(authorization.substr(0, space), "Bearer"))
+        !ascii_equal_ignoring_case(authorization.substr(0, space), "Bearer"))
         return false;
     std::string_view given = authorization.substr(space + 1);
     while (given.starts_with(' ')) given.remove_prefix(1);

@@ -8,17 +8,12 @@
 #include <cstring>
 
 #include "common/accounts.h"
+#include "common/file_mode.h"
 #include "common/log.h"
 
 namespace mcpd {
 
 namespace {
-
-std::string octal(mode_t mode) {
-    char text[8];
-    std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-    return text;
-}
 
 // mkdir -p: parents it creates are 0700 (mcpd's only), the last one `mode`.
 bool make_directories(const std::string& dir, mode_t mode, std::string& error) {
@@ -92,7 +87,7 @@ bool prepare_socket_directory(const std::string& dir, const SocketAccess& access
     const bool others_write = (perms & 0022) != 0;
     if (!private_dir) {
         if (others_write && (perms & S_ISVTX) == 0) {
-            error = "the socket directory '" + dir + "' (mode " + octal(perms) +
+            error = "the socket directory '" + dir + "' (mode " + mode_octal(perms) +
                     ") lets other users replace the socket; make it writable only by its owner "
                     "(chmod go-w '" + dir + "') or choose another --socket";
             return false;
@@ -101,18 +96,18 @@ bool prepare_socket_directory(const std::string& dir, const SocketAccess& access
     }
     if (others_write) {
         error = "the socket directory '" + dir + "' is writable by other users (mode " +
-                octal(perms) + "), so they may have put something in it: " + advice(dir);
+                mode_octal(perms) + "), so they may have put something in it: " + advice(dir);
         return false;
     }
     if ((perms & 07777) != wanted) {
         // Ours, and nobody else could add to it: making it private again is safe.
         if (::chmod(dir.c_str(), wanted) != 0) {
             error = "cannot set the mode of the socket directory '" + dir + "' to " +
-                    octal(wanted) + ": " + std::strerror(errno);
+                    mode_octal(wanted) + ": " + std::strerror(errno);
             return false;
         }
-        log::info("socket directory " + dir + " had mode " + octal(perms) + "; set it to " +
-                  octal(wanted));
+        log::info("socket directory " + dir + " had mode " + mode_octal(perms) + "; set it to " +
+                  mode_octal(wanted));
     }
     if (access.group && st.st_gid != *access.group && ::chown(dir.c_str(), -1, *access.group) != 0) {
         error = "cannot give the socket directory '" + dir + "' to " +

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "common/accounts.h"
+#include "common/file_mode.h"
 
 namespace mcpd {
 
@@ -39,12 +40,6 @@ struct Subject {
     std::vector<gid_t> groups;
 };
 
-std::string octal(mode_t mode) {
-    char text[8];
-    std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-    return text;
-}
-
 // The owner's `bit` (S_IXUSR, S_IWUSR), or the group's or others' one, as the kernel picks the
 // class: owner first, then group, then others.
 bool permits(const Node& node, const Subject& subject, mode_t bit) {
@@ -61,7 +56,7 @@ std::optional<Node> stat_node(const std::string& path) {
 }
 
 std::string describe(const std::string& what, const Node& node) {
-    return what + " (mode " + octal(node.mode) + ", owner " + accounts::describe_uid(node.uid) +
+    return what + " (mode " + mode_octal(node.mode) + ", owner " + accounts::describe_uid(node.uid) +
            ", " + accounts::describe_gid(node.gid) + ")";
 }
 

@@ -20,9 +20,9 @@ namespace mcpd {
 namespace {
 
 constexpr std::size_t kTokenBytes = 32;
-constexpr std::size_t kMaxFileBytes = 1024 * 1024;
+constexpr std::size_t kMaxTokensFileBytes = 1024 * 1024;
 
-std::string system_error(const std::string& what, int error) {
+std::string os_failure_text(const std::string& what, int error) {
     return what + ": " + std::strerror(error);
 }
 
@@ -33,7 +33,7 @@ Result<std::string> random_token() {
         const ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return permanent_failure(system_error("cannot read random bytes for a token", errno));
+            return permanent_failure(os_failure_text("cannot read random bytes for a token", errno));
         }
         got += static_cast<std::size_t>(n);
     }
@@ -64,7 +64,7 @@ Result<Done> prepare_http_state_directory(const std::string& directory) {
         const std::size_t slash = directory.find('/', from);
         const std::string path = directory.substr(0, slash);
         if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
-            return permanent_failure(system_error("cannot create " + path, errno));
+            return permanent_failure(os_failure_text("cannot create " + path, errno));
         if (slash == std::string::npos) break;
         from = slash + 1;
     }
@@ -79,14 +79,14 @@ Result<Done> HttpTokens::load() {
     const UniqueFd fd(::open(file_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) {
         if (errno == ENOENT) return Done{};
-        return permanent_failure(system_error("cannot open " + file_, errno));
+        return permanent_failure(os_failure_text("cannot open " + file_, errno));
     }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return permanent_failure(system_error("cannot stat " + file_, errno));
+    if (::fstat(fd.get(), &st) != 0) return permanent_failure(os_failure_text("cannot stat " + file_, errno));
     if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
         return permanent_failure(file_ + " must be a regular file of mcpd's user with mode 0600; "
                                  "remove it and ask for tokens again (mcpctl http-token)");
-    if (static_cast<std::size_t>(st.st_size) > kMaxFileBytes)
+    if (static_cast<std::size_t>(st.st_size) > kMaxTokensFileBytes)
         return permanent_failure(file_ + " is too large to be a token file");
     std::string text(static_cast<std::size_t>(st.st_size), '\0');
     std::size_t got = 0;
@@ -144,17 +144,17 @@ Result<Done> HttpTokens::save() const {
     const std::string temporary = file_ + ".new";
     ::unlink(temporary.c_str());
     const UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) return permanent_failure(system_error("cannot create " + temporary, errno));
+    if (!fd) return permanent_failure(os_failure_text("cannot create " + temporary, errno));
     std::size_t written = 0;
     while (written < text.size()) {
         const ssize_t n = ::write(fd.get(), text.data() + written, text.size() - written);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return permanent_failure(system_error("cannot write " + temporary, errno));
+        if (n <= 0) return permanent_failure(os_failure_text("cannot write " + temporary, errno));
         written += static_cast<std::size_t>(n);
     }
-    if (::fsync(fd.get()) != 0) return permanent_failure(system_error("cannot sync " + temporary, errno));
+    if (::fsync(fd.get()) != 0) return permanent_failure(os_failure_text("cannot sync " + temporary, errno));
     if (::rename(temporary.c_str(), file_.c_str()) != 0)
-        return permanent_failure(system_error("cannot replace " + file_, errno));
+        return permanent_failure(os_failure_text("cannot replace " + file_, errno));
     return Done{};
 }
 

@@ -9,10 +9,9 @@ namespace {
 
 constexpr std::string_view kSentinelStart = "=?base64?";
 constexpr std::string_view kSentinelEnd = "?=";
-constexpr std::string_view kVersionKey = "io.modelcontextprotocol/protocolVersion";
 
 // A value of the body for a sentence: cut short, so a long name cannot fill the answer.
-std::string shown(std::string_view text) {
+std::string header_shown(std::string_view text) {
     constexpr std::size_t kMost = 128;
     std::string out(text.substr(0, kMost));
     if (text.size() > kMost) out += "...";
@@ -63,17 +62,17 @@ Result<Done> check_modern_headers(const HttpRequestHead& head, const nlohmann::j
                                      ? &(*params)["_meta"]
                                      : nullptr;
     const nlohmann::json* version =
-        meta != nullptr && meta->contains(kVersionKey) ? &(*meta)[std::string(kVersionKey)] : nullptr;
+        meta != nullptr && meta->contains(kMetaProtocolVersion) ? &(*meta)[std::string(kMetaProtocolVersion)] : nullptr;
     if (version == nullptr || !version->is_string() || version->get<std::string>() != *version_header)
         return mismatch("MCP-Protocol-Version",
-                        "must be the body's _meta \"" + std::string(kVersionKey) + "\"");
+                        "must be the body's _meta \"" + std::string(kMetaProtocolVersion) + "\"");
     if (!message.contains("method") || !message["method"].is_string())
         return permanent_failure("the message has no method");
     const std::string method = message["method"].get<std::string>();
     const auto method_header = head.header("mcp-method");
     if (!method_header) return mismatch("Mcp-Method", "is missing");
     if (*method_header != method)
-        return mismatch("Mcp-Method", "value does not match the body's method " + shown(method));
+        return mismatch("Mcp-Method", "value does not match the body's method " + header_shown(method));
     const char* field = method == "tools/call" || method == "prompts/get" ? "name"
                         : method == "resources/read"                     ? "uri"
                                                                          : nullptr;
@@ -86,7 +85,7 @@ Result<Done> check_modern_headers(const HttpRequestHead& head, const nlohmann::j
     if (body_name == nullptr || !body_name->is_string() || body_name->get<std::string>() != *name)
         return mismatch("Mcp-Name", std::string("value does not match the body's params.") + field +
                                         (body_name != nullptr && body_name->is_string()
-                                             ? " " + shown(body_name->get<std::string>())
+                                             ? " " + header_shown(body_name->get<std::string>())
                                              : std::string()));
     return Done{};
 }

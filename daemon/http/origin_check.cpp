@@ -2,16 +2,11 @@
 
 #include <algorithm>
 
+#include "common/ascii.h"
+
 namespace mcpd {
 
 namespace {
-
-std::string lowercase(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
-    return out;
-}
 
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
@@ -53,12 +48,12 @@ std::optional<std::string> host_of(std::string_view text) {
         if (host.empty() || !std::all_of(host.begin(), host.end(), name_char)) return std::nullopt;
     }
     if (!rest.empty() && (rest.front() != ':' || !valid_port(rest.substr(1)))) return std::nullopt;
-    return lowercase(host);
+    return ascii_lowercase(host);
 }
 
 bool allowed(const std::string& host, const OriginPolicy& policy) {
     return std::any_of(policy.hosts.begin(), policy.hosts.end(),
-                       [&host](const std::string& name) { return lowercase(name) == host; });
+                       [&host](const std::string& name) { return ascii_lowercase(name) == host; });
 }
 
 std::string policy_names(const OriginPolicy& policy) {
@@ -71,7 +66,7 @@ std::string policy_names(const OriginPolicy& policy) {
 
 OriginPolicy origin_policy_for(std::string_view bind_host) {
     OriginPolicy policy{{"localhost", "127.0.0.1", "[::1]"}};
-    std::string named = lowercase(bind_host);
+    std::string named = ascii_lowercase(bind_host);
     if (named.find(':') != std::string::npos && !named.starts_with('[')) named = "[" + named + "]";
     const bool wildcard = named.empty() || named == "0.0.0.0" || named == "[::]";
     if (!wildcard && !allowed(named, policy)) policy.hosts.push_back(named);
@@ -103,7 +98,7 @@ Result<Done> check_origin(std::optional<std::string_view> origin, const OriginPo
         return permanent_failure(
             "requests from an opaque origin (Origin: null, such as a sandboxed page or a local "
             "file) are refused");
-    const std::string text = lowercase(*origin);
+    const std::string text = ascii_lowercase(*origin);
     std::string_view rest = text;
     if (rest.starts_with("http://"))
         rest.remove_prefix(7);

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/base64url.h"
+#include "common/file_mode.h"
 #include "common/hmac.h"
 #include "common/unique_fd.h"
 
@@ -67,15 +68,6 @@ json info_name_and_version(const json& info) {
     return kept;
 }
 
-std::string octal_mode(mode_t mode) {
-    std::array<char, 8> text{};
-    const auto end = std::to_chars(text.data(), text.data() + text.size(), mode & 07777, 8).ptr;
-    // Appended, not "0" + string: gcc 12 at -O3 warns falsely (-Wrestrict) on the latter.
-    std::string out = "0";
-    out.append(text.data(), end);
-    return out;
-}
-
 Failure refused(std::string_view why) {
     return permanent_failure("the session id " + std::string(why) +
                              ": start a new session (initialize without Mcp-Session-Id)");
@@ -124,7 +116,7 @@ Result<std::string> read_key(int fd, const std::string& where, const std::string
     }
     if ((st.st_mode & 077) != 0) {
         return permanent_failure(
-            where + " has mode " + octal_mode(st.st_mode) +
+            where + " has mode " + mode_octal(st.st_mode) +
             ", so other users may read the key that signs session ids: make it 0600 (chmod 600 " +
             path + ")");
     }

@@ -10,6 +10,10 @@
 
 namespace mcpd {
 
+// The most one write to a session's socket or a child's pipe takes from its buffer (libevent's
+// default is 16 KiB a loop turn): a large message leaves in few writes.
+inline constexpr std::size_t kMaxSingleWrite = 1024 * 1024;
+
 // Move-only. Freeing clears its callbacks first, so nothing the buffer does while it goes can
 // call into an owner that is itself being destroyed. Ownership passes by moving the value;
 // callbacks set on it point at whoever set them, so the giver clears them (clear_callbacks)

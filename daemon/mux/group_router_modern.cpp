@@ -13,6 +13,7 @@
 #include "common/json_read.h"
 #include "daemon/mux/group_router.h"
 #include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/mcp_versions.h"
 #include "daemon/mux/peer_names.h"
 
 namespace mcpd {
@@ -21,12 +22,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::string_view kModernVersion = "2026-07-28";
 // What the group initializes a legacy member's session with for a modern client.
 constexpr std::string_view kLegacyVersion = "2025-11-25";
-constexpr const char* kVersionKey = "io.modelcontextprotocol/protocolVersion";
-constexpr const char* kCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
-constexpr const char* kClientInfoKey = "io.modelcontextprotocol/clientInfo";
 constexpr const char* kSubscriptionKey = "io.modelcontextprotocol/subscriptionId";
 
 std::string dumped(const json& value) {
@@ -39,7 +36,7 @@ bool GroupRouter::modern_request(const json& message) {
     if (json_read::string_or(message, "method", "") == "server/discover") return true;
     const json* params = json_read::object_at(message, "params");
     const json* meta = params != nullptr ? json_read::object_at(*params, "_meta") : nullptr;
-    return meta != nullptr && json_read::string_at(*meta, kVersionKey) != nullptr;
+    return meta != nullptr && json_read::string_at(*meta, kMetaProtocolVersion) != nullptr;
 }
 
 void GroupRouter::start_modern(const json& message, std::string_view raw_id, std::string_view line) {
@@ -50,13 +47,15 @@ void GroupRouter::start_modern(const json& message, std::string_view raw_id, std
     modern_meta_ = json::object();
     if (meta != nullptr) {
         // What a member needs to serve the client: its version, capabilities and name.
-        for (const char* key : {kVersionKey, kCapabilitiesKey, kClientInfoKey}) {
+        for (const char* key : {kMetaProtocolVersion, kMetaClientCapabilities, kMetaClientInfo}) {
             if (const json* value = json_read::member(*meta, key)) modern_meta_[key] = *value;
         }
     }
-    if (json_read::string_at(modern_meta_, kVersionKey) == nullptr) modern_meta_[kVersionKey] = kModernVersion;
-    if (json_read::object_at(modern_meta_, kCapabilitiesKey) == nullptr) modern_meta_[kCapabilitiesKey] = json::object();
-    if (const json* info = json_read::object_at(modern_meta_, kClientInfoKey))
+    if (json_read::string_at(modern_meta_, kMetaProtocolVersion) == nullptr)
+        modern_meta_[kMetaProtocolVersion] = kModernProtocolVersion;
+    if (json_read::object_at(modern_meta_, kMetaClientCapabilities) == nullptr)
+        modern_meta_[kMetaClientCapabilities] = json::object();
+    if (const json* info = json_read::object_at(modern_meta_, kMetaClientInfo))
         client_name_ = cut_to(json_read::string_or(*info, "name", ""), kMaxClientTextBytes);
     modern_trigger_ = std::string(line);
     // The first request itself is handled again once the members are settled.
@@ -72,7 +71,7 @@ void GroupRouter::modern_member_settled(std::size_t member, const std::string& k
     if (result == nullptr && !initialize) {
         // No server/discover: a server of the initialize handshake. The group is its client.
         json info = {{"name", client_name_.empty() ? "mcpd group " + spec_.name : client_name_}, {"version", "1"}};
-        if (const json* own = json_read::object_at(modern_meta_, kClientInfoKey)) info = *own;
+        if (const json* own = json_read::object_at(modern_meta_, kMetaClientInfo)) info = *own;
         json request = {{"jsonrpc", "2.0"},
                         {"method", "initialize"},
                         {"params", {{"protocolVersion", kLegacyVersion}, {"capabilities", json::object()}, {"clientInfo", info}}}};
@@ -107,7 +106,7 @@ void GroupRouter::finish_modern(Fanout& fanout) {
     }
     initializing_ = false;
     initialized_ = true;
-    protocol_ = std::string(kModernVersion);
+    protocol_ = std::string(kModernProtocolVersion);
     std::deque<std::string> queued = std::move(before_initialize_);
     before_initialize_.clear();
     early_requests_ = 0;
@@ -129,7 +128,7 @@ void GroupRouter::finish_modern(Fanout& fanout) {
 
 json GroupRouter::discover_result() const {
     if (!spec_.prefix && members_[0].modern) return members_[0].result;  // a server served alone
-    json result = {{"supportedVersions", json::array({kModernVersion})},
+    json result = {{"supportedVersions", json::array({kModernProtocolVersion})},
                    {"capabilities", merged_capabilities()},
                    {"resultType", "complete"},
                    {"_meta", {{"io.modelcontextprotocol/serverInfo",

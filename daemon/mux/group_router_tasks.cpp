@@ -4,6 +4,7 @@
 // the tools that run only as tasks are left out of its lists.
 #include "common/json_read.h"
 #include "daemon/mux/group_router.h"
+#include "daemon/mux/mcp_versions.h"
 
 namespace mcpd {
 
@@ -11,7 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
 constexpr const char* kTasksExtension = "io.modelcontextprotocol/tasks";
 
 }  // namespace
@@ -24,7 +24,7 @@ void GroupRouter::without_tasks(json& message) const {
     params->erase("task");  // 2025-11-25: task augmentation
     const auto meta = params->find("_meta");
     if (meta == params->end() || !meta->is_object()) return;
-    const auto capabilities = meta->find(kCapabilitiesKey);
+    const auto capabilities = meta->find(kMetaClientCapabilities);
     if (capabilities == meta->end() || !capabilities->is_object()) return;
     const auto extensions = capabilities->find("extensions");
     if (extensions != capabilities->end() && extensions->is_object())

@@ -2,23 +2,21 @@
 
 #include <optional>
 
+#include "common/ascii.h"
+
 namespace mcpd {
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
 
-bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 std::size_t skip_space(std::string_view t, std::size_t at) {
-    while (at < t.size() && is_space(t[at])) ++at;
+    while (at < t.size() && is_json_space(t[at])) ++at;
     return at;
 }
 
 // Backwards: the position just after the last non-space byte before `end`.
 std::size_t skip_space_back(std::string_view t, std::size_t end) {
-    while (end > 0 && is_space(t[end - 1])) --end;
+    while (end > 0 && is_json_space(t[end - 1])) --end;
     return end;
 }
 
@@ -65,7 +63,7 @@ std::size_t value_end(std::string_view t, std::size_t at) {
         return npos;
     }
     std::size_t i = at;
-    while (i < t.size() && !is_space(t[i]) && t[i] != ',' && t[i] != '}' && t[i] != ']') ++i;
+    while (i < t.size() && !is_json_space(t[i]) && t[i] != ',' && t[i] != '}' && t[i] != ']') ++i;
     return i < t.size() ? i : npos;  // a scalar running into the edge may go on
 }
 
@@ -109,7 +107,7 @@ std::size_t value_start(std::string_view t, std::size_t end) {
         return npos;
     }
     std::size_t i = end;
-    while (i > 0 && !is_space(t[i - 1]) && t[i - 1] != ',' && t[i - 1] != ':' && t[i - 1] != '{' &&
+    while (i > 0 && !is_json_space(t[i - 1]) && t[i - 1] != ',' && t[i - 1] != ':' && t[i - 1] != '{' &&
            t[i - 1] != '[')
         --i;
     return i > 0 ? i : npos;

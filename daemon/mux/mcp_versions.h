@@ -16,6 +16,10 @@ const std::vector<std::string>& legacy_protocol_versions();
 bool speaks_legacy_version(std::string_view version);
 // The modern (stateless) revision mcpd speaks.
 inline constexpr std::string_view kModernProtocolVersion = "2026-07-28";
+// The _meta members in which a modern request carries what a legacy session negotiated once.
+inline constexpr const char* kMetaProtocolVersion = "io.modelcontextprotocol/protocolVersion";
+inline constexpr const char* kMetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities";
+inline constexpr const char* kMetaClientInfo = "io.modelcontextprotocol/clientInfo";
 
 // What mcpd declares as its client capabilities to a child speaking `version`: exactly the
 // members and sub-capabilities that revision defines for what mcpd routes to sessions.

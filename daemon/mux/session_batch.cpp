@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/ascii.h"
 #include "common/json_arrays.h"
 #include "daemon/mux/jsonrpc.h"
 
@@ -13,10 +14,6 @@ namespace mcpd {
 namespace od = simdjson::ondemand;
 
 namespace {
-
-bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
 
 bool usable_id(const wire::Envelope& e) {
     return e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
@@ -32,7 +29,7 @@ std::size_t scan_limit(std::size_t max_message_bytes) {
 
 bool looks_like_batch(std::string_view line) {
     for (char c : line) {
-        if (!is_space(c)) return c == '[';
+        if (!is_json_space(c)) return c == '[';
     }
     return false;
 }

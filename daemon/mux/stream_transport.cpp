@@ -3,6 +3,7 @@
 #include <event2/buffer.h>
 
 #include "common/log.h"
+#include "daemon/io/buffer_event.h"
 #include "daemon/mux/jsonrpc.h"
 #include "daemon/mux/lost_message_id.h"
 
@@ -10,7 +11,6 @@ namespace mcpd {
 namespace {
 
 // The most a bufferevent writes in one loop turn (libevent's default is 16 KiB).
-constexpr std::size_t kMaxSingleWrite = 1024 * 1024;
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/check.h"
+#include "daemon/io/buffer_event.h"
 
 namespace mcpd {
 namespace {
@@ -14,7 +15,6 @@ namespace {
 constexpr std::size_t kMaxLogLine = 8192;
 
 // The most the stdin bufferevent writes in one loop turn (libevent's default is 16 KiB).
-constexpr std::size_t kMaxSingleWrite = 1024 * 1024;
 
 }  // namespace
 
