@@ -6,6 +6,7 @@
 #include "common/json_string.h"
 #include "common/scope_guard.h"
 #include "config/registry.h"
+#include "daemon/mux/client_gate.h"
 #include "daemon/mux/jsonrpc.h"
 
 namespace mcpd {
@@ -93,43 +94,14 @@ void GroupRouter::drain() {
 void GroupRouter::handle_client_line(std::string_view line) {
     scratch_.assign(line);
     const wire::ScanStatus status = scanner_.scan(scratch_, envelope_);
-    if (status == wire::ScanStatus::not_json) {
-        env_.to_client(jsonrpc::error({}, jsonrpc::kParseError, "parse error: " + scanner_.error()));
-        return;
-    }
-    if (status == wire::ScanStatus::not_object) {
-        env_.to_client(jsonrpc::error({}, jsonrpc::kInvalidRequest,
-                                      "invalid request: the line is " + scanner_.error() +
-                                          ", not one JSON-RPC object; send one message per line"));
+    // The same gate as a single server's session (client_gate).
+    const GateVerdict verdict = check_client_message(status, envelope_, line, scanner_.error());
+    if (verdict.kind == GateVerdict::Kind::drop_response) return;
+    if (verdict.kind == GateVerdict::Kind::reply) {
+        reply_error(verdict.raw_id, verdict.code, verdict.message);
         return;
     }
     const wire::Envelope e = envelope_;
-    const std::string_view id = e.id.in(line);
-    const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
-    // As a server's router does: a bad response is dropped, never answered (two peers answering
-    // each other's bad responses would loop), and a bad request is answered by its id when it
-    // has exactly one usable id.
-    if (e.is_response() && (!e.jsonrpc_ok || e.malformed || !id_usable)) return;
-    if (!e.jsonrpc_ok) {
-        reply_error(id_usable ? id : std::string_view(), jsonrpc::kInvalidRequest,
-                    "invalid request: \"jsonrpc\" must be \"2.0\"");
-        return;
-    }
-    if (e.malformed) {
-        reply_error(id_usable && !e.repeated_id ? id : std::string_view(), jsonrpc::kInvalidRequest,
-                    "invalid request: a repeated id, a method that is not a string, or params that "
-                    "are not an object");
-        return;
-    }
-    if (e.id_kind == wire::IdKind::null || e.id_kind == wire::IdKind::invalid) {
-        reply_error({}, jsonrpc::kInvalidRequest, "invalid request: an id must be a string or an integer");
-        return;
-    }
-    if (!e.has_method && !e.is_response()) {
-        reply_error(id_usable ? id : std::string_view(), jsonrpc::kInvalidRequest,
-                    "invalid request: neither a request, a notification nor a response");
-        return;
-    }
     if (e.is_response()) {
         client_response(e, line);
         return;
@@ -152,7 +124,7 @@ void GroupRouter::handle_client_line(std::string_view line) {
         if (message.is_object()) client_notification(message, e, line);
         return;
     }
-    const std::string raw_id(id);
+    const std::string raw_id(e.id.in(line));
     const bool open_stream = std::any_of(streams_.begin(), streams_.end(),
                                          [&](const Stream& s) { return s.raw_id == raw_id; });
     if (waiting_.contains(raw_id) || open_stream) {

@@ -5,6 +5,7 @@
 
 #include "common/json_read.h"
 #include "common/log.h"
+#include "daemon/mux/client_gate.h"
 #include "daemon/mux/jsonrpc.h"
 #include "daemon/mux/mcp_versions.h"
 #include "daemon/mux/router.h"
@@ -65,51 +66,22 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
     }
     const wire::ScanStatus status = scanner_.scan(padded, envelope_);
     check_session_answer(id, line, status, envelope_);
-    if (status == wire::ScanStatus::not_json) {
-        reply_error(id, {}, jsonrpc::kParseError, "parse error: " + scanner_.error());
-        return;
-    }
-    if (status == wire::ScanStatus::not_object) {
-        reply_error(id, {}, jsonrpc::kInvalidRequest,
-                    "invalid request: the line is " + scanner_.error() +
-                        ", not one JSON-RPC object; send one message per line");
-        return;
-    }
-    const wire::Envelope& e = envelope_;
-    const std::string_view raw_id = e.id.in(line);
-    const bool id_usable = e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
-    // A response is never answered, however wrong (an error with "id": null included): two
-    // peers that answer each other's bad responses would loop forever.
-    if (e.is_response() && (!e.jsonrpc_ok || e.malformed || !id_usable)) {
+    // The same gate as a group session's (client_gate): a bad response is dropped, a bad
+    // request answered by its id when it has exactly one.
+    const GateVerdict verdict = check_client_message(status, envelope_, line, scanner_.error());
+    if (verdict.kind == GateVerdict::Kind::drop_response) {
         env_.note_repeated(
             "dropped a response from a session that is not valid JSON-RPC "
             "(responses are never answered)",
             "session " + std::to_string(id));
         return;
     }
-    if (!e.jsonrpc_ok) {
-        reply_error(id, id_usable ? raw_id : std::string_view(), jsonrpc::kInvalidRequest,
-                    "invalid request: \"jsonrpc\" must be \"2.0\"");
+    if (verdict.kind == GateVerdict::Kind::reply) {
+        reply_error(id, verdict.raw_id, verdict.code, verdict.message);
         return;
     }
-    if (e.malformed) {
-        // Echo the id only when there is exactly one to echo.
-        reply_error(id, id_usable && !e.repeated_id ? raw_id : std::string_view(),
-                    jsonrpc::kInvalidRequest,
-                    "invalid request: a repeated id, a method that is not a string, or params that "
-                    "are not an object");
-        return;
-    }
-    if (e.id_kind == wire::IdKind::null || e.id_kind == wire::IdKind::invalid) {
-        reply_error(id, {}, jsonrpc::kInvalidRequest,
-                    "invalid request: an id must be a string or an integer");
-        return;
-    }
-    if (!e.has_method && !e.is_response()) {
-        reply_error(id, id_usable ? raw_id : std::string_view(), jsonrpc::kInvalidRequest,
-                    "invalid request: neither a request, a notification nor a response");
-        return;
-    }
+    const wire::Envelope& e = envelope_;
+    const std::string_view raw_id = e.id.in(line);
 
     // A lazy server with no process answers what it can from its catalog (router_lazy.cpp).
     if (sleeping() && !s->awaiting_project && answer_from_catalog(*s, line, e)) return;
