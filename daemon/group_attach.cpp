@@ -1,5 +1,7 @@
 #include "daemon/group_attach.h"
 
+#include <algorithm>
+
 #include "common/control_protocol.h"
 #include "common/log.h"
 #include "config/registry_group.h"
@@ -24,6 +26,25 @@ GroupSpec adhoc_group(const std::vector<std::string>& servers) {
         spec.members.push_back(GroupMemberSpec{server, {}, {}, {}});
     }
     return spec;
+}
+
+std::optional<std::vector<std::string>> adhoc_members(std::string_view name) {
+    constexpr std::size_t kMaxMembers = 64;
+    if (name.find('+') == std::string_view::npos) return std::nullopt;
+    std::vector<std::string> members;
+    while (true) {
+        const std::size_t plus = name.find('+');
+        const std::string_view member = name.substr(0, plus);
+        if (member.empty() || members.size() == kMaxMembers ||
+            member.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+                std::string_view::npos ||
+            std::find(members.begin(), members.end(), member) != members.end())
+            return std::nullopt;
+        members.emplace_back(member);
+        if (plus == std::string_view::npos) break;
+        name.remove_prefix(plus + 1);
+    }
+    return members;
 }
 
 GroupSpec solo_group(const config::ServerConfig& server) {

@@ -57,6 +57,10 @@ BuiltGroup build_group(Daemon& daemon, GroupPlan plan);
 // The specs of the three kinds of group session.
 GroupSpec registry_group(const config::GroupConfig& group);
 GroupSpec adhoc_group(const std::vector<std::string>& servers);
+// The members of an ad-hoc group named as its servers joined by '+' ("github+filesystem", as
+// `mcpctl connect github filesystem` names it): 2 to 64 different server names. Nullopt for a
+// name without '+' (a server or a registry group), or one that is no such list.
+std::optional<std::vector<std::string>> adhoc_members(std::string_view name);
 GroupSpec solo_group(const config::ServerConfig& server);
 
 }  // namespace mcpd

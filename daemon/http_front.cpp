@@ -22,7 +22,8 @@ constexpr std::size_t kMaxClients = 1024;
 // Connections one user other than root and mcpd's own may hold on the unix sockets, so that no
 // allowed user can take every connection from the others.
 constexpr std::size_t kMaxClientsPerUser = 128;
-constexpr std::size_t kMaxTargetBytes = 128;
+// A server or group name, or an ad-hoc group's names joined by '+' (group_attach.h).
+constexpr std::size_t kMaxTargetBytes = 1024;
 constexpr Duration kSweepEvery = std::chrono::seconds(5);
 
 // The host part of a TCP address as configured ("127.0.0.1:8080" → "127.0.0.1").
@@ -218,9 +219,9 @@ void HttpFront::on_request(std::uint64_t id, HttpConnection& connection, HttpReq
     constexpr std::string_view kPrefix = "/mcp/";
     const std::string target = path.starts_with(kPrefix) ? path.substr(kPrefix.size()) : std::string();
     if (target.empty() || target.size() > kMaxTargetBytes ||
-        target.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+        target.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+") !=
             std::string::npos) {
-        connection.respond(404, text_headers(), "MCP is served at /mcp/NAME, NAME a server of this mcpd\n");
+        connection.respond(404, text_headers(), "MCP is served at /mcp/NAME, NAME a server or group of this mcpd, or servers joined by '+'\n");
         return;
     }
     serve_mcp(connection, request, *peer, target);

@@ -71,7 +71,14 @@ void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request
                           const PeerCredentials& peer, const std::string& target) {
     // A group whose members are not all the peer's to use is, to the peer, no group at all.
     bool usable = true;
-    if (const config::GroupConfig* group = daemon_.registry().find_group(target)) {
+    if (const std::optional<std::vector<std::string>> adhoc = adhoc_members(target)) {
+        for (const std::string& member : *adhoc) {
+            const ManagedServer* server = daemon_.pool().find(member);
+            usable = usable && server != nullptr && daemon_.authority().may_use(peer, server->config());
+        }
+    } else if (target.find('+') != std::string::npos) {
+        usable = false;  // no list of different server names
+    } else if (const config::GroupConfig* group = daemon_.registry().find_group(target)) {
         for (const config::GroupMember& member : group->members) {
             const ManagedServer* server = daemon_.pool().find(member.server);
             usable = usable && server != nullptr && daemon_.authority().may_use(peer, server->config());
@@ -239,7 +246,9 @@ HttpTransport* HttpFront::open_session(HttpConnection& connection, const PeerCre
     // A group, or a server with filters, is a group session; any other server a plain one.
     std::optional<GroupSpec> spec;
     ManagedServer* server = nullptr;
-    if (const config::GroupConfig* group = daemon_.registry().find_group(target)) {
+    if (const std::optional<std::vector<std::string>> adhoc = adhoc_members(target)) {
+        spec = adhoc_group(*adhoc);
+    } else if (const config::GroupConfig* group = daemon_.registry().find_group(target)) {
         spec = registry_group(*group);
     } else {
         server = daemon_.pool().find(target);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "daemon/mux/jsonrpc.h"
 
 namespace mcpd {
 
@@ -106,11 +107,24 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
     exchange.connection = connection.id();
     exchange.sse = sse;
     exchange.batch = batch;
-    for (std::string& message : messages) {
+    // A request whose id is still in flight in this session is answered here, on its own POST:
+    // the router's answer to a repeated id would go to the POST that holds the first one.
+    std::vector<std::string> refused;
+    std::vector<bool> forward(messages.size(), true);
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+        std::string& message = messages[i];
         if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok || !envelope_.is_request())
             continue;
         const std::string id = raw_token(envelope_.id, message);
-        if (by_request_.contains(id)) continue;  // the router answers the repeated id itself
+        if (by_request_.contains(id) || swallow_.contains(id) ||
+            std::find(exchange.waiting.begin(), exchange.waiting.end(), id) !=
+                exchange.waiting.end()) {
+            refused.push_back(error_line(id, jsonrpc::kInvalidRequest,
+                                         "duplicate request id: a request with this id is still "
+                                         "in flight"));
+            forward[i] = false;
+            continue;
+        }
         exchange.waiting.push_back(id);
         by_request_[id] = number;
         if (envelope_.method_is("initialize")) {
@@ -121,20 +135,29 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
         if (!envelope_.progress_token.empty())
             by_progress_[raw_token(envelope_.progress_token, message)] = number;
     }
-    if (exchange.waiting.empty()) {
+    if (exchange.waiting.empty() && refused.empty()) {
         // Only notifications and answers: accepted, nothing to wait for.
         HttpHeaders headers;
         if (!session_id_.empty()) headers.emplace_back("Mcp-Session-Id", session_id_);
         connection.respond(202, headers, {});
+    } else if (exchange.waiting.empty()) {
+        // Nothing goes to the server: the refusals are the whole answer.
+        exchange.sse = false;
+        exchange.answers = std::move(refused);
+        finish_answer(connection, exchange);
     } else {
         if (exchange.sse) {
             HttpHeaders headers = kSseHeaders;
             if (!session_id_.empty()) headers.emplace_back("Mcp-Session-Id", session_id_);
             connection.open_stream(200, headers);
+            for (const std::string& line : refused) connection.stream(sse_event({}, line));
+        } else {
+            exchange.answers = std::move(refused);
         }
         exchanges_[number] = std::move(exchange);
     }
-    for (std::string& message : messages) deliver(std::move(message));
+    for (std::size_t i = 0; i < messages.size(); ++i)
+        if (forward[i]) deliver(std::move(messages[i]));
 }
 
 void HttpTransport::listen(HttpConnection& connection, std::optional<std::uint64_t> last_event_id) {

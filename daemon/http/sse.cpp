@@ -51,7 +51,8 @@ std::uint64_t SseReplayBuffer::append(std::string_view data, std::string_view st
 
 std::optional<std::vector<std::string>> SseReplayBuffer::since(std::uint64_t last,
                                                                std::string_view stream) const {
-    if (last == 0 || last > last_id_ || last < dropped_through_) return std::nullopt;
+    // 0 is "from the start" (a stream's first GET): exact while nothing has been dropped.
+    if (last > last_id_ || last < dropped_through_) return std::nullopt;
     std::vector<std::string> out;
     for (const Event& event : events_) {
         // `last` itself, when still kept, must have gone out on the stream being resumed.

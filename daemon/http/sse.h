@@ -34,9 +34,9 @@ public:
     // dropped at once.
     std::uint64_t append(std::string_view data, std::string_view stream);
 
-    // The formatted events after `last` on `stream`, in order; nothing when the client cannot
-    // resume exactly: some event after `last` was already dropped, or `last` is 0, in the
-    // future, or an event of another stream.
+    // The formatted events after `last` on `stream`, in order (0: every one, for a first GET
+    // stream); nothing when the client cannot resume exactly: some event after `last` was
+    // already dropped, or `last` is in the future or an event of another stream.
     std::optional<std::vector<std::string>> since(std::uint64_t last,
                                                   std::string_view stream) const;
 

@@ -97,6 +97,27 @@ TEST_CASE("over HTTP a group and a server with filters are served as on the sock
     // A server with filters shows what its filters let through, as over the socket.
     const std::string narrow_url = "http://localhost/mcp/narrow";
     CHECK(tool_names(narrow_url, session_of(narrow_url)) == std::vector<std::string>{"echo"});
+
+    // An ad-hoc group, named as `mcpctl connect other narrow` names it: each member as it is
+    // served alone (narrow with its filters), prefixed by its name.
+    const std::string adhoc_url = "http://localhost/mcp/other+narrow";
+    const std::string adhoc = session_of(adhoc_url);
+    const std::vector<std::string> adhoc_names = tool_names(adhoc_url, adhoc);
+    CHECK(std::find(adhoc_names.begin(), adhoc_names.end(), "other__echo") != adhoc_names.end());
+    CHECK(std::find(adhoc_names.begin(), adhoc_names.end(), "other__add") != adhoc_names.end());
+    CHECK(std::find(adhoc_names.begin(), adhoc_names.end(), "narrow__echo") != adhoc_names.end());
+    CHECK(std::find(adhoc_names.begin(), adhoc_names.end(), "narrow__add") == adhoc_names.end());
+    HttpAnswer via_adhoc = curl(eras_on(http, eras_post(
+        R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"narrow__echo","arguments":{"text":"ad hoc"}}})",
+        {"Mcp-Session-Id: " + adhoc}), adhoc_url));
+    const std::vector<json> adhoc_events = sse_messages(via_adhoc.body);
+    REQUIRE(adhoc_events.size() == 1);
+    CHECK(adhoc_events[0]["result"]["content"][0]["text"] == "ad hoc");
+    // A name twice, a server that does not exist, an empty name: no such group.
+    for (const std::string bad : {"demo+demo", "demo+nosuch", "demo+", "+demo", "demo++other"}) {
+        INFO(bad);
+        CHECK(curl(eras_on(http, eras_post(initialize), "http://localhost/mcp/" + bad)).status == 404);
+    }
 }
 
 TEST_CASE("2026-07-28 over HTTP: a request per POST, headers that mirror the body, a closed stream cancels",

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "connection_flood.h"
@@ -193,7 +194,8 @@ TEST_CASE("over HTTP another user acts as itself: its own token, never another's
     env.write_registry(kOpenSocket + "http_listen = [\"unix:" + env.path("http.sock") +
                        "\", \"127.0.0.1:0\"]\n\n" +
                        server_toml("demo", {}, {{"allow_users", "[\"" + other.id() + "\"]"}}) +
-                       server_toml("mine"));
+                       server_toml("mine") +
+                       server_toml("per-user", {}, {{"sharing", "\"user\""}, {"allow_users", "[\"" + other.id() + "\"]"}}));
     env.start_daemon();
     const std::string http = env.path("http.sock");
     const std::vector<std::string> on = {"--unix-socket", http};
@@ -240,6 +242,20 @@ TEST_CASE("over HTTP another user acts as itself: its own token, never another's
         CHECK(s["transport"] == "http");
     }
     CHECK(of_other == 2);
+
+    // sharing = "user" over HTTP: each user's sessions on a child of its own, as that user.
+    CHECK(curl(with(with(on, post_args(kInitialize)), {"http://localhost/mcp/per-user"})).status == 200);
+    CHECK(curl(with(with(on, post_args(kInitialize)), {"http://localhost/mcp/per-user"}), as_other).status == 200);
+    const json per_user = env.server("per-user");
+    INFO(per_user.dump());
+    REQUIRE(per_user["children"].size() == 2);
+    std::vector<uid_t> uids;
+    for (const json& child : per_user["children"]) {
+        REQUIRE(child["pid"].is_number_integer());
+        uids.push_back(process_real_uid(child["pid"].get<pid_t>()).value_or(99999));
+    }
+    std::sort(uids.begin(), uids.end());
+    CHECK(uids == std::vector<uid_t>{0, other.uid()});
 }
 
 TEST_CASE("on the HTTP socket one user cannot hold every connection", "[http][users][dos]") {
@@ -260,4 +276,96 @@ TEST_CASE("on the HTTP socket one user cannot hold every connection", "[http][us
     // The owner still gets in, and is served.
     HttpAnswer init = curl(with(with({"--unix-socket", http}, post_args(kInitialize)), {"http://localhost/mcp/demo"}));
     CHECK(init.status == 200);
+}
+
+TEST_CASE("over HTTP a repeated in-flight id is refused on its own POST, the first call unharmed",
+          "[http]") {
+    TestEnv env("http-repeat-id");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
+    env.start_daemon();
+    const std::vector<std::string> on = {"--unix-socket", http};
+    const std::string url = "http://localhost/mcp/demo";
+    const HttpAnswer init = curl(with(with(on, post_args(kInitialize)), {url}));
+    REQUIRE(init.status == 200);
+    const std::string session = init.headers.at("mcp-session-id");
+
+    // Call 7 runs for two seconds on its own POST.
+    const std::string slow = json{{"jsonrpc", "2.0"},
+                                  {"id", 7},
+                                  {"method", "tools/call"},
+                                  {"params", {{"name", "slow"}, {"arguments", {{"steps", 20}, {"interval_ms", 100}}}}}}
+                                 .dump();
+    std::vector<std::string> first = {"/usr/bin/curl", "-s", "--max-time", "20"};
+    for (const std::string& arg : with(with(on, post_args(slow, session, "application/json")), {url}))
+        first.push_back(arg);
+    BackgroundProcess running(first);
+    wait_until("call 7 is in flight", 10s, [&] {
+        const json stats = json::parse(env.ctl({"--json", "stats", "demo"}).out, nullptr, false);
+        return stats["servers"][0]["totals"]["in_flight"] == 1;
+    });
+
+    // Another POST with id 7: refused on the POST that sent it, and nothing of it reaches the
+    // first POST.
+    const HttpAnswer repeated = curl(with(with(on, post_args(echo_call(7, "again"), session, "application/json")), {url}));
+    INFO(repeated.raw);
+    CHECK(repeated.status == 200);
+    const json refused = json::parse(repeated.body, nullptr, false);
+    CHECK(refused["id"] == 7);
+    CHECK(refused["error"]["code"] == -32600);
+    CHECK(refused["error"]["message"].get<std::string>().find("duplicate request id") != std::string::npos);
+    // A client that also accepts a stream gets the same: nothing of it goes to the server.
+    const HttpAnswer either = curl(with(with(on, post_args(echo_call(7, "again"), session)), {url}));
+    INFO(either.raw);
+    CHECK(either.status == 200);
+    CHECK(json::parse(either.body, nullptr, false)["error"]["code"] == -32600);
+
+    // The first POST gets its own answer: the tool's result, not the refusal.
+    REQUIRE(running.wait_for_output("\"result\"", 20s));
+    const json answer = json::parse(running.output(), nullptr, false);
+    CHECK(answer["id"] == 7);
+    CHECK(answer.contains("result"));
+    CHECK_FALSE(answer.contains("error"));
+    CHECK(echoed(json::parse(curl(with(with(on, post_args(echo_call(8, "after"), session, "application/json")), {url})).body,
+                             nullptr, false)) == "after");
+}
+
+TEST_CASE("over HTTP a lazy server answers from its cache, and calls are counted and logged",
+          "[http][lazy][stats]") {
+    TestEnv env("http-lazy");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nrequest_log = true\nhttp_listen = [\"unix:" + http + "\"]\n\n" +
+                       server_toml("demo", {}, {{"lazy", "true"}, {"idle_timeout", "\"1s\""}}));
+    env.start_daemon();
+    const std::vector<std::string> on = {"--unix-socket", http};
+    const std::string url = "http://localhost/mcp/demo";
+    const auto starts = [&] { return count_of(env.daemon_log(), "-> starting"); };
+    REQUIRE(env.ctl({"warm", "demo"}).exit_code == 0);
+    wait_until("the warmed server to sleep", 20s, [&] {
+        return env.ctl({"status"}).out.find("sleeping (cached ") != std::string::npos;
+    });
+    const std::size_t warmed = starts();
+
+    // initialize and tools/list come from the cache: no process starts.
+    const HttpAnswer init = curl(with(with(on, post_args(kInitialize)), {url}));
+    INFO(init.raw);
+    REQUIRE(init.status == 200);
+    const std::string session = init.headers.at("mcp-session-id");
+    CHECK(json::parse(init.body, nullptr, false)["result"]["serverInfo"]["name"] == "mcpd-demo-server");
+    const HttpAnswer listed = curl(with(with(on, post_args(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})",
+                                                           session, "application/json")), {url}));
+    CHECK(json::parse(listed.body, nullptr, false)["result"]["tools"].size() >= 4);
+    CHECK(starts() == warmed);
+    CHECK(env.marked_processes().empty());
+    CHECK(env.server("demo")["lazy"]["answered_from_cache"] == 2);
+
+    // A call starts it once; stats count the call and the request log names it.
+    CHECK(echoed(json::parse(curl(with(with(on, post_args(echo_call(3, "woken"), session, "application/json")), {url})).body,
+                             nullptr, false)) == "woken");
+    CHECK(starts() == warmed + 1);
+    const json stats = json::parse(env.ctl({"--json", "stats", "demo", "--sessions"}).out, nullptr, false);
+    INFO(stats.dump());
+    CHECK(stats["servers"][0]["totals"]["requests"] >= 1);
+    CHECK(env.daemon_log().find("client=curl-test method=tools/call tool=echo outcome=reply") != std::string::npos);
+    CHECK(env.daemon_log().find("woken") == std::string::npos);
 }

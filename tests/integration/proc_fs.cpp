@@ -145,6 +145,13 @@ std::optional<std::size_t> resident_bytes(pid_t pid) {
     return std::nullopt;
 }
 
+std::optional<uid_t> process_real_uid(pid_t pid) {
+    const std::string status = read_proc_file("/proc/" + std::to_string(pid) + "/status");
+    const std::size_t at = status.find("\nUid:");
+    if (at == std::string::npos) return std::nullopt;
+    return static_cast<uid_t>(std::stoul(status.substr(at + 5)));
+}
+
 std::optional<std::size_t> open_fd_count(pid_t pid) {
     std::error_code ec;
     std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec);

@@ -44,6 +44,9 @@ std::vector<pid_t> processes_with_marker(const std::string& marker);
 // VmRSS of /proc/PID/status in bytes; nullopt when there is no such process.
 std::optional<std::size_t> resident_bytes(pid_t pid);
 
+// The real uid a process runs as (/proc/PID/status), or nullopt once it is gone.
+std::optional<uid_t> process_real_uid(pid_t pid);
+
 // How many descriptors the process has open (entries of /proc/PID/fd); nullopt when gone.
 std::optional<std::size_t> open_fd_count(pid_t pid);
 

@@ -54,10 +54,13 @@ TEST_CASE("the replay buffer numbers events and replays a stream after an id", "
     CHECK(buffer.since(3, "get") == std::optional<Events>(Events{"id: 4\ndata: four\n\n"}));
     CHECK(buffer.since(4, "get") == std::optional<Events>(Events{}));
     CHECK(buffer.since(2, "post-1") == std::optional<Events>(Events{}));
-    // An id of another stream, 0 or one not given yet: nothing to resume from.
+    // 0, a session's first GET: every event of its stream (the server's requests sent before
+    // the client opened it).
+    CHECK(buffer.since(0, "get") == std::optional<Events>(Events{"id: 1\ndata: one\n\n", "id: 3\ndata: three\n\n",
+                                                                 "id: 4\ndata: four\n\n"}));
+    // An id of another stream, or one not given yet: nothing to resume from.
     CHECK_FALSE(buffer.since(2, "get").has_value());
     CHECK_FALSE(buffer.since(1, "post-1").has_value());
-    CHECK_FALSE(buffer.since(0, "get").has_value());
     CHECK_FALSE(buffer.since(5, "get").has_value());
 }
 
@@ -67,8 +70,9 @@ TEST_CASE("the replay buffer drops its oldest events past its bound", "[sse]") {
     for (int i = 0; i < 5; ++i) buffer.append("0123456789", "get");
     CHECK(buffer.last_id() == 5);
     CHECK(buffer.bytes() <= 3 * one);
-    // 1 and 2 are gone: resuming after 1 would miss 2.
+    // 1 and 2 are gone: resuming after 1 (or from the start) would miss 2.
     CHECK_FALSE(buffer.since(1, "get").has_value());
+    CHECK_FALSE(buffer.since(0, "get").has_value());
     // After 2 every later event is still there (2 itself need not be).
     REQUIRE(buffer.since(2, "get").has_value());
     CHECK(buffer.since(2, "get")->size() == 3);
