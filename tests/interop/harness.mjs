@@ -24,58 +24,15 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { ScenarioError, log, fail, check, sleep, waitFor } from './checks.mjs';
 import { LineSession } from './line-session.mjs';
+import { becomeAgentEnvironment, checkUserRuntimeNamespace, descendants, killGroup, readIfExists, tail } from './processes.mjs';
+import { registryToml, serverDefinition } from './registry.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const STARTED = Date.now();
 
-export class ScenarioError extends Error {}
-
-export function log(message) {
-  const t = ((Date.now() - STARTED) / 1000).toFixed(2).padStart(6);
-  process.stdout.write(`[${t}s] ${message}\n`);
-}
-
-export function fail(message) {
-  throw new ScenarioError(message);
-}
-
-export function check(condition, message) {
-  if (!condition) fail(message);
-}
-
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// Every tool name a client lists, following nextCursor to the end.
-export async function allToolNames(client) {
-  const names = [];
-  let cursor;
-  for (let page = 0; page < 100; page++) {
-    const result = await client.listTools(cursor ? { cursor } : {});
-    names.push(...result.tools.map((t) => t.name));
-    if (!result.nextCursor) return names;
-    cursor = result.nextCursor;
-  }
-  fail('tools/list did not end within 100 pages');
-}
-
-// Polls `predicate` every 50 ms; fails with `what` if it is still false after `timeoutMs`.
-export async function waitFor(predicate, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await predicate()) return;
-    if (Date.now() >= deadline) fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-// The text of a tools/call result's content blocks, joined.
-export function resultText(result) {
-  return (result?.content ?? [])
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text)
-    .join('\n');
-}
+export { ScenarioError, allToolNames, check, fail, log, resultText, sleep, waitFor } from './checks.mjs';
+export { packageBin } from './registry.mjs';
 
 function parseArgs(argv) {
   const options = { binDir: process.env.MCPD_BIN_DIR, direct: process.env.INTEROP_DIRECT === '1' };
@@ -91,7 +48,6 @@ function parseArgs(argv) {
   return options;
 }
 
-// The installed package's entry point (its `bin`: `name`, else the first), run with this very node.
 // The token and the one TCP address `mcpctl --json http-token` reports.
 export function httpEndpoint(ctx) {
   const info = ctx.mcpctlJson(['http-token']);
@@ -99,170 +55,6 @@ export function httpEndpoint(ctx) {
   const tcp = (info.addresses ?? []).filter((a) => /^127\.0\.0\.1:\d+$/.test(a));
   check(tcp.length === 1 && tcp[0] !== '127.0.0.1:0', `mcpctl http-token lists no single loopback TCP address: ${JSON.stringify(info.addresses)}`);
   return { token: info.token, address: tcp[0], url: (name) => `http://${tcp[0]}/mcp/${name}` };
-}
-
-export function packageBin(pkg, name) {
-  const dir = path.join(HERE, 'node_modules', ...pkg.split('/'));
-  const manifestPath = path.join(dir, 'package.json');
-  if (!fs.existsSync(manifestPath)) {
-    fail(`${pkg} is not installed in ${path.join(HERE, 'node_modules')}: run 'npm ci' in ${HERE}`);
-  }
-  const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
-  const bins = typeof manifest.bin === 'string' ? { [manifest.name]: manifest.bin } : (manifest.bin ?? {});
-  const bin = name ? bins[name] : Object.values(bins)[0];
-  if (!bin) fail(`${pkg} has no bin entry${name ? ` '${name}'` : ''} in its package.json`);
-  return { script: path.join(dir, bin), version: manifest.version };
-}
-
-// This build's mcpd-demo-server (tests/fixtures/demo_server) run with `flags`, as a registry entry.
-function demoServerDefinition(binDir, flags) {
-  const bin = path.join(binDir, 'mcpd-demo-server');
-  check(fs.existsSync(bin), `${bin} does not exist: build the mcpd-demo-server target or pass --bin-dir`);
-  const run = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 5000 });
-  const version = `${(run.stdout || '').trim() || 'mcpd-demo-server'} ${flags.join(' ')}`.trim();
-  return { command: bin, args: flags, env: {}, script: bin, version };
-}
-
-// The servers the scenarios use, as registry entries: a reference server by name,
-// { name, demo: [FLAGS] } for the demo server of this build under that name, or
-// { name, server: 'everything' } for a reference server under another name (several entries of
-// one server in a registry).
-function serverDefinition(server, tmp, binDir) {
-  if (typeof server === 'object' && server.demo) return demoServerDefinition(binDir, server.demo);
-  if (typeof server === 'object') return referenceServerDefinition(server.server, tmp, server.name);
-  return referenceServerDefinition(server, tmp, server);
-}
-
-function referenceServerDefinition(server, tmp, name) {
-  switch (server) {
-    case 'everything': {
-      const { script, version } = packageBin('@modelcontextprotocol/server-everything');
-      return { command: process.execPath, args: [script, 'stdio'], env: {}, script, version };
-    }
-    case 'memory': {
-      const { script, version } = packageBin('@modelcontextprotocol/server-memory');
-      // Each entry its own knowledge graph file.
-      const env = { MEMORY_FILE_PATH: path.join(tmp, name === 'memory' ? 'memory.jsonl' : `memory-${name}.jsonl`) };
-      return { command: process.execPath, args: [script], env, script, version };
-    }
-    case 'filesystem': {
-      // One child per project, allowed its project's directory: the roots mcpd answers it
-      // with, and {project} as its argument (which it also needs when a client has no roots).
-      const { script, version } = packageBin('@modelcontextprotocol/server-filesystem');
-      const settings = { sharing: '"project"', idle_timeout: '"3s"', max_children: '4' };
-      return { command: process.execPath, args: [script, '{project}'], env: {}, script, version, settings };
-    }
-    default:
-      fail(`no definition for server '${server}'`);
-  }
-}
-
-// TOML basic strings accept JSON's escapes for the strings written here.
-const tomlString = (s) => JSON.stringify(s);
-
-// `daemonToml`: more keys of the [daemon] table (http_listen, say), one a line.
-function registryToml(definitions, extraToml = '', daemonToml = '') {
-  const lines = ['[daemon]', 'log_level = "debug"', ...(daemonToml ? [daemonToml] : []), ''];
-  for (const [name, def] of Object.entries(definitions)) {
-    lines.push(`[servers.${name}]`);
-    lines.push(`command = ${tomlString(def.command)}`);
-    lines.push(`args = [${def.args.map(tomlString).join(', ')}]`);
-    const env = Object.entries(def.env);
-    if (env.length > 0) {
-      lines.push(`env = { ${env.map(([k, v]) => `${k} = ${tomlString(v)}`).join(', ')} }`);
-    }
-    for (const [key, value] of Object.entries(def.settings ?? {})) lines.push(`${key} = ${value}`);
-    lines.push('autostart = true');
-    lines.push('restart = "never"');
-    lines.push('start_timeout = "30s"');
-    // server-everything stays up after its stdin closes: no need to wait the default 2 s for it.
-    lines.push('stop_grace = "500ms"');
-    lines.push('');
-  }
-  if (extraToml) lines.push(extraToml);
-  return lines.join('\n');
-}
-
-function tail(text, lines) {
-  const all = text.split('\n');
-  return (all.length > lines ? [`... (${all.length - lines} earlier lines)`] : [])
-    .concat(all.slice(-lines))
-    .join('\n');
-}
-
-function readIfExists(file) {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-// Every descendant pid of `pid`, from /proc.
-function descendants(pid) {
-  const children = new Map();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = readIfExists(`/proc/${entry}/stat`);
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (!children.has(ppid)) children.set(ppid, []);
-    children.get(ppid).push(Number(entry));
-  }
-  const result = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    for (const child of children.get(queue.shift()) ?? []) {
-      result.push(child);
-      queue.push(child);
-    }
-  }
-  return result;
-}
-
-// SIGKILL to the process group of a child started with `detached: true` (it leads its group).
-function killGroup(child) {
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {}
-}
-
-function namespaceOf(pid, kind) {
-  try {
-    return fs.readlinkSync(`/proc/${pid}/ns/${kind}`);
-  } catch {
-    return null;
-  }
-}
-
-// For a `userRuntimeDir` scenario: root, in a mount and a network namespace of its own (as
-// user-runtime-ns.sh makes), with a /run/user/UID owned by this user. Returns that directory.
-function checkUserRuntimeNamespace() {
-  const script = path.basename(process.argv[1]);
-  if (process.getuid() !== 0) {
-    fail(`${script} needs root: it runs in private mount and network namespaces; run it as root through user-runtime-ns.sh (ctest does)`);
-  }
-  // Never start mcpd on the machine's real /run/user/UID, nor clients with the network reachable.
-  const own = ['mnt', 'net'].map((kind) => namespaceOf('self', kind));
-  const host = ['mnt', 'net'].map((kind) => namespaceOf(1, kind));
-  if (process.env.MCPD_INTEROP_NAMESPACES !== own.join(' ') || own.some((ns, i) => ns === host[i])) {
-    fail(`${script} is not in the mount and network namespaces user-runtime-ns.sh makes: run it through that script`);
-  }
-  const interfaces = Object.keys(os.networkInterfaces()).filter((name) => name !== 'lo');
-  check(interfaces.length === 0, `network interfaces besides loopback in the scenario's namespace: ${interfaces.join(', ')}`);
-  const runtimeDir = `/run/user/${process.getuid()}`;
-  let st = null;
-  try {
-    st = fs.lstatSync(runtimeDir);
-  } catch {}
-  check(st?.isDirectory() && st.uid === process.getuid(), `${runtimeDir} is not a directory of this user's: run it through user-runtime-ns.sh`);
-  return runtimeDir;
-}
-
-// Makes this process's environment the one every client of a `userRuntimeDir` scenario starts
-// from: nothing that names the socket, mcpctl (and this node) first on PATH.
-function becomeAgentEnvironment(binDir) {
-  for (const key of ['XDG_RUNTIME_DIR', 'MCPD_SOCKET', 'MCPD_HOST', 'MCPD_INTEROP_NAMESPACES']) delete process.env[key];
-  process.env.PATH = [binDir, path.dirname(process.execPath), process.env.PATH || '/usr/bin:/bin'].join(':');
 }
 
 class Context {

@@ -14,12 +14,15 @@
 //    then `claude mcp list`: Connected (and an entry with a wrong token not).
 // 4. Gemini CLI with {"httpUrl": URL, "headers": {"Authorization": ...}} in settings.json,
 //    then `gemini mcp list`: Connected (and an entry with a wrong token Disconnected).
-// 5. The MCP Inspector's CLI: `--cli URL --transport http --method tools/list` and `tools/call`.
-//    0.15.0 (the newest for node 20) has no --header option and rewrites every URL whose path
-//    does not end in /mcp to /mcp (cli/build/transport.js), so it cannot reach a token-guarded
-//    /mcp/NAME: that is checked to be so (mcpd refusing it with 401), and an inspector that does
-//    take --header must list and call the tools.
-// 6. One SDK client keeps its session across mcpd restarts (SIGTERM, then SIGKILL) on a fixed
+// 5. The MCP Inspector's CLI (@modelcontextprotocol/inspector-cli, the first release with
+//    --header; the inspector package's own pin, 0.15.0, has none and rewrites a URL whose path
+//    does not end in /mcp): `--cli URL --transport http --header "Authorization: Bearer T"`
+//    with --method tools/list and tools/call, and once from an mcp.json entry of type
+//    streamable-http (--config FILE --server NAME). Without the header mcpd answers 401 and no
+//    session attaches.
+// 6. sharing = "project": two SDK clients declaring roots in two projects, on
+//    server-filesystem: each is served by its own project's child and denied the other's file.
+// 7. One SDK client keeps its session across mcpd restarts (SIGTERM, then SIGKILL) on a fixed
 //    port and the same state directory: the same Client object calls again, without another
 //    initialize, its capabilities (sampling) still hold, and its reopened GET stream carries
 //    the tools/list_changed of a later `mcpctl restart`.
@@ -34,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { scenario, log, check, fail, httpEndpoint, packageBin, resultText, waitFor, ScenarioError } from './harness.mjs';
 
@@ -48,6 +51,8 @@ const HTTP_ERAS = ['2025-03-26', '2025-06-18', '2025-11-25'];
 // so a sampling request's caller is certain. An extra tool keeps its command line its own.
 const SERIALIZED = 'demo-serialized';
 const SERIALIZED_CLIENTS = 8;
+// @modelcontextprotocol/server-filesystem with sharing = "project" (harness.mjs).
+const PROJECTS = 'filesystem';
 // What the demo's `sample` answers when mcpd declined the request.
 const DECLINED = /^sampling declined by mcpd: /;
 
@@ -371,12 +376,12 @@ async function geminiCli(ctx, endpoint, home, project) {
 
 // Part 5: the MCP Inspector's CLI.
 async function inspectorCli(ctx, endpoint) {
-  const inspector = packageBin('@modelcontextprotocol/inspector', 'mcp-inspector');
-  log(`MCP Inspector ${inspector.version}`);
+  const inspector = packageBin('@modelcontextprotocol/inspector-cli', 'mcp-inspector-cli');
+  log(`MCP Inspector CLI ${inspector.version}`);
   const url = endpoint.url(SERVER);
   const header = `Authorization: Bearer ${endpoint.token}`;
   const inspect = (label, args) =>
-    ctx.run(`inspector ${label}`, process.execPath, [inspector.script, '--cli', url, '--transport', 'http', ...args], { timeoutMs: 30000 });
+    ctx.run(`inspector ${label}`, process.execPath, [inspector.script, '--cli', ...args], { timeoutMs: 30000 });
   const parse = (label, run) => {
     check(run.status === 0, `inspector ${label}: exited with ${run.status ?? run.signal}: ${(run.stderr || run.stdout).trim().slice(-500)}`);
     try {
@@ -386,37 +391,72 @@ async function inspectorCli(ctx, endpoint) {
     }
   };
 
-  const list = await inspect('tools/list --header', ['--method', 'tools/list', '--header', header]);
-  const noHeaderOption = /Arguments cannot be passed to a URL-based MCP server/.test(list.stderr + list.stdout);
-  if (!noHeaderOption) {
-    // An inspector with --header: it must list the demo tools and call echo.
-    const tools = parse('tools/list', list).tools?.map((t) => t.name) ?? [];
-    for (const tool of ['echo', 'add', 'slow', 'sample']) check(tools.includes(tool), `inspector tools/list over HTTP lacks ${tool}: ${tools.join(', ')}`);
-    log(`inspector --cli ${url} --transport http --method tools/list --header ...: ${tools.join(', ')}`);
-    const call = parse('tools/call echo', await inspect('tools/call echo', ['--method', 'tools/call', '--tool-name', 'echo', '--tool-arg', 'text=hi', '--header', header]));
-    check(call.content?.[0]?.text === 'hi' && !call.isError, `inspector tools/call echo text=hi answered ${JSON.stringify(call)}`);
-    log(`inspector tools/call echo text=hi: '${call.content[0].text}'`);
-    return;
-  }
-  // No --header in this version: its help names no such option, and a request without the
-  // token must be refused by mcpd (401), not served.
-  check(!/--header/.test(fs.readFileSync(path.join(path.dirname(inspector.script), 'index.js'), 'utf8')), `inspector ${inspector.version} refused --header as an argument but its CLI mentions --header`);
-  log(`inspector ${inspector.version}: no --header option ('${(list.stderr || list.stdout).trim().split('\n')[0]}'); it cannot send the bearer token`);
+  const list = parse('tools/list', await inspect('tools/list', [url, '--transport', 'http', '--header', header, '--method', 'tools/list']));
+  const tools = list.tools?.map((t) => t.name) ?? [];
+  for (const tool of ['echo', 'add', 'slow', 'sample']) check(tools.includes(tool), `inspector tools/list over HTTP lacks ${tool}: ${tools.join(', ')}`);
+  log(`inspector --cli ${url} --transport http --header ... --method tools/list: ${tools.join(', ')}`);
+  const call = parse('tools/call echo', await inspect('tools/call echo',
+    [url, '--transport', 'http', '--header', header, '--method', 'tools/call', '--tool-name', 'echo', '--tool-arg', 'text=hi']));
+  check(call.content?.[0]?.text === 'hi' && !call.isError, `inspector tools/call echo text=hi answered ${JSON.stringify(call)}`);
+  log(`inspector tools/call echo text=hi: '${call.content?.[0]?.text}'`);
+
+  // As a user keeps it: an mcp.json entry of type streamable-http, chosen with --server.
+  const config = path.join(ctx.tmp, 'inspector-mcp.json');
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: { other: { type: 'stdio', command: 'false' }, demo: { type: 'streamable-http', url } } }));
+  const fromConfig = parse('--config tools/list', await inspect('--config tools/list', ['--config', config, '--server', 'demo', '--header', header, '--method', 'tools/list']));
+  check((fromConfig.tools ?? []).some((t) => t.name === 'echo'), `inspector --config --server demo: tools/list lacks echo: ${JSON.stringify(fromConfig).slice(0, 300)}`);
+  log(`inspector --cli --config mcp.json --server demo --method tools/list: ${(fromConfig.tools ?? []).length} tools`);
+
+  // Without the token: mcpd's 401, and no session.
   const before = ctx.attachedSessions();
-  for (const [label, args] of [
-    ['tools/list', ['--method', 'tools/list']],
-    ['tools/call echo', ['--method', 'tools/call', '--tool-name', 'echo', '--tool-arg', 'text=hi']],
-  ]) {
-    const run = await inspect(label, args);
-    const said = (run.stderr || run.stdout).trim();
-    check(run.status !== 0 && /401|send "Authorization: Bearer TOKEN"/.test(said), `inspector ${label} without the token: expected mcpd's 401, got exit ${run.status}: ${said.slice(-400)}`);
-    log(`inspector --cli ${url} --transport http --method ${label}: refused by mcpd (${said.split('\n').find((l) => /401|Bearer/.test(l))?.trim().slice(0, 160)})`);
-  }
+  const refused = await inspect('tools/list without the token', [url, '--transport', 'http', '--method', 'tools/list']);
+  const said = (refused.stderr || refused.stdout).trim();
+  check(refused.status !== 0 && /401|Bearer/.test(said), `inspector without the token: expected mcpd's 401, got exit ${refused.status}: ${said.slice(-400)}`);
   check(ctx.attachedSessions() === before, 'a session attached for the inspector, which sent no token');
-  log(`NOT CHECKED with this inspector: tools/list and tools/call over HTTP (it needs --header, inspector PR #716, and URLs not ending in /mcp kept, PR #595: releases after ${inspector.version}, which want node 22)`);
+  log(`inspector without --header: refused (${said.split('\n').find((l) => /401|Bearer/.test(l))?.trim().slice(0, 160)})`);
 }
 
-// Part 6: one SDK client across two restarts of mcpd on a fixed port.
+// Part 6: sharing = "project" over HTTP. Two SDK clients, each declaring roots with its own
+// project directory, on @modelcontextprotocol/server-filesystem: each ends up on its project's
+// child (an HTTP session has no working directory, so it moves there once its roots are known)
+// and is denied the other project's file.
+async function projectsOverHttp(ctx, endpoint) {
+  const projects = {};
+  for (const name of ['alpha', 'beta']) {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(ctx.tmp, `http-${name}-`)));
+    fs.writeFileSync(path.join(dir, 'README.txt'), `project ${name} over HTTP\n`);
+    projects[name] = dir;
+  }
+  const url = endpoint.url(PROJECTS);
+  const records = await Promise.all(Object.entries(projects).map(([name, dir]) =>
+    httpClient(ctx, url, endpoint.token, `http-${name}`, {
+      capabilities: { roots: { listChanged: true } },
+      setup: (c) => c.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: `file://${dir}`, name }] })),
+    })));
+  try {
+    for (const [i, name] of Object.keys(projects).entries()) {
+      const { client } = records[i];
+      const own = projects[name];
+      const other = projects[name === 'alpha' ? 'beta' : 'alpha'];
+      let allowed = '';
+      await waitFor(async () => {
+        allowed = resultText(await client.callTool({ name: 'list_allowed_directories', arguments: {} }));
+        return allowed.includes(own);
+      }, 15000, `${name} over HTTP to be served by its project's child (list_allowed_directories naming ${own})`);
+      check(!allowed.includes(other), `${name} over HTTP: list_allowed_directories names the other project: ${allowed}`);
+      const mine = await client.callTool({ name: 'read_text_file', arguments: { path: path.join(own, 'README.txt') } });
+      check(!mine.isError && resultText(mine).includes(`project ${name} over HTTP`), `${name} over HTTP: reading its own file gave ${JSON.stringify(mine)}`);
+      const foreign = await client.callTool({ name: 'read_text_file', arguments: { path: path.join(other, 'README.txt') } });
+      check(foreign.isError === true && /denied|outside|not allowed/i.test(resultText(foreign)),
+        `${name} over HTTP: reading the other project's file was not denied: ${JSON.stringify(foreign)}`);
+    }
+    log('sharing = "project" over HTTP: each client on its own project\'s child, denied the other\'s file');
+  } finally {
+    await endSessions(records);
+  }
+}
+
+// Part 7: one SDK client across two restarts of mcpd on a fixed port.
 async function acrossRestarts(ctx, firstToken) {
   const port = await freePort();
   ctx.options.daemonToml = `http_listen = ["127.0.0.1:${port}"]`;
@@ -489,11 +529,11 @@ async function acrossRestarts(ctx, firstToken) {
 }
 
 await scenario('MCP over Streamable HTTP: SDK clients, Claude Code, Gemini CLI and the inspector', {
-  servers: [{ name: SERVER, demo: ['--tick-ms=0'] }, { name: SERIALIZED, demo: ['--tick-ms=0', '--extra-tool=serialized'] }],
+  servers: [{ name: SERVER, demo: ['--tick-ms=0'] }, { name: SERIALIZED, demo: ['--tick-ms=0', '--extra-tool=serialized'] }, PROJECTS],
   serverSettings: { [SERIALIZED]: { sharing: '"serialized"' } },
   daemonToml: 'http_listen = ["127.0.0.1:0"]',
   userRuntimeDir: true,
-  timeoutSeconds: 170,
+  timeoutSeconds: 200,
 }, async (ctx) => {
   await ctx.waitRunning(SERVER);
   await ctx.waitRunning(SERIALIZED);
@@ -521,6 +561,7 @@ await scenario('MCP over Streamable HTTP: SDK clients, Claude Code, Gemini CLI a
   await part('Claude Code', () => claudeCode(ctx, endpoint, home, project));
   await part('Gemini CLI', () => geminiCli(ctx, endpoint, home, project));
   await part('MCP Inspector CLI', () => inspectorCli(ctx, endpoint));
+  await part('sharing = "project" over HTTP', () => projectsOverHttp(ctx, endpoint));
   await part('a session across mcpd restarts', () => acrossRestarts(ctx, endpoint.token));
   if (failures.length > 0) fail(`${failures.length} part(s) failed:\n${failures.map((f) => `  - ${f}`).join('\n')}`);
 });
