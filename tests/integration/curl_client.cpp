@@ -37,6 +37,17 @@ HttpAnswer curl(const std::vector<std::string>& args, const std::vector<std::str
     return answer;
 }
 
+std::string initialize_body(const std::string& name) {
+    return nlohmann::json{{"jsonrpc", "2.0"},
+                          {"id", 1},
+                          {"method", "initialize"},
+                          {"params",
+                           {{"protocolVersion", "2025-06-18"},
+                            {"capabilities", nlohmann::json::object()},
+                            {"clientInfo", {{"name", name}, {"version", "1"}}}}}}
+        .dump();
+}
+
 std::vector<nlohmann::json> sse_messages(const std::string& body) {
     std::vector<nlohmann::json> out;
     std::size_t at = 0;

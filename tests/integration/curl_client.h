@@ -20,6 +20,9 @@ struct HttpAnswer {
 // curl -s -i ARGS (prefixed by `as_user`, e.g. setpriv as another user), within 20 s.
 HttpAnswer curl(const std::vector<std::string>& args, const std::vector<std::string>& as_user = {});
 
+// The body of an initialize request (2025-06-18, no capabilities) from client `name`.
+std::string initialize_body(const std::string& name);
+
 // The JSON-RPC messages of an SSE body (its "data: " lines).
 std::vector<nlohmann::json> sse_messages(const std::string& body);
 

@@ -14,15 +14,11 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kReloadInitialize =
-    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
-    R"("capabilities":{},"clientInfo":{"name":"curl-reload","version":"1"}}})";
-
 std::vector<std::string> reload_post(const std::vector<std::string>& before, const std::string& url) {
     std::vector<std::string> args = before;
     args.insert(args.end(), {"-X", "POST", "-H", "Content-Type: application/json", "-H",
                              "Accept: application/json, text/event-stream", "--data-binary",
-                             kReloadInitialize, url});
+                             initialize_body("curl-reload"), url});
     return args;
 }
 

@@ -17,9 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kInitialize =
-    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
-    R"("capabilities":{},"clientInfo":{"name":"curl-test","version":"1"}}})";
+const std::string kInitialize = initialize_body("curl-test");
 
 std::string echo_call(int id, const std::string& text) {
     return json{{"jsonrpc", "2.0"},
