@@ -1,7 +1,9 @@
 // 2. Throughput: S sessions pipelining small tools/call echo requests (`pipeline_depth` in
-// flight each) to one shared demo server, through the minimal relay and through mcpd, in
-// turns. Messages per second, and CPU time of the process in between per forwarded message.
-// Every reply must carry the id of its session's oldest request in flight.
+// flight each) to one shared demo server, through the minimal relay, through mcpd and through
+// an mcpd group session (a group of that server and another), in turns. Messages per second,
+// CPU time of the process in between per forwarded line, and its inverse, the lines one core
+// forwards per second of CPU (what it forwards at saturation). Every reply must carry the id
+// of its session's oldest request in flight.
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -67,7 +69,7 @@ Measure pipeline(std::vector<Session>& sessions, std::size_t count, int messages
         while (f.in_flight < depth && sent < messages) {
             const std::uint64_t id = f.session->next_id++;
             if (f.in_flight == 0) f.oldest = id;
-            f.session->channel->queue(mcp::echo(id, "hello"));
+            f.session->channel->queue(mcp::echo(id, "hello", f.session->echo_tool));
             ++f.in_flight;
             ++sent;
         }
@@ -113,11 +115,16 @@ Json run_throughput(const Config& config) {
     const int most = *std::max_element(p.sessions.begin(), p.sessions.end());
     TempDir dir;
     Relay relay(config.bin, dir, "relay");
-    Mcpd mcpd(config.bin, dir, "mcpd");
-    std::vector<Session> relay_sessions, mcpd_sessions;
+    McpdOptions options;
+    options.servers = 2;
+    options.pair_group = true;
+    Mcpd mcpd(config.bin, dir, "mcpd", options);
+    std::vector<Session> relay_sessions, mcpd_sessions, group_sessions;
     for (int i = 0; i < most; ++i) {
         relay_sessions.push_back(relay.connect());
         mcpd_sessions.push_back(mcpd.attach());
+        group_sessions.push_back(mcpd.attach("pair"));
+        group_sessions.back().echo_tool = "demo__echo";
     }
     const pid_t relay_server = relay.server_pid();
     const pid_t mcpd_server = mcpd.server_pid();
@@ -131,12 +138,14 @@ Json run_throughput(const Config& config) {
             {"messages_per_s", n / m.seconds},
             // A round trip is two forwarded lines: the request and its reply.
             {"middle_cpu_us_per_line", static_cast<double>(m.middle_cpu_ns) / 1e3 / (2 * n)},
+            {"lines_per_cpu_s", m.middle_cpu_ns == 0 ? 0.0 : 2 * n / (static_cast<double>(m.middle_cpu_ns) / 1e9)},
             {"server_cpu_us_per_message", static_cast<double>(m.server_cpu_ns) / 1e3 / n},
             {"misrouted", m.misrouted}};
     };
     // Warm both paths up.
     pipeline(relay_sessions, 1, 2000, p.pipeline_depth, relay.pid(), relay_server);
     pipeline(mcpd_sessions, 1, 2000, p.pipeline_depth, mcpd.pid(), mcpd_server);
+    pipeline(group_sessions, 1, 2000, p.pipeline_depth, mcpd.pid(), mcpd_server);
 
     Json rounds = Json::array();
     for (int round = 0; round < p.rounds; ++round) {
@@ -147,13 +156,20 @@ Json run_throughput(const Config& config) {
                                           p.pipeline_depth, relay.pid(), relay_server));
             const Json own = one(pipeline(mcpd_sessions, count, p.throughput_messages,
                                           p.pipeline_depth, mcpd.pid(), mcpd_server));
+            const Json group = one(pipeline(group_sessions, count, p.throughput_messages,
+                                            p.pipeline_depth, mcpd.pid(), mcpd_server));
             const std::string key = std::to_string(s);
+            const auto ratio = [](const Json& a, const Json& b, const char* figure) {
+                const double under = b[figure].get<double>();
+                return under > 0 ? a[figure].get<double>() / under : 0.0;
+            };
             r[key] = {{"relay", rel},
                       {"mcpd", own},
-                      {"ratio_rate",
-                       own["messages_per_s"].get<double>() / rel["messages_per_s"].get<double>()},
-                      {"ratio_cpu_per_line", own["middle_cpu_us_per_line"].get<double>() /
-                                                 rel["middle_cpu_us_per_line"].get<double>()}};
+                      {"mcpd_group", group},
+                      {"ratio_rate", ratio(own, rel, "messages_per_s")},
+                      {"ratio_cpu_per_line", ratio(own, rel, "middle_cpu_us_per_line")},
+                      {"ratio_lines_per_cpu_s", ratio(own, rel, "lines_per_cpu_s")},
+                      {"ratio_group_cpu_per_line", ratio(group, own, "middle_cpu_us_per_line")}};
         }
         r["load"] = load_average();
         note("throughput round " + std::to_string(round + 1) + ": " + std::to_string(most) +
@@ -168,9 +184,9 @@ Json run_throughput(const Config& config) {
     for (const int s : p.sessions) {
         const std::string k = "/" + std::to_string(s) + "/";
         Json row;
-        for (const char* who : {"relay", "mcpd"}) {
-            for (const char* f :
-                 {"messages_per_s", "middle_cpu_us_per_line", "server_cpu_us_per_message"}) {
+        for (const char* who : {"relay", "mcpd", "mcpd_group"}) {
+            for (const char* f : {"messages_per_s", "middle_cpu_us_per_line", "lines_per_cpu_s",
+                                  "server_cpu_us_per_message"}) {
                 row[who][f] = median_of(rounds, k + who + "/" + f);
             }
             std::uint64_t misrouted = 0;
@@ -180,6 +196,8 @@ Json run_throughput(const Config& config) {
         }
         row["ratio_rate"] = median_of(rounds, k + "ratio_rate");
         row["ratio_cpu_per_line"] = median_of(rounds, k + "ratio_cpu_per_line");
+        row["ratio_lines_per_cpu_s"] = median_of(rounds, k + "ratio_lines_per_cpu_s");
+        row["ratio_group_cpu_per_line"] = median_of(rounds, k + "ratio_group_cpu_per_line");
         summary[std::to_string(s)] = row;
     }
     return {{"messages_per_measure", p.throughput_messages},
