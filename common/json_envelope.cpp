@@ -111,6 +111,7 @@ public:
                 od::json_type type;
                 if ((e = value.type().get(type)) != SUCCESS) return e;
                 if (type != od::json_type::object && type != od::json_type::array) out_.malformed = true;
+                out_.params_array = type == od::json_type::array;
                 e = read_params(value);
             } else if (key == "result") {
                 out_.has_result = true;
@@ -414,7 +415,7 @@ void Envelope::clear() {
     jsonrpc_ok = false;
     id_kind = IdKind::absent;
     id = {};
-    has_method = has_params = has_result = has_error = false;
+    has_method = has_params = params_array = has_result = has_error = false;
     method.clear();
     progress_token = {};
     progress_token_valid = true;

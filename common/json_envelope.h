@@ -30,6 +30,7 @@ struct Envelope {
     // compares bytes every time, and the router tests each message against a dozen names.
     bool method_is(std::string_view wanted) const { return std::string_view(method) == wanted; }
     bool has_params = false;
+    bool params_array = false;  // by-position params: JSON-RPC allows them, MCP never sends them
     bool has_result = false;
     bool has_error = false;
 

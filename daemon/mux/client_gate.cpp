@@ -45,6 +45,9 @@ GateVerdict check_client_message(wire::ScanStatus status, const wire::Envelope& 
         return refuse(id_usable ? raw_id : std::string_view(), jsonrpc::kInvalidRequest,
                       "invalid request: neither a request, a notification nor a response");
     }
+    // Every MCP request's params is an object; by-position params reach no server.
+    if (e.is_request() && e.params_array)
+        return refuse(raw_id, jsonrpc::kInvalidParams, "invalid params: expected an object");
     return GateVerdict{};
 }
 

@@ -1,7 +1,8 @@
 // The one gate every message from a client passes before a router acts on it, for a single
 // server's Router and a GroupRouter alike: what is not a JSON-RPC 2.0 request, notification
 // or response is answered here with the spec's error (or, for a response, dropped), so both
-// routers refuse the same lines with the same words.
+// routers refuse the same lines with the same words. A request with by-position (array)
+// params gets -32602: JSON-RPC allows them, but every MCP request's params is an object.
 #pragma once
 
 #include <string>

@@ -413,3 +413,9 @@ TEST_CASE("unquoted: strips the quotes of a string token only", "[envelope]") {
     CHECK(unquoted(R"(")") == R"(")");
     CHECK(unquoted(R"("a\"b")") == R"(a\"b)");
 }
+
+TEST_CASE("envelope: by-position params are noted, an object's are not", "[envelope]") {
+    CHECK(scan_ok(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":[1,2]})").envelope.params_array);
+    CHECK_FALSE(scan_ok(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{}})").envelope.params_array);
+    CHECK_FALSE(scan_ok(R"({"jsonrpc":"2.0","id":1,"method":"ping"})").envelope.params_array);
+}

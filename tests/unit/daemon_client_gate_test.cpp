@@ -55,6 +55,8 @@ const Refused kRefused[] = {
     {R"({"jsonrpc":"2.0","id":7,"method":3})", 7, -32600},
     {R"({"jsonrpc":"2.0","id":7,"id":8,"method":"ping"})", nullptr, -32600},
     {R"({"jsonrpc":"2.0","id":7,"method":"ping","params":5})", 7, -32600},
+    {R"({"jsonrpc":"2.0","id":7,"method":"ping","params":[1]})", 7, -32602},
+    {R"({"jsonrpc":"2.0","id":"t","method":"tools/call","params":["echo"]})", "t", -32602},
     {R"({"jsonrpc":"2.0","id":null,"method":"ping"})", nullptr, -32600},
     {R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})", nullptr, -32600},
     {R"({"jsonrpc":"2.0","id":9})", 9, -32600},
