@@ -3,6 +3,7 @@
 // succeed (a descriptor limit, a busy socket) and permanent otherwise (a missing command).
 #pragma once
 
+#include <cstring>
 #include <string>
 #include <utility>
 #include <variant>
@@ -16,6 +17,10 @@ struct Failure {
 
 inline Failure permanent_failure(std::string sentence) { return Failure{std::move(sentence), false}; }
 inline Failure transient_failure(std::string sentence) { return Failure{std::move(sentence), true}; }
+// A system call's failure as a permanent one: "`what`: <the errno's text>".
+inline Failure system_failure(const std::string& what, int error) {
+    return permanent_failure(what + ": " + std::strerror(error));
+}
 
 // The value of a Result<Done>: the operation has nothing to return but success.
 struct Done {};

@@ -13,17 +13,6 @@ mcpd::Result<nlohmann::json> build(const CommandLine& line) {
     return mcpd::control::to_json(request);
 }
 
-// "claude-code 1.0" from {"name", "version"}; "-" when the client has not said who it is. The
-// client chose these strings: field_text escapes their control characters.
-std::string client_text(const nlohmann::json& session) {
-    const auto it = session.find("client");
-    if (it == session.end() || !it->is_object()) return "-";
-    std::vector<std::string> parts;
-    for (const char* key : {"name", "version"})
-        if (it->contains(key) && !(*it)[key].is_null()) parts.push_back(field_text(*it, key));
-    return parts.empty() ? "-" : join(parts, " ");
-}
-
 std::string age_text(const nlohmann::json& session) {
     const auto it = session.find("age_ms");
     if (it == session.end() || !it->is_number()) return "-";

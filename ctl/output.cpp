@@ -78,6 +78,21 @@ std::string field_text(const nlohmann::json& object, std::string_view key) {
     return escape_controls(it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+const nlohmann::json& servers_in(const nlohmann::json& result) {
+    static const nlohmann::json kNone = nlohmann::json::array();
+    const auto it = result.is_object() ? result.find("servers") : result.end();
+    return it != result.end() && it->is_array() ? *it : kNone;
+}
+
+std::string client_text(const nlohmann::json& session) {
+    const auto it = session.is_object() ? session.find("client") : session.end();
+    if (it == session.end() || !it->is_object()) return "-";
+    std::vector<std::string> parts;
+    for (const char* key : {"name", "version"})
+        if (it->contains(key) && !(*it)[key].is_null()) parts.push_back(field_text(*it, key));
+    return parts.empty() ? "-" : join(parts, " ");
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
     std::string text;
     for (std::size_t i = 0; i < items.size(); ++i) {

@@ -51,6 +51,13 @@ std::string format_table(const std::vector<std::string>& header,
 // decimal, "-" when absent or null.
 std::string field_text(const nlohmann::json& object, std::string_view key);
 
+// The "servers" array of a reply (status, stats, start/stop/restart), or an empty one.
+const nlohmann::json& servers_in(const nlohmann::json& result);
+
+// "claude-code 2.0.1" from a session's "client" ({"name", "version"}, as the client chose them,
+// escaped as field_text does); "-" before it said who it is.
+std::string client_text(const nlohmann::json& session);
+
 // Join strings with a separator.
 std::string join(const std::vector<std::string>& items, std::string_view separator);
 

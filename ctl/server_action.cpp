@@ -14,13 +14,6 @@ using control::kDefaultWait;
 // How much longer than the daemon's --wait we wait for its reply.
 constexpr mcpd::Duration kReplyMargin = std::chrono::seconds(5);
 
-// The servers array of a result, or an empty one.
-const nlohmann::json& servers_of(const nlohmann::json& result) {
-    static const nlohmann::json kNone = nlohmann::json::array();
-    const auto it = result.find("servers");
-    return it != result.end() && it->is_array() ? *it : kNone;
-}
-
 // "demo: running (pid 123)", "demo: backoff (next start in 3s)", "demo: stopped", "demo:
 // sleeping (cached 2026-11-29 10:14)".
 std::string describe(const nlohmann::json& server) {
@@ -49,13 +42,13 @@ mcpd::Result<nlohmann::json> build_server_action(const CommandLine& line) {
 
 std::string render_server_action(const nlohmann::json& result) {
     std::string text;
-    for (const auto& server : servers_of(result)) text += describe(server) + '\n';
+    for (const auto& server : servers_in(result)) text += describe(server) + '\n';
     return text;
 }
 
 std::vector<std::string> failed_servers(const nlohmann::json& result) {
     std::vector<std::string> failed;
-    for (const auto& server : servers_of(result)) {
+    for (const auto& server : servers_in(result)) {
         if (field_text(server, "state") != "failed") continue;
         const std::string name = field_text(server, "name");
         const bool has_error = server.contains("error") && server["error"].is_string();

@@ -47,21 +47,6 @@ std::string tool_label(const json& tool) {
     return field_text(tool, label_key(tool));
 }
 
-// "claude-code 2.0.1" from a session's "client"; "-" before its initialize.
-std::string session_client_text(const json& session) {
-    const json& client = stats_member(session, "client");
-    std::vector<std::string> parts;
-    for (const char* key : {"name", "version"})
-        if (!stats_member(client, key).is_null()) parts.push_back(field_text(client, key));
-    return parts.empty() ? "-" : join(parts, " ");
-}
-
-const json& stats_servers(const json& result) {
-    const json& servers = stats_member(result, "servers");
-    static const json empty = json::array();
-    return servers.is_array() ? servers : empty;
-}
-
 // ---- Layout
 
 // The set of sort keys a column shows the figure of, one bit per key.
@@ -242,7 +227,7 @@ SortKey next_sort_key(SortKey key, int step) {
 
 std::vector<const json*> sorted_servers(const json& result, SortKey key) {
     std::vector<const json*> servers;
-    for (const json& server : stats_servers(result)) servers.push_back(&server);
+    for (const json& server : servers_in(result)) servers.push_back(&server);
     const Figure figure = server_figure(key);
     std::stable_sort(servers.begin(), servers.end(), [&](const json* a, const json* b) {
         if (figure)
@@ -259,7 +244,7 @@ namespace {
 std::vector<const json*> ordered_servers(const json& result, std::optional<SortKey> key) {
     if (key) return sorted_servers(result, *key);
     std::vector<const json*> servers;
-    for (const json& server : stats_servers(result)) servers.push_back(&server);
+    for (const json& server : servers_in(result)) servers.push_back(&server);
     return servers;
 }
 
@@ -267,7 +252,7 @@ std::vector<const json*> ordered_servers(const json& result, std::optional<SortK
 
 std::vector<ToolRow> tool_rows(const json& result, std::optional<SortKey> key) {
     std::vector<ToolRow> rows;
-    for (const json& server : stats_servers(result)) {
+    for (const json& server : servers_in(result)) {
         const json& tools = stats_member(server, "tools");
         if (!tools.is_array()) continue;
         for (const json& tool : tools) rows.push_back({&server, &tool});
@@ -358,7 +343,7 @@ std::vector<std::string> sessions_table(const json& result, const TableStyle& st
         if (!sessions.is_array()) continue;
         for (const json& session : sessions)
             rows.push_back({field_text(*server, "name"), field_text(session, "id"),
-                            session_client_text(session), field_text(session, "pid"),
+                            client_text(session), field_text(session, "pid"),
                             field_text(session, "uid"), field_text(session, "requests"),
                             error_percent_text(session), percentile_text(session, "p99_us"),
                             field_text(session, "in_flight")});
@@ -392,7 +377,7 @@ std::vector<std::string> children_table(const json& result, const TableStyle& st
 
 std::vector<std::string> restart_lines(const json& result) {
     std::vector<std::string> lines;
-    for (const json& server : stats_servers(result)) {
+    for (const json& server : servers_in(result)) {
         const std::optional<double> restarts = stats_number(stats_member(server, "restarts"));
         if (!restarts || *restarts <= 0) continue;
         std::string line = field_text(server, "name") + ": " + field_text(server, "restarts") +
@@ -411,11 +396,11 @@ std::vector<std::string> restart_lines(const json& result) {
 }
 
 std::string stats_text(const json& result) {
-    if (stats_servers(result).empty()) return "no servers to show\n";
+    if (servers_in(result).empty()) return "no servers to show\n";
     bool tools = false;
     bool sessions = false;
     bool children = false;
-    for (const json& server : stats_servers(result)) {
+    for (const json& server : servers_in(result)) {
         tools = tools || stats_member(server, "tools").is_array();
         sessions = sessions || stats_member(server, "sessions_detail").is_array();
         children = children || stats_member(server, "per_child").is_array();
@@ -434,12 +419,12 @@ std::string stats_text(const json& result) {
 std::vector<std::string> top_screen(const json& result, const TopView& view) {
     double calls_per_s = 0;
     double sessions = 0;
-    for (const json& server : stats_servers(result)) {
+    for (const json& server : servers_in(result)) {
         calls_per_s += stats_number(stats_member(server, "calls_per_s_10s")).value_or(0);
         sessions += stats_number(stats_member(server, "sessions")).value_or(0);
     }
     const std::optional<double> uptime_ms = stats_number(stats_member(result, "uptime_ms"));
-    const std::size_t servers = stats_servers(result).size();
+    const std::size_t servers = servers_in(result).size();
     std::vector<std::string> lines = {
         "mcpd up " +
             (uptime_ms ? mcpd::format_age(mcpd::Duration(static_cast<std::int64_t>(*uptime_ms)))

@@ -188,8 +188,10 @@ std::optional<PeerCredentials> HttpFront::who(const Client& client, HttpConnecti
         return refuse(403, origin.error(), {});
     if (client.unix_socket) return client.peer;
     const auto authorization = request.head.header("authorization");
+    const std::optional<std::string_view> token =
+        authorization ? bearer_credentials(*authorization) : std::nullopt;
     const HttpHeaders challenge = {{"WWW-Authenticate", "Bearer realm=\"mcpd\""}};
-    if (!authorization || !authorization->starts_with("Bearer "))
+    if (!token)
         return refuse(401,
                       "send \"Authorization: Bearer TOKEN\"; 'mcpctl http-token' prints yours",
                       challenge);
@@ -197,7 +199,7 @@ std::optional<PeerCredentials> HttpFront::who(const Client& client, HttpConnecti
         log::error("HTTP: " + ready.error());
         return refuse(503, "mcpd cannot read its HTTP state; see its log", {});
     }
-    const std::optional<uid_t> uid = tokens_->user_of(authorization->substr(7));
+    const std::optional<uid_t> uid = tokens_->user_of(*token);
     if (!uid)
         return refuse(401, "the bearer token is not valid; 'mcpctl http-token' prints yours",
                       challenge);

@@ -4,6 +4,7 @@
 // a server with filters is.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/log.h"
@@ -69,24 +70,22 @@ constexpr std::string_view kResumeId = "\"mcpd-http-resume\"";
 
 void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request,
                           const PeerCredentials& peer, const std::string& target) {
-    // A group whose members are not all the peer's to use is, to the peer, no group at all.
-    bool usable = true;
-    if (const std::optional<std::vector<std::string>> adhoc = adhoc_members(target)) {
-        for (const std::string& member : *adhoc) {
-            const ManagedServer* server = daemon_.pool().find(member);
-            usable = usable && server != nullptr && daemon_.authority().may_use(peer, server->config());
-        }
-    } else if (target.find('+') != std::string::npos) {
-        usable = false;  // no list of different server names
+    // The servers `target` names: itself, a registry group's members, or an ad-hoc group's
+    // (none for a '+' list that is not one). A group whose members are not all the peer's to
+    // use is, to the peer, no group at all.
+    std::vector<std::string> servers;
+    if (std::optional<std::vector<std::string>> adhoc = adhoc_members(target)) {
+        servers = std::move(*adhoc);
     } else if (const config::GroupConfig* group = daemon_.registry().find_group(target)) {
-        for (const config::GroupMember& member : group->members) {
-            const ManagedServer* server = daemon_.pool().find(member.server);
-            usable = usable && server != nullptr && daemon_.authority().may_use(peer, server->config());
-        }
-    } else {
-        const ManagedServer* server = daemon_.pool().find(target);
-        usable = server != nullptr && daemon_.authority().may_use(peer, server->config());
+        for (const config::GroupMember& member : group->members) servers.push_back(member.server);
+    } else if (target.find('+') == std::string::npos) {
+        servers.push_back(target);
     }
+    const bool usable =
+        !servers.empty() && std::all_of(servers.begin(), servers.end(), [&](const std::string& name) {
+            const ManagedServer* server = daemon_.pool().find(name);
+            return server != nullptr && daemon_.authority().may_use(peer, server->config());
+        });
     if (!usable) {
         connection.respond(404, text_type(), "no server named '" + target + "'\n");
         return;

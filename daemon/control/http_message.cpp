@@ -256,6 +256,17 @@ bool accepts(std::optional<std::string_view> accept, std::string_view media) {
     return best_level > 0 && best_q > 0;
 }
 
+std::optional<std::string_view> bearer_credentials(std::string_view authorization) {
+    const std::size_t space = authorization.find(' ');
+    if (space == std::string_view::npos ||
+        !ascii_equal_ignoring_case(authorization.substr(0, space), "Bearer"))
+        return std::nullopt;
+    std::string_view credentials = authorization.substr(space + 1);
+    while (credentials.starts_with(' ')) credentials.remove_prefix(1);
+    if (credentials.empty()) return std::nullopt;
+    return credentials;
+}
+
 namespace {
 
 struct Reason {

@@ -57,6 +57,10 @@ std::size_t request_head_end(std::string_view received);
 // Parameters other than q do not change which range matches. Absent header: false.
 bool accepts(std::optional<std::string_view> accept, std::string_view media);
 
+// The credentials of an Authorization value of the Bearer scheme (the scheme's name in any
+// case, then one or more spaces), or nothing for another scheme or no credentials.
+std::optional<std::string_view> bearer_credentials(std::string_view authorization);
+
 // "HTTP/1.1 STATUS REASON\r\n" + headers + Content-Length (except for 204 and 304, which
 // have no body) + Connection (keep-alive or close) + "\r\n" + body. Reason phrases for 200,
 // 202, 204, 400, 401, 403, 404, 405, 406, 408, 409, 411, 413, 415, 421, 429, 431, 500, 503

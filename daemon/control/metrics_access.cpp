@@ -9,10 +9,12 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 #include "common/ascii.h"
 #include "common/file_mode.h"
 #include "common/unique_fd.h"
+#include "daemon/control/http_message.h"
 
 namespace mcpd {
 
@@ -122,12 +124,9 @@ bool host_names(std::string_view host, const ListenAddress& bound) {
 }
 
 bool bearer_matches(std::string_view authorization, std::string_view token) {
-    const std::size_t space = authorization.find(' ');
-    if (space == std::string_view::npos ||
-        !ascii_equal_ignoring_case(authorization.substr(0, space), "Bearer"))
-        return false;
-    std::string_view given = authorization.substr(space + 1);
-    while (given.starts_with(' ')) given.remove_prefix(1);
+    const std::optional<std::string_view> credentials = bearer_credentials(authorization);
+    if (!credentials) return false;
+    const std::string_view given = *credentials;
     // Every byte of the token is looked at whatever the given one holds.
     unsigned char differ = given.size() == token.size() ? 0 : 1;
     for (std::size_t i = 0; i < token.size(); ++i) {

@@ -22,10 +22,6 @@ namespace {
 constexpr std::size_t kTokenBytes = 32;
 constexpr std::size_t kMaxTokensFileBytes = 1024 * 1024;
 
-std::string os_failure_text(const std::string& what, int error) {
-    return what + ": " + std::strerror(error);
-}
-
 Result<std::string> random_token() {
     std::string bytes(kTokenBytes, '\0');
     std::size_t got = 0;
@@ -33,7 +29,7 @@ Result<std::string> random_token() {
         const ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return permanent_failure(os_failure_text("cannot read random bytes for a token", errno));
+            return system_failure("cannot read random bytes for a token", errno);
         }
         got += static_cast<std::size_t>(n);
     }
@@ -59,15 +55,7 @@ Result<Done> prepare_http_state_directory(const std::string& directory) {
         return permanent_failure(
             "mcpd has no state directory for HTTP (set XDG_STATE_HOME or HOME, or run it under "
             "systemd with StateDirectory=)");
-    std::size_t from = 1;
-    for (;;) {
-        const std::size_t slash = directory.find('/', from);
-        const std::string path = directory.substr(0, slash);
-        if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
-            return permanent_failure(os_failure_text("cannot create " + path, errno));
-        if (slash == std::string::npos) break;
-        from = slash + 1;
-    }
+    // Made as mcpd's socket directory is (parents 0700), and checked the same way.
     std::string error;
     if (!prepare_socket_directory(directory, SocketAccess{0600, std::nullopt}, true, error))
         return permanent_failure("the HTTP state directory " + directory + " cannot be used: " + error);
@@ -79,10 +67,10 @@ Result<Done> HttpTokens::load() {
     const UniqueFd fd(::open(file_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) {
         if (errno == ENOENT) return Done{};
-        return permanent_failure(os_failure_text("cannot open " + file_, errno));
+        return system_failure("cannot open " + file_, errno);
     }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return permanent_failure(os_failure_text("cannot stat " + file_, errno));
+    if (::fstat(fd.get(), &st) != 0) return system_failure("cannot stat " + file_, errno);
     if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
         return permanent_failure(file_ + " must be a regular file of mcpd's user with mode 0600; "
                                  "remove it and ask for tokens again (mcpctl http-token)");
@@ -144,17 +132,17 @@ Result<Done> HttpTokens::save() const {
     const std::string temporary = file_ + ".new";
     ::unlink(temporary.c_str());
     const UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) return permanent_failure(os_failure_text("cannot create " + temporary, errno));
+    if (!fd) return system_failure("cannot create " + temporary, errno);
     std::size_t written = 0;
     while (written < text.size()) {
         const ssize_t n = ::write(fd.get(), text.data() + written, text.size() - written);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return permanent_failure(os_failure_text("cannot write " + temporary, errno));
+        if (n <= 0) return system_failure("cannot write " + temporary, errno);
         written += static_cast<std::size_t>(n);
     }
-    if (::fsync(fd.get()) != 0) return permanent_failure(os_failure_text("cannot sync " + temporary, errno));
+    if (::fsync(fd.get()) != 0) return system_failure("cannot sync " + temporary, errno);
     if (::rename(temporary.c_str(), file_.c_str()) != 0)
-        return permanent_failure(os_failure_text("cannot replace " + file_, errno));
+        return system_failure("cannot replace " + file_, errno);
     return Done{};
 }
 

@@ -1,7 +1,5 @@
 #include "daemon/http/http_transport.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 
 #include "common/log.h"
@@ -18,16 +16,6 @@ const HttpHeaders kSseHeaders = {{"Content-Type", "text/event-stream"},
 // The raw id token of `line`'s envelope, as written (quotes included for a string).
 std::string raw_token(const wire::Span& span, std::string_view line) {
     return std::string(span.in(line));
-}
-
-// A JSON-RPC error answering `raw_id` with `message`.
-std::string error_line(const std::string& raw_id, int code, const std::string& message) {
-    std::string line = R"({"jsonrpc":"2.0","id":)" + raw_id + R"(,"error":{"code":)";
-    line += std::to_string(code);
-    line += R"(,"message":)";
-    line += nlohmann::json(message).dump();
-    line += "}}";
-    return line;
 }
 
 }  // namespace
@@ -119,9 +107,9 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
         if (by_request_.contains(id) || swallow_.contains(id) ||
             std::find(exchange.waiting.begin(), exchange.waiting.end(), id) !=
                 exchange.waiting.end()) {
-            refused.push_back(error_line(id, jsonrpc::kInvalidRequest,
-                                         "duplicate request id: a request with this id is still "
-                                         "in flight"));
+            refused.push_back(jsonrpc::error(id, jsonrpc::kInvalidRequest,
+                                             "duplicate request id: a request with this id is "
+                                             "still in flight"));
             forward[i] = false;
             continue;
         }
@@ -338,7 +326,8 @@ void HttpTransport::close(const std::string& reason, bool by_client) {
         HttpConnection* c = live(exchange.connection);
         if (c == nullptr) continue;
         for (const std::string& id : exchange.waiting) {
-            const std::string line = error_line(id, -32603, "the session ended: " + reason);
+            const std::string line =
+                jsonrpc::error(id, jsonrpc::kInternalError, "the session ended: " + reason);
             if (exchange.sse) {
                 c->stream(sse_event({}, line));
             } else {

@@ -9,6 +9,7 @@
 
 #include "common/json_read.h"
 #include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/mcp_versions.h"
 #include "daemon/mux/router.h"
 
 namespace mcpd {
@@ -127,7 +128,7 @@ bool Router::answer_modern_from_catalog(SessionState& s, std::string_view line,
     const json* params = json_read::object_at(request, "params");
     const json* meta = params != nullptr ? json_read::object_at(*params, "_meta") : nullptr;
     const std::string* requested =
-        meta != nullptr ? json_read::string_at(*meta, "io.modelcontextprotocol/protocolVersion")
+        meta != nullptr ? json_read::string_at(*meta, kMetaProtocolVersion)
                         : nullptr;
     // Without its revision the request is invalid: the child's own error says so.
     if (requested == nullptr) return false;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/mcp_versions.h"
 #include "daemon/mux/router.h"
 
 namespace mcpd {
@@ -21,9 +22,9 @@ std::uint64_t Router::send_internal(std::string_view method, const json& params,
     if (modern_) {
         // A modern child reads each request's revision and client from its own _meta.
         request["params"]["_meta"] = {
-            {"io.modelcontextprotocol/protocolVersion", child_version_},
-            {"io.modelcontextprotocol/clientCapabilities", json::object()},
-            {"io.modelcontextprotocol/clientInfo", {{"name", "mcpd"}, {"version", MCPD_VERSION}}}};
+            {kMetaProtocolVersion, child_version_},
+            {kMetaClientCapabilities, json::object()},
+            {kMetaClientInfo, {{"name", "mcpd"}, {"version", MCPD_VERSION}}}};
     }
     env_.child_send(request.dump());
     return id;

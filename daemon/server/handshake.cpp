@@ -93,10 +93,10 @@ std::string Handshake::discover_request(std::uint64_t id) const {
         {"method", "server/discover"},
         {"params",
          {{"_meta",
-           {{"io.modelcontextprotocol/protocolVersion", kModernProtocolVersion},
-            {"io.modelcontextprotocol/clientCapabilities",
+           {{kMetaProtocolVersion, kModernProtocolVersion},
+            {kMetaClientCapabilities,
              capabilities_ ? capabilities_(kModernProtocolVersion) : json::object()},
-            {"io.modelcontextprotocol/clientInfo",
+            {kMetaClientInfo,
              {{"name", "mcpd"}, {"version", MCPD_VERSION}}}}}}},
     };
     return request.dump();

@@ -23,10 +23,6 @@ constexpr std::string_view kSuffix = ".json";
 // A file larger than this is not read: a catalog's JSON plus the envelope around it.
 constexpr std::size_t kMaxFileBytes = Catalog::kMaxBytes + 4096;
 
-std::string system_error(const std::string& what, int error) {
-    return what + ": " + std::strerror(error);
-}
-
 // mkdir -p with 0700 for what it makes; what exists is checked later.
 Result<Done> make_parents(const std::string& directory) {
     std::string path;
@@ -38,7 +34,7 @@ Result<Done> make_parents(const std::string& directory) {
         from = end + 1;
         if (path.empty()) continue;
         if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
-            return permanent_failure(system_error("cannot create " + path, errno));
+            return system_failure("cannot create " + path, errno);
         if (slash == std::string::npos) break;
     }
     return Done{};
@@ -46,9 +42,9 @@ Result<Done> make_parents(const std::string& directory) {
 
 Result<std::string> read_small_file(const std::string& path) {
     const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) return permanent_failure(system_error("cannot open it", errno));
+    if (!fd) return system_failure("cannot open it", errno);
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return permanent_failure(system_error("cannot stat it", errno));
+    if (::fstat(fd.get(), &st) != 0) return system_failure("cannot stat it", errno);
     if (!S_ISREG(st.st_mode)) return permanent_failure("it is not a regular file");
     if (st.st_uid != ::geteuid()) return permanent_failure("it belongs to another user");
     if ((st.st_mode & 0077) != 0) return permanent_failure("others may read or write it");
@@ -59,7 +55,7 @@ Result<std::string> read_small_file(const std::string& path) {
     while (got < text.size()) {
         const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return permanent_failure(system_error("cannot read it", errno));
+        if (n < 0) return system_failure("cannot read it", errno);
         if (n == 0) break;
         got += static_cast<std::size_t>(n);
     }
@@ -160,7 +156,7 @@ Result<Done> ListCache::save(const std::string& key, const std::string& server,
     const std::string path = path_of(key);
     std::string temp = path + ".XXXXXX";
     const UniqueFd fd(::mkstemp(temp.data()));  // 0600, never an existing file
-    if (!fd) return permanent_failure(system_error("cannot write " + temp, errno));
+    if (!fd) return system_failure("cannot write " + temp, errno);
     std::size_t written = 0;
     while (written < text.size()) {
         const ssize_t n = ::write(fd.get(), text.data() + written, text.size() - written);
@@ -168,14 +164,14 @@ Result<Done> ListCache::save(const std::string& key, const std::string& server,
         if (n <= 0) {
             const int error = errno;
             ::unlink(temp.c_str());
-            return permanent_failure(system_error("cannot write " + temp, error));
+            return system_failure("cannot write " + temp, error);
         }
         written += static_cast<std::size_t>(n);
     }
     if (::rename(temp.c_str(), path.c_str()) != 0) {
         const int error = errno;
         ::unlink(temp.c_str());
-        return permanent_failure(system_error("cannot rename " + temp, error));
+        return system_failure("cannot rename " + temp, error);
     }
     return Done{};
 }

@@ -163,6 +163,9 @@ TEST_CASE("MCP over TCP needs the user's token; Host, Origin and body size are c
     CHECK(none.status == 401);
     CHECK(none.headers.contains("www-authenticate"));
     CHECK(curl(with(with({"-H", "Authorization: Bearer " + token + "x"}, post_args(kInitialize)), {url})).status == 401);
+    // The scheme's name is case-insensitive (RFC 9110), as for the metrics endpoint.
+    CHECK(curl(with(with({"-H", "Authorization: bearer  " + token}, post_args(kInitialize)), {url})).status == 200);
+    CHECK(curl(with(with({"-H", "Authorization: Basic " + token}, post_args(kInitialize)), {url})).status == 401);
     HttpAnswer init = curl(with(with(bearer, post_args(kInitialize)), {url}));
     INFO(init.raw);
     REQUIRE(init.status == 200);

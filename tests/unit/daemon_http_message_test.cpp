@@ -306,3 +306,12 @@ TEST_CASE("a streamed response is a chunked head and chunks", "[http-message]") 
     CHECK(http_chunk("") == "");
     CHECK(http_last_chunk() == "0\r\n\r\n");
 }
+
+TEST_CASE("bearer credentials: the scheme in any case, then one or more spaces", "[http-message]") {
+    CHECK(bearer_credentials("Bearer abc") == std::optional<std::string_view>("abc"));
+    CHECK(bearer_credentials("bEaReR   abc") == std::optional<std::string_view>("abc"));
+    CHECK_FALSE(bearer_credentials("Basic abc"));
+    CHECK_FALSE(bearer_credentials("Bearer"));
+    CHECK_FALSE(bearer_credentials("Bearer   "));
+    CHECK_FALSE(bearer_credentials("Bearerabc"));
+}
