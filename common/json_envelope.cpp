@@ -1,6 +1,7 @@
 #include "common/json_envelope.h"
 
 #include "common/json_string.h"
+#include "common/plain_envelope.h"
 
 #include <simdjson.h>
 
@@ -23,6 +24,7 @@ namespace {
 
 constexpr std::string_view kSubscriptionId = "io.modelcontextprotocol/subscriptionId";
 constexpr std::string_view kRelatedTask = "io.modelcontextprotocol/related-task";
+constexpr std::string_view kClientCapabilities = "io.modelcontextprotocol/clientCapabilities";
 constexpr int kMaxDepth = 256;
 
 static_assert(kScanPadding >= simdjson::SIMDJSON_PADDING);
@@ -234,6 +236,7 @@ private:
             if (key == "taskId") return read_string(v, out_.task_id);
             if (key == "elicitationId") return read_string(v, out_.elicitation_id);
             if (key == "status") return read_string(v, out_.status);
+            if (key == "task") out_.params_task = true;
             return walk(v, 2);
         });
     }
@@ -246,6 +249,7 @@ private:
             if (key == "progressToken") return read_progress_token(v);
             if (key == kSubscriptionId) return token_then_walk(v, out_.subscription_id, 3);
             if (key == kRelatedTask) return read_related_task(v);
+            if (key == kClientCapabilities) out_.meta_client_capabilities = true;
             return walk(v, 3);
         });
     }
@@ -328,6 +332,7 @@ private:
         od::json_type type;
         if (auto e = value.type().get(type); e != SUCCESS) return e;
         if (type != od::json_type::string) return walk(value, 2);
+        if (!out_.name.empty()) out_.name_repeated = true;
         out_.name = span_of(value.raw_json_token());
         return check_string(value);
     }
@@ -426,6 +431,7 @@ void Envelope::clear() {
     related_task_id = {};
     uri.clear();
     name = {};
+    name_repeated = params_task = meta_client_capabilities = false;
     level.clear();
     task_id.clear();
     created_task_id.clear();
@@ -444,8 +450,10 @@ std::string_view Envelope::name_in(std::string_view text, std::string& storage) 
     return storage;
 }
 
-EnvelopeScanner::EnvelopeScanner(std::size_t max_message_bytes)
-    : parser_(std::make_unique<Parser>(max_message_bytes + simdjson::SIMDJSON_PADDING)) {}
+EnvelopeScanner::EnvelopeScanner(std::size_t max_message_bytes, Path path)
+    : parser_(std::make_unique<Parser>(max_message_bytes + simdjson::SIMDJSON_PADDING)),
+      max_message_bytes_(max_message_bytes),
+      path_(path) {}
 
 EnvelopeScanner::~EnvelopeScanner() = default;
 
@@ -455,9 +463,12 @@ ScanStatus EnvelopeScanner::scan(std::string& text, Envelope& out) {
 }
 
 ScanStatus EnvelopeScanner::scan(PaddedText padded, Envelope& out) {
-    out.clear();
     error_.clear();
     const std::string_view text = padded.text;
+    // A message past the limit is the general scanner's to refuse, as it always was.
+    if (path_ == Path::plain_first && text.size() <= max_message_bytes_ && scan_plain(text, out))
+        return ScanStatus::ok;
+    out.clear();
     od::document doc;
     const simdjson::padded_string_view input(text.data(), text.size(), text.size() + kScanPadding);
     if (auto e = parser_->parser.iterate(input).get(doc); e != SUCCESS) {

@@ -1,7 +1,8 @@
 // The envelope of a JSON-RPC message: the few fields a multiplexer reads or rewrites.
 //
-// The scanner validates a whole message (UTF-8, syntax, string escapes, numbers) in one pass
-// with simdjson's on-demand parser, building no tree, and records where the envelope fields
+// The scanner validates a whole message (UTF-8, syntax, string escapes, numbers) in one pass,
+// building no tree (a short message of the usual shape in a plain pass of its own,
+// plain_envelope.h; any other with simdjson's on-demand parser), and records where the envelope fields
 // sit in the original bytes so that new ids can be spliced in without re-serialising anything:
 // a 16 MiB tool result is checked and forwarded, never copied into a DOM.
 #pragma once
@@ -47,6 +48,11 @@ struct Envelope {
     // params.name, when a string (the tool of a tools/call): its raw token, quotes included,
     // read only when needed (tool_name).
     Span name;
+    bool name_repeated = false;  // params held "name" more than once (`name` is the last)
+    // params.task (2025-11-25 task augmentation) is there, and a _meta holds the 2026-07-28
+    // client capabilities: what a group session takes out before forwarding (it has no tasks).
+    bool params_task = false;
+    bool meta_client_capabilities = false;
     std::string level;     // params.level, when a string
     std::string task_id;   // params.taskId, when a string
     std::string created_task_id;  // result.task.taskId (2025-11-25) or result.taskId (2026 ext)
@@ -64,6 +70,8 @@ struct Envelope {
     // params.name as text, from `text` (the message scanned): where it lies when it has no
     // escapes, else unescaped into `storage`. Empty when there is none.
     std::string_view name_in(std::string_view text, std::string& storage) const;
+
+    bool operator==(const Envelope&) const = default;
 
     bool is_request() const { return has_method && id_kind != IdKind::absent; }
     bool is_notification() const { return has_method && id_kind == IdKind::absent; }
@@ -87,7 +95,11 @@ enum class ScanStatus {
 
 class EnvelopeScanner {
 public:
-    explicit EnvelopeScanner(std::size_t max_message_bytes);
+    // `plain_first`: a short message of the usual shape is read by scan_plain
+    // (plain_envelope.h), everything else by simdjson; `general_only` always uses simdjson (the
+    // fuzzer compares the two).
+    enum class Path { plain_first, general_only };
+    explicit EnvelopeScanner(std::size_t max_message_bytes, Path path = Path::plain_first);
     ~EnvelopeScanner();
     EnvelopeScanner(const EnvelopeScanner&) = delete;
     EnvelopeScanner& operator=(const EnvelopeScanner&) = delete;
@@ -104,6 +116,8 @@ private:
     struct Parser;
     std::unique_ptr<Parser> parser_;
     std::string error_;
+    std::size_t max_message_bytes_;
+    Path path_;
 };
 
 }  // namespace mcpd::wire

@@ -16,6 +16,7 @@ struct Span {
     std::uint32_t length = 0;
     bool empty() const { return length == 0; }
     std::string_view in(std::string_view text) const { return text.substr(offset, length); }
+    bool operator==(const Span&) const = default;
 };
 
 // One change to make: replace the bytes of `span` with `text`.

@@ -1,6 +1,7 @@
 #include "daemon/mux/group_router.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "common/json_read.h"
 #include "common/json_string.h"
@@ -19,8 +20,22 @@ json GroupRouter::parse(std::string_view line) {
     return parsed;
 }
 
+std::optional<std::int64_t> GroupRouter::integer_id(const wire::Envelope& e, std::string_view line) {
+    if (e.id_kind != wire::IdKind::integer) return std::nullopt;
+    const std::string_view token = e.id.in(line);
+    std::int64_t id = 0;
+    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), id);
+    if (ec != std::errc() || end != token.data() + token.size()) return std::nullopt;
+    return id;
+}
+
 GroupRouter::GroupRouter(GroupSpec spec, GroupEnvironment& env, std::uint64_t cursor_nonce)
     : spec_(std::move(spec)),
+      server_names_([this] {
+          std::vector<std::string> names;
+          for (const GroupMemberSpec& member : spec_.members) names.push_back(member.server);
+          return names;
+      }()),
       env_(env),
       nonce_(std::to_string(cursor_nonce)),
       members_(spec_.members.size()),
@@ -40,60 +55,66 @@ std::map<std::string, std::string> GroupRouter::left_out() const {
     return out;
 }
 
-std::vector<std::string> GroupRouter::server_names() const {
-    std::vector<std::string> names;
-    for (const GroupMemberSpec& member : spec_.members) names.push_back(member.server);
-    return names;
-}
-
-// A member's router may answer at once, from inside a call to it: what arrives meanwhile waits
-// until the group has finished the line it is on, so that no handler runs inside another.
-void GroupRouter::on_client_line(std::string_view line) {
-    inbox_.push_back(Inbound{Source::client, 0, std::string(line)});
-    drain();
-}
+void GroupRouter::on_client_line(std::string_view line) { receive(Source::client, 0, line); }
 
 void GroupRouter::on_member_line(std::size_t member, std::string_view line) {
     if (member >= members_.size()) return;
-    inbox_.push_back(Inbound{Source::member, member, std::string(line)});
+    receive(Source::member, member, line);
+}
+
+// A member's router may answer at once, from inside a call to it: what arrives meanwhile waits
+// until the group has finished the line it is on, so that no handler runs inside another. A
+// line that finds the group idle is handled where it lies, without a copy.
+void GroupRouter::receive(Source source, std::size_t member, std::string_view line) {
+    if (busy_) {
+        inbox_.push_back(Inbound{source, member, std::string(line)});
+        return;
+    }
+    busy_ = true;
+    const OnScopeEnd done([this] { busy_ = false; });
+    dispatch(source, member, line);
     drain();
 }
 
 void GroupRouter::drain() {
-    if (busy_) return;
-    busy_ = true;
-    const OnScopeEnd done([this] { busy_ = false; });
     while (!inbox_.empty()) {
         Inbound next = std::move(inbox_.front());
         inbox_.pop_front();
-        try {
-            switch (next.source) {
-                case Source::client:
-                    handle_client_line(next.line);
-                    break;
-                case Source::member:
-                    handle_member_line(next.member, next.line);
-                    break;
-                case Source::down:
-                    handle_member_down(next.member, next.line);
-                    break;
-                case Source::up:
-                    handle_member_up(next.member);
-                    break;
-                case Source::closed:
-                    handle_member_closed(next.member, next.line);
-                    break;
-            }
-        } catch (const std::exception& error) {
-            // One message's bug answers nothing wrong and breaks nothing else.
-            env_.note(std::string("a group message could not be handled: ") + error.what());
-        }
+        dispatch(next.source, next.member, next.line);
     }
 }
 
-void GroupRouter::handle_client_line(std::string_view line) {
-    scratch_.assign(line);
+void GroupRouter::dispatch(Source source, std::size_t member, std::string_view line) {
+    try {
+        switch (source) {
+            case Source::client:
+                handle_client_line(line);
+                break;
+            case Source::member:
+                handle_member_line(member, line);
+                break;
+            case Source::down:
+                handle_member_down(member, line);
+                break;
+            case Source::up:
+                handle_member_up(member);
+                break;
+            case Source::closed:
+                handle_member_closed(member, line);
+                break;
+        }
+    } catch (const std::exception& error) {
+        // One message's bug answers nothing wrong and breaks nothing else.
+        env_.note(std::string("a group message could not be handled: ") + error.what());
+    }
+}
+
+void GroupRouter::handle_client_line(std::string_view received) {
+    // Handlers never nest (receive), so the copy and its envelope stay put while this one runs,
+    // whatever the buffer `received` lies in does meanwhile.
+    scratch_.assign(received);
     const wire::ScanStatus status = scanner_.scan(scratch_, envelope_);
+    const std::string_view line = scratch_;  // after the scan, which may make room for padding
     // The same gate as a single server's session (client_gate).
     const GateVerdict verdict = check_client_message(status, envelope_, line, scanner_.error());
     if (verdict.kind == GateVerdict::Kind::drop_response) return;
@@ -101,7 +122,7 @@ void GroupRouter::handle_client_line(std::string_view line) {
         reply_error(verdict.raw_id, verdict.code, verdict.message);
         return;
     }
-    const wire::Envelope e = envelope_;
+    const wire::Envelope& e = envelope_;
     if (e.is_response()) {
         client_response(e, line);
         return;
@@ -119,8 +140,8 @@ void GroupRouter::handle_client_line(std::string_view line) {
         }
         return;
     }
-    const json message = parse(line);
     if (e.is_notification()) {
+        const json message = parse(line);
         if (message.is_object()) client_notification(message, e, line);
         return;
     }
@@ -132,6 +153,8 @@ void GroupRouter::handle_client_line(std::string_view line) {
                     "duplicate request id: a request with this id is still in flight");
         return;
     }
+    if (forward_call(e, line, raw_id)) return;
+    const json message = parse(line);
     // The gate let through one object whose params are an object; should the tree parser still
     // read it otherwise, there is nothing to route by.
     if (!message.is_object()) {
@@ -246,7 +269,7 @@ void GroupRouter::client_notification(const json& message, const wire::Envelope&
 }
 
 void GroupRouter::client_response(const wire::Envelope& e, std::string_view line) {
-    const auto id = json_read::as_integer(parse(e.id.in(line)));
+    const auto id = integer_id(e, line);
     const auto found = id ? server_requests_.find(static_cast<std::uint64_t>(*id))
                           : server_requests_.end();
     if (found == server_requests_.end()) {

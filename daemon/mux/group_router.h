@@ -26,6 +26,7 @@
 
 #include "common/json_envelope.h"
 #include "config/item_filter.h"
+#include "daemon/mux/group_names.h"
 
 namespace mcpd {
 
@@ -145,6 +146,13 @@ private:
     // A line read with nlohmann, lone surrogates read as U+FFFD (the scanner lets them
     // through, as servers send them); discarded when it is not JSON.
     static nlohmann::json parse(std::string_view line);
+    // An integer id (the ids the group gives members and clients are), read where it lies.
+    static std::optional<std::int64_t> integer_id(const wire::Envelope& e, std::string_view line);
+    // Whatever reaches the group: handled at once, or after the line in hand when it arrives
+    // from inside a handler (a member's router may answer from inside a call to it).
+    enum class Source { client, member, down, up, closed };
+    void receive(Source source, std::size_t member, std::string_view line);
+    void dispatch(Source source, std::size_t member, std::string_view line);
     void handle_client_line(std::string_view line);
     void handle_member_down(std::size_t member, std::string_view reason);
     void handle_member_up(std::size_t member);
@@ -205,6 +213,13 @@ private:
     std::string new_cursor(Cursor cursor);
     bool admits(std::size_t member, std::string_view capability, std::string_view name) const;
     void call_by_name(const nlohmann::json& message, std::string_view raw_id, std::string_view what);
+    // The member and its own name for the client's tool or prompt `name`; none when it is not
+    // the group's to call (answered as a server answers a name it does not have).
+    std::optional<group::Unprefixed> call_target(std::string_view name, bool tool) const;
+    // The usual tools/call or prompts/get of an initialized session forwarded as the client's
+    // bytes with the member's id and name spliced in, no tree built. False when the request is
+    // not such (it then takes the tree way).
+    bool forward_call(const wire::Envelope& e, std::string_view line, std::string_view raw_id);
     void by_uri(const nlohmann::json& message, std::string_view raw_id);
     void complete(const nlohmann::json& message, std::string_view raw_id);
     std::optional<std::size_t> owner_of(std::string_view uri) const;
@@ -229,20 +244,21 @@ private:
     void reply_error(std::string_view raw_id, int code, std::string_view message,
                      const nlohmann::json* data = nullptr);
     bool active(std::size_t member) const { return members_[member].state == MemberState::active; }
-    std::vector<std::string> server_names() const;
+    const std::vector<std::string>& server_names() const { return server_names_; }
 
     GroupSpec spec_;
+    std::vector<std::string> server_names_;  // the members' prefixes, in member order
     GroupEnvironment& env_;
     std::string nonce_;
     std::vector<Member> members_;
     wire::EnvelopeScanner scanner_;
     wire::Envelope envelope_;
     std::string scratch_;
+    std::string spliced_;  // a forwarded call's text
 
     bool busy_ = false;
-    // What reaches the group, in order: a client line, a member line, or a member's server
-    // going away, coming back or closing its session (`line` the reason).
-    enum class Source { client, member, down, up, closed };
+    // What reached the group while it was busy, in order: a client line, a member line, or a
+    // member's server going away, coming back or closing its session (`line` the reason).
     struct Inbound {
         Source source = Source::client;
         std::size_t member = 0;

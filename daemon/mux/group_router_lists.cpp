@@ -169,20 +169,23 @@ void GroupRouter::finish_list(const Sent& sent, const json& reply_message) {
     reply(sent.raw_id, out, true);
 }
 
+std::optional<group::Unprefixed> GroupRouter::call_target(std::string_view name, bool tool) const {
+    std::optional<group::Unprefixed> target =
+        spec_.prefix ? group::unprefixed(server_names(), spec_.separator, name)
+                     : std::optional<group::Unprefixed>(group::Unprefixed{0, std::string(name)});
+    if (!target || !admits(target->member, tool ? "tools" : "prompts", target->name) ||
+        members_[target->member].state == MemberState::left_out ||
+        (tool && members_[target->member].task_only.contains(target->name)))
+        return std::nullopt;
+    return target;
+}
+
 void GroupRouter::call_by_name(const json& message, std::string_view raw_id, std::string_view what) {
     const bool tool = what == "tool";
     const json* params = json_read::object_at(message, "params");
     const std::string name = params != nullptr ? json_read::string_or(*params, "name", "") : "";
-    std::optional<group::Unprefixed> target;
-    if (!spec_.prefix) {
-        target = group::Unprefixed{0, name};
-    } else {
-        target = group::unprefixed(server_names(), spec_.separator, name);
-    }
-    const std::string_view capability = tool ? "tools" : "prompts";
-    if (!target || !admits(target->member, capability, target->name) ||
-        members_[target->member].state == MemberState::left_out ||
-        (tool && members_[target->member].task_only.contains(target->name))) {
+    const std::optional<group::Unprefixed> target = call_target(name, tool);
+    if (!target) {
         // What a server answers for a tool or prompt it does not have.
         reply_error(raw_id, jsonrpc::kInvalidParams,
                     std::string(tool ? "Unknown tool: " : "Unknown prompt: ") + name);
@@ -192,6 +195,31 @@ void GroupRouter::call_by_name(const json& message, std::string_view raw_id, std
     forwarded["params"]["name"] = target->name;
     send_member(target->member, std::move(forwarded),
                 Sent{Kind::forward, target->member, std::string(raw_id)});
+}
+
+bool GroupRouter::forward_call(const wire::Envelope& e, std::string_view line, std::string_view raw_id) {
+    const bool tool = e.method_is("tools/call");
+    // A name given twice, a task asked for, the 2026-07-28 era's answers (which gain fields)
+    // or anything not a plain call: the tree way, which writes one name and takes tasks out.
+    if ((!tool && !e.method_is("prompts/get")) || !initialized_ || era_ != Era::legacy ||
+        e.name.empty() || e.name_repeated || e.params_task || e.meta_client_capabilities)
+        return false;
+    std::string storage;
+    const std::string_view name = e.name_in(line, storage);
+    const std::optional<group::Unprefixed> target = call_target(name, tool);
+    if (!target) {
+        reply_error(raw_id, jsonrpc::kInvalidParams,
+                    std::string(tool ? "Unknown tool: " : "Unknown prompt: ") + std::string(name));
+        return true;
+    }
+    const std::uint64_t id = next_id_++;
+    waiting_[std::string(raw_id)] = id;
+    sent_[id] = Sent{Kind::forward, target->member, std::string(raw_id)};
+    const std::string id_text = std::to_string(id);
+    const std::string name_text = jsonrpc::quote(target->name);
+    wire::splice(line, {wire::Replacement{e.id, id_text}, wire::Replacement{e.name, name_text}}, spliced_);
+    env_.to_member(target->member, spliced_);
+    return true;
 }
 
 std::optional<std::size_t> GroupRouter::owner_of(std::string_view uri) const {

@@ -10,10 +10,12 @@ namespace mcpd {
 
 using nlohmann::json;
 
-void GroupRouter::handle_member_line(std::size_t member, std::string_view line) {
-    scratch_.assign(line);
+void GroupRouter::handle_member_line(std::size_t member, std::string_view received) {
+    // As for a client line: a copy, and its envelope, that stay put while the handler runs.
+    scratch_.assign(received);
     if (scanner_.scan(scratch_, envelope_) != wire::ScanStatus::ok) return;  // routers send JSON
-    const wire::Envelope e = envelope_;
+    const std::string_view line = scratch_;  // after the scan, which may make room for padding
+    const wire::Envelope& e = envelope_;
     if (e.is_response()) {
         member_response(member, e, line);
     } else if (e.is_request()) {
@@ -25,7 +27,7 @@ void GroupRouter::handle_member_line(std::size_t member, std::string_view line) 
 
 void GroupRouter::member_response(std::size_t member, const wire::Envelope& e,
                                   std::string_view line) {
-    const auto id = json_read::as_integer(parse(e.id.in(line)));
+    const auto id = integer_id(e, line);
     const auto found = id ? sent_.find(static_cast<std::uint64_t>(*id)) : sent_.end();
     if (found == sent_.end() || found->second.member != member) return;  // cancelled meanwhile
     Sent sent = std::move(found->second);
@@ -161,20 +163,17 @@ void GroupRouter::member_notification(std::size_t member, const wire::Envelope& 
 
 void GroupRouter::member_down(std::size_t member, std::string_view reason) {
     if (member >= members_.size()) return;
-    inbox_.push_back(Inbound{Source::down, member, std::string(reason)});
-    drain();
+    receive(Source::down, member, reason);
 }
 
 void GroupRouter::member_up(std::size_t member) {
     if (member >= members_.size()) return;
-    inbox_.push_back(Inbound{Source::up, member, {}});
-    drain();
+    receive(Source::up, member, {});
 }
 
 void GroupRouter::member_closed(std::size_t member, std::string_view reason) {
     if (member >= members_.size()) return;
-    inbox_.push_back(Inbound{Source::closed, member, std::string(reason)});
-    drain();
+    receive(Source::closed, member, reason);
 }
 
 void GroupRouter::handle_member_down(std::size_t member, std::string_view reason) {

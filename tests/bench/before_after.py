@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""CPU per forwarded line (figure 2 of docs/PERFORMANCE.md) of two builds, taken in one run.
+"""CPU per forwarded line (figure 2 of docs/PERFORMANCE.md) of two builds, taken in one run:
+through a server's socket session and through a group session.
 
     tests/bench/before_after.py BENCH BEFORE_BIN_DIR AFTER_BIN_DIR [ROUNDS]
 
@@ -26,8 +27,12 @@ def one_run(bench, bin_dir, out):
     figures = {}
     for r in rounds:
         for sessions, pair in r.items():
-            if isinstance(pair, dict) and "mcpd" in pair:
-                figures.setdefault(sessions, []).append(pair["mcpd"]["middle_cpu_us_per_line"])
+            if not isinstance(pair, dict):
+                continue
+            for kind in ("mcpd", "mcpd_group"):
+                if kind in pair:
+                    figures.setdefault((kind, sessions), []).append(
+                        pair[kind]["middle_cpu_us_per_line"])
     return figures
 
 
@@ -51,13 +56,15 @@ def main():
                 b = statistics.median(values)
                 a = statistics.median(run["after"][sessions])
                 ratios.setdefault(sessions, []).append(a / b)
-    print("| sessions | before µs/line | after µs/line | after/before, paired | middle half |")
-    print("|---|---|---|---|---|")
-    for sessions in sorted(samples["before"], key=int):
-        b = statistics.median(samples["before"][sessions])
-        a = statistics.median(samples["after"][sessions])
-        q = statistics.quantiles(ratios[sessions], n=4)
-        print(f"| {sessions} | {b:.3f} | {a:.3f} | {statistics.median(ratios[sessions]):.3f} "
+    print("| session | sessions | before µs/line | after µs/line | after/before, paired | middle half |")
+    print("|---|---|---|---|---|---|")
+    for key in sorted(samples["before"], key=lambda k: (k[0], int(k[1]))):
+        kind, sessions = key
+        b = statistics.median(samples["before"][key])
+        a = statistics.median(samples["after"][key])
+        q = statistics.quantiles(ratios[key], n=4)
+        label = "group" if kind == "mcpd_group" else "socket"
+        print(f"| {label} | {sessions} | {b:.3f} | {a:.3f} | {statistics.median(ratios[key]):.3f} "
               f"| {q[0]:.3f} to {q[2]:.3f} |")
     print(f"\n{rounds} runs of each build, in turn (medians of all their rounds).")
     return 0

@@ -1,7 +1,8 @@
 // Fuzz target: the envelope scanner and splice (common/json_envelope).
 //
-// Any bytes. Invariants: no crash; the text is never changed; a second scan of the same text
-// agrees with the first, and a scanner with a small limit agrees whenever the text fits it;
+// Any bytes. Invariants: no crash; the text is never changed; whenever the plain pass
+// (plain_envelope) accepts a message, simdjson's scanner accepts it too with the very same
+// envelope; a second scan of the same text agrees with the first, and a scanner with a small limit agrees whenever the text fits it;
 // every span lies inside the text; an id is a whole string or integer token as its kind says;
 // splicing new tokens into the rewritable fields and scanning again finds exactly the new
 // tokens with everything else unchanged, and splicing the old ones back restores the text.
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common/json_envelope.h"
+#include "common/plain_envelope.h"
 #include "fuzz_input.h"
 
 namespace {
@@ -62,23 +64,6 @@ bool is_scalar_token(std::string_view token) {
 
 bool inside(const Span& span, std::string_view text) {
     return static_cast<std::uint64_t>(span.offset) + span.length <= text.size();
-}
-
-bool same_envelope(const Envelope& a, const Envelope& b) {
-    auto same_span = [](const Span& x, const Span& y) {
-        return x.offset == y.offset && x.length == y.length;
-    };
-    return a.jsonrpc_ok == b.jsonrpc_ok && a.id_kind == b.id_kind && same_span(a.id, b.id) &&
-           a.has_method == b.has_method && a.method == b.method && a.has_params == b.has_params &&
-           a.has_result == b.has_result && a.has_error == b.has_error &&
-           same_span(a.progress_token, b.progress_token) &&
-           a.progress_token_valid == b.progress_token_valid &&
-           same_span(a.reported_token, b.reported_token) && a.malformed == b.malformed &&
-           a.repeated_id == b.repeated_id && same_span(a.request_id, b.request_id) &&
-           same_span(a.subscription_id, b.subscription_id) &&
-           same_span(a.related_task_id, b.related_task_id) && a.uri == b.uri &&
-           a.level == b.level && a.task_id == b.task_id && a.created_task_id == b.created_task_id &&
-           a.result_type == b.result_type;
 }
 
 // The fields a multiplexer rewrites, by pointer so one list serves every envelope.
@@ -215,6 +200,8 @@ std::string typed_message(mcpd::fuzz::FuzzInput& in) {
 void check_text(std::string_view input) {
     static EnvelopeScanner scanner(16 * 1024 * 1024);
     static EnvelopeScanner small(kSmallLimit);
+
+    static EnvelopeScanner general(16 * 1024 * 1024, EnvelopeScanner::Path::general_only);
     const std::size_t size = input.size();
 
     std::string text(input);
@@ -222,15 +209,25 @@ void check_text(std::string_view input) {
     const ScanStatus status = scanner.scan(text, e);
     FUZZ_CHECK(text == input, "scan changed the text");
 
+    Envelope plain;
+    if (scan_plain(input, plain)) {
+        std::string copy(input);
+        Envelope full;
+        FUZZ_CHECK(general.scan(copy, full) == ScanStatus::ok,
+                   "the plain pass accepted a message simdjson refuses: " + copy);
+        FUZZ_CHECK(plain == full, "the plain pass and simdjson read different envelopes: " + copy);
+        FUZZ_CHECK(status == ScanStatus::ok && e == plain, "the scanner did not take the plain reading");
+    }
+
     Envelope again;
     FUZZ_CHECK(scanner.scan(text, again) == status &&
-                   (status != ScanStatus::ok || same_envelope(e, again)),
+                   (status != ScanStatus::ok || e == again),
                "a second scan of the same text disagrees");
     if (size <= kSmallLimit) {
         std::string copy(input);
         Envelope limited;
         FUZZ_CHECK(small.scan(copy, limited) == status &&
-                       (status != ScanStatus::ok || same_envelope(e, limited)),
+                       (status != ScanStatus::ok || e == limited),
                    "a scanner with a smaller limit disagrees on a text that fits it");
     }
     if (status != ScanStatus::ok) return;

@@ -18,10 +18,12 @@ namespace {
 struct FakeEnv : GroupEnvironment {
     std::vector<std::string> client;
     std::vector<std::deque<json>> members{std::deque<json>(), std::deque<json>(), std::deque<json>()};
+    std::vector<std::string> member_lines;  // every line sent to any member, as sent
     std::vector<std::string> notes;
     void to_client(std::string_view line) override { client.emplace_back(line); }
     void to_member(std::size_t member, std::string_view line) override {
         members.at(member).push_back(json::parse(line));
+        member_lines.emplace_back(line);
     }
     void note(std::string_view message) override { notes.emplace_back(message); }
 
@@ -227,6 +229,26 @@ TEST_CASE("tools/call goes to its member un-prefixed; the answer keeps the clien
     SECTION("a name with no member's prefix is unknown") {
         router.on_client_line(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo"}})");
         CHECK(env.last_client()["error"]["message"] == "Unknown tool: echo");
+    }
+    SECTION("a plain call reaches its member as the client's bytes, only the id and name new") {
+        router.on_client_line(
+            R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"alpha__ech\u006f","arguments":{"z":"\u00e9","a":[2,1]}}})");
+        const json plain = env.take(0);
+        CHECK(env.member_lines.back() ==
+              R"({"jsonrpc":"2.0","id":)" + plain["id"].dump() +
+                  R"(,"method":"tools/call","params":{"name":"echo","arguments":{"z":"\u00e9","a":[2,1]}}})");
+    }
+    SECTION("a call asking for a task, or naming its tool twice, is rewritten whole") {
+        router.on_client_line(
+            R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha__echo","task":{"ttl":5}}})");
+        const json tasked = env.take(0);
+        CHECK_FALSE(tasked["params"].contains("task"));
+        CHECK(tasked["params"]["name"] == "echo");
+        router.on_client_line(
+            R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"beta__secret_key","name":"alpha__echo"}})");
+        CHECK(env.take(0)["params"]["name"] == "echo");
+        // One name only reaches the member: never the filtered one beside it.
+        CHECK(env.member_lines.back().find("secret_key") == std::string::npos);
     }
     SECTION("a cancellation reaches the member with its id") {
         router.on_client_line(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"alpha__slow"}})");

@@ -1,0 +1,144 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "common/json_envelope.h"
+#include "common/plain_envelope.h"
+
+using mcpd::wire::Envelope;
+using mcpd::wire::EnvelopeScanner;
+using mcpd::wire::IdKind;
+using mcpd::wire::scan_plain;
+using mcpd::wire::ScanStatus;
+
+namespace {
+
+// The general scanner's reading of `line` (simdjson only).
+Envelope general_reading(const std::string& line, ScanStatus& status) {
+    static EnvelopeScanner general(16 * 1024 * 1024, EnvelopeScanner::Path::general_only);
+    std::string text = line;
+    Envelope e;
+    status = general.scan(text, e);
+    return e;
+}
+
+// The plain pass takes `line` and reads exactly what the general scanner reads.
+void require_plain_agrees(const std::string& line) {
+    INFO(line);
+    Envelope plain;
+    REQUIRE(scan_plain(line, plain));
+    ScanStatus status{};
+    const Envelope full = general_reading(line, status);
+    REQUIRE(status == ScanStatus::ok);
+    CHECK(plain == full);
+}
+
+}  // namespace
+
+TEST_CASE("plain envelope: ordinary messages are read in the plain pass, as simdjson reads them",
+          "[envelope]") {
+    for (const std::string line : {
+             R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}})",
+             R"( {"jsonrpc" : "2.0", "id" : "a\"b", "method" : "ping"} )",
+             R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})",
+             R"({"jsonrpc":"2.0","id":3,"error":{"code":99999999999999999999,"message":"big"}})",
+             R"({"jsonrpc":"2.0","id":3,"error":{"code":"x","message":7}})",
+             R"({"jsonrpc":"2.0","id":-12,"result":{"content":[{"type":"text","text":"caf\u00e9 ☕ 𝄞\n"}],"isError":true}})",
+             R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t-1","progress":5,"total":10}})",
+             R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"user"}})",
+             R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":9,"io.modelcontextprotocol/related-task":{"taskId":"t7"}}}})",
+             R"({"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/subscriptionId":"s1"},"resultType":"task","taskId":"flat"}})",
+             R"({"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"nested","status":"working"},"status":"working"}})",
+             R"({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///tmp/\u0041.txt"}})",
+             R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}})",
+             R"({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t","elicitationId":"e","status":"s"}})",
+             R"({"jsonrpc":"2.0","id":2,"method":"x","params":[1,"two",[],{}]})",
+             R"({"jsonrpc":"1.0","id":0,"method":"x","params":{},"extra":[true,false,null,{"a":[[]]}]})",
+             R"({"jsonrpc":"2.0","id":"\ud83d","method":"lone surrogate id"})",
+             R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","task":{"ttl":1000},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{}}}}})",
+             R"({})",
+         }) {
+        require_plain_agrees(line);
+    }
+}
+
+TEST_CASE("plain envelope: the fields it reads", "[envelope]") {
+    const std::string line =
+        R"({"jsonrpc":"2.0","id":"r-1","method":"tools/call","params":{"name":"echo","_meta":{"progressToken":"p"}}})";
+    Envelope e;
+    REQUIRE(scan_plain(line, e));
+    CHECK(e.jsonrpc_ok);
+    CHECK(e.id_kind == IdKind::string);
+    CHECK(e.id.in(line) == R"("r-1")");
+    CHECK(e.method == "tools/call");
+    CHECK(e.name.in(line) == R"("echo")");
+    CHECK(e.progress_token.in(line) == R"("p")");
+    CHECK(e.is_request());
+    CHECK_FALSE(e.params_task);
+    CHECK_FALSE(e.meta_client_capabilities);
+
+    const std::string tasked =
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}})";
+    REQUIRE(scan_plain(tasked, e));
+    CHECK(e.params_task);
+    CHECK(e.meta_client_capabilities);
+}
+
+TEST_CASE("plain envelope: anything unusual is left to simdjson, which still decides it",
+          "[envelope]") {
+    struct Case {
+        std::string line;
+        ScanStatus general;
+    };
+    for (const Case& c : std::initializer_list<Case>{
+             {R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"v":1.5}})", ScanStatus::ok},
+             {R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"v":1e400}})", ScanStatus::not_json},
+             {R"({"jsonrpc":"2.0","id":1,"id":2,"method":"x"})", ScanStatus::ok},  // repeated id
+             {R"({"jsonrpc":"2.0","i\u0064":1,"method":"x"})", ScanStatus::ok},    // escaped key
+             {R"({"jsonrpc":"2.0","id":true,"method":"x"})", ScanStatus::ok},
+             {R"({"jsonrpc":"2.0","id":1,"method":7})", ScanStatus::ok},
+             {R"({"jsonrpc":"2.0","id":1,"method":"x","params":"p"})", ScanStatus::ok},
+             {R"({"jsonrpc":"2.0","id":1,"result":{"isError":"yes"}})", ScanStatus::ok},
+             {R"({"jsonrpc":"2.0","id":1,"result":{"taskId":"a","resultType":"task","task":{"taskId":"b"}}})",
+              ScanStatus::ok},
+             {R"({"jsonrpc":"2.0","id":1,"method":"x",})", ScanStatus::not_json},
+             {R"({"jsonrpc":"2.0","id":01,"method":"x"})", ScanStatus::not_json},
+             {R"({"jsonrpc":"2.0","id":1,"method":"a\qb"})", ScanStatus::not_json},
+             {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tab\there\"}", ScanStatus::not_json},
+             {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xc0\xaf\"}", ScanStatus::not_json},  // overlong
+             {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xed\xa0\x80\"}", ScanStatus::not_json},  // surrogate
+             {R"({"jsonrpc":"2.0","id":1} x)", ScanStatus::not_json},
+             {R"([{"jsonrpc":"2.0","id":1,"method":"x"}])", ScanStatus::not_object},
+             {std::string(40, '[') + std::string(40, ']'), ScanStatus::not_object},
+             {R"({"a":)" + std::string(40, '[') + std::string(40, ']') + "}", ScanStatus::ok},
+             {R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"t":")" + std::string(20000, 'x') + R"("}})",
+              ScanStatus::ok},
+         }) {
+        INFO(c.line.substr(0, 200));
+        Envelope plain;
+        CHECK_FALSE(scan_plain(c.line, plain));
+        ScanStatus status{};
+        general_reading(c.line, status);
+        CHECK(status == c.general);
+        // The scanner that tries the plain pass first gives the general answer.
+        EnvelopeScanner both(16 * 1024 * 1024);
+        std::string text = c.line;
+        Envelope e;
+        CHECK(both.scan(text, e) == c.general);
+    }
+}
+
+TEST_CASE("plain envelope: every prefix of a message is refused or agrees", "[envelope]") {
+    const std::string line =
+        R"({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"a\\b\"c ✓"}],"_meta":{"progressToken":1}}})";
+    for (std::size_t n = 0; n <= line.size(); ++n) {
+        const std::string prefix = line.substr(0, n);
+        Envelope plain;
+        if (!scan_plain(prefix, plain)) continue;
+        ScanStatus status{};
+        const Envelope full = general_reading(prefix, status);
+        INFO(prefix);
+        REQUIRE(status == ScanStatus::ok);
+        CHECK(plain == full);
+    }
+}
