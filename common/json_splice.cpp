@@ -1,32 +1,57 @@
 #include "common/json_splice.h"
 
 #include <algorithm>
-#include <utility>
 
 namespace mcpd::wire {
 
-void splice(std::string_view text, std::vector<Replacement> replacements,
+namespace {
+
+// Calls `fn` with each replacement in text order, without allocating for the few a message has.
+template <typename Fn>
+void in_text_order(std::span<const Replacement> replacements, Fn&& fn) {
+    const auto earlier = [](const Replacement* a, const Replacement* b) {
+        return a->span.offset < b->span.offset;
+    };
+    if (replacements.size() <= Replacements::kCapacity) {
+        std::array<const Replacement*, Replacements::kCapacity> order{};
+        for (std::size_t i = 0; i < replacements.size(); ++i) order[i] = &replacements[i];
+        const auto last = order.begin() + static_cast<std::ptrdiff_t>(replacements.size());
+        std::sort(order.begin(), last, earlier);
+        for (auto it = order.begin(); it != last; ++it) fn(**it);
+        return;
+    }
+    std::vector<const Replacement*> order;
+    for (const Replacement& r : replacements) order.push_back(&r);
+    std::sort(order.begin(), order.end(), earlier);
+    for (const Replacement* r : order) fn(*r);
+}
+
+}  // namespace
+
+void splice(std::string_view text, std::span<const Replacement> replacements,
             std::vector<std::string_view>& out) {
-    std::sort(replacements.begin(), replacements.end(),
-              [](const Replacement& a, const Replacement& b) { return a.span.offset < b.span.offset; });
     out.clear();
     std::size_t at = 0;
-    for (const Replacement& r : replacements) {
+    in_text_order(replacements, [&](const Replacement& r) {
         out.push_back(text.substr(at, r.span.offset - at));
         out.push_back(r.text);
         at = r.span.offset + r.span.length;
-    }
+    });
     out.push_back(text.substr(at));
 }
 
-void splice(std::string_view text, std::vector<Replacement> replacements, std::string& out) {
-    std::vector<std::string_view> pieces;
-    splice(text, std::move(replacements), pieces);
-    std::size_t size = 0;
-    for (std::string_view piece : pieces) size += piece.size();
+void splice(std::string_view text, std::span<const Replacement> replacements, std::string& out) {
+    std::size_t size = text.size();
+    for (const Replacement& r : replacements) size = size - r.span.length + r.text.size();
     out.clear();
     out.reserve(size);
-    for (std::string_view piece : pieces) out.append(piece);
+    std::size_t at = 0;
+    in_text_order(replacements, [&](const Replacement& r) {
+        out.append(text.substr(at, r.span.offset - at));
+        out.append(r.text);
+        at = r.span.offset + r.span.length;
+    });
+    out.append(text.substr(at));
 }
 
 }  // namespace mcpd::wire

@@ -3,7 +3,12 @@
 // rest, as one string or as the pieces of one writev.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,11 +30,42 @@ struct Replacement {
     std::string_view text;
 };
 
+// The few replacements one message gets (an id, a progress token, a subscription id...),
+// held in place so that rewriting a message allocates nothing.
+class Replacements {
+public:
+    static constexpr std::size_t kCapacity = 8;
+    Replacements() = default;
+    Replacements(std::initializer_list<Replacement> list) {
+        for (const Replacement& r : list) push_back(r);
+    }
+    void push_back(const Replacement& r) {
+        if (size_ == kCapacity) throw std::length_error("more replacements than a message has fields");
+        items_[size_++] = r;
+    }
+    const Replacement* data() const { return items_.data(); }
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const Replacement* begin() const { return items_.data(); }
+    const Replacement* end() const { return items_.data() + size_; }
+
+private:
+    std::array<Replacement, kCapacity> items_{};
+    std::size_t size_ = 0;
+};
+
 // `text` with each replacement applied (they must not overlap; any order), into `out`.
-void splice(std::string_view text, std::vector<Replacement> replacements, std::string& out);
+void splice(std::string_view text, std::span<const Replacement> replacements, std::string& out);
 // The same as the pieces to write in order, into `out` (cleared first), copying nothing: they
 // point into `text` and into the replacements' texts.
-void splice(std::string_view text, std::vector<Replacement> replacements,
+void splice(std::string_view text, std::span<const Replacement> replacements,
             std::vector<std::string_view>& out);
+inline void splice(std::string_view text, const Replacements& replacements, std::string& out) {
+    splice(text, std::span<const Replacement>(replacements.data(), replacements.size()), out);
+}
+inline void splice(std::string_view text, const Replacements& replacements,
+                   std::vector<std::string_view>& out) {
+    splice(text, std::span<const Replacement>(replacements.data(), replacements.size()), out);
+}
 
 }  // namespace mcpd::wire

@@ -169,7 +169,7 @@ private:
     }
 
     // Compact JSON has no whitespace: that test is made in line, the loop only when there is.
-    void skip_space() {
+    [[gnu::always_inline]] void skip_space() {
         if (p_ < end_ && static_cast<unsigned char>(*p_) <= ' ') skip_space_run();
     }
     [[gnu::noinline]] void skip_space_run() {

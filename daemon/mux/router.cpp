@@ -51,13 +51,13 @@ bool RouterEnvironment::child_send_spliced(std::span<const std::string_view> pie
 }
 
 void Router::send_spliced(SessionId session, std::string_view line,
-                          std::vector<wire::Replacement> changes) {
-    wire::splice(line, std::move(changes), pieces_);
+                          const wire::Replacements& changes) {
+    wire::splice(line, changes, pieces_);
     sessions_out_.send_spliced(session, pieces_);
 }
 
-void Router::send_spliced_to_child(std::string_view line, std::vector<wire::Replacement> changes) {
-    wire::splice(line, std::move(changes), pieces_);
+void Router::send_spliced_to_child(std::string_view line, const wire::Replacements& changes) {
+    wire::splice(line, changes, pieces_);
     env_.child_send_spliced(pieces_);
 }
 

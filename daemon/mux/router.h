@@ -451,8 +451,8 @@ private:
     SessionState* find(SessionId id);
     // `line` with `changes` applied, to a session or to the child.
     void send_spliced(SessionId session, std::string_view line,
-                      std::vector<wire::Replacement> changes);
-    void send_spliced_to_child(std::string_view line, std::vector<wire::Replacement> changes);
+                      const wire::Replacements& changes);
+    void send_spliced_to_child(std::string_view line, const wire::Replacements& changes);
 
     config::ServerConfig config_;
     RouterEnvironment& env_;

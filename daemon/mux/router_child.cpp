@@ -215,13 +215,13 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         send_own_tasks(p.session, line, e, p.original_id);
         return;
     }
-    std::vector<wire::Replacement> changes{{e.id, p.original_id}};
+    wire::Replacements changes{{e.id, p.original_id}};
     // A listen stream's graceful end names the stream in result._meta too (by our id).
     if (p.kind == PendingKind::listen && !e.subscription_id.empty() &&
         e.subscription_id.in(line) == e.id.in(line)) {
         changes.push_back({e.subscription_id, p.original_id});
     }
-    send_spliced(p.session, line, std::move(changes));
+    send_spliced(p.session, line, changes);
 }
 
 void Router::answer_null_id(std::string_view line, const wire::Envelope& e) {

@@ -44,7 +44,7 @@ void Router::forward_listen(SessionState& s, std::string_view line, const wire::
     // A stream watching another session's task would tell this one about it: such ids go.
     // The tasks extension names the filter `notifications`; `filter` is read the same way.
     std::deque<std::string> kept;
-    std::vector<wire::Replacement> changes;
+    wire::Replacements changes;
     for (const std::string_view filter : {"notifications", "filter"}) {
         for (const RawArray& ids : raw_arrays_at(line, {"params", filter, "taskIds"})) {
             std::string& text = kept.emplace_back("[");
@@ -70,7 +70,7 @@ void Router::forward_listen(SessionState& s, std::string_view line, const wire::
         return;
     }
     std::string trimmed;
-    wire::splice(line, std::move(changes), trimmed);
+    wire::splice(line, changes, trimmed);
     wire::Envelope envelope;
     if (scanner_.scan(trimmed, envelope) != wire::ScanStatus::ok) {
         reply_error(s.id, e.id.in(line), jsonrpc::kInternalError,
@@ -107,7 +107,7 @@ bool Router::child_has_tasks() const {
 void Router::send_own_tasks(SessionId session, std::string_view line, const wire::Envelope& e,
                             const std::string& original_id) {
     // Only the task entries change: nextCursor and the rest pass byte for byte.
-    std::vector<wire::Replacement> changes{{e.id, original_id}};
+    wire::Replacements changes{{e.id, original_id}};
     std::deque<std::string> kept;
     for (const RawArray& tasks : raw_arrays_at(line, {"result", "tasks"})) {
         std::string& text = kept.emplace_back("[");
@@ -122,7 +122,7 @@ void Router::send_own_tasks(SessionId session, std::string_view line, const wire
         text += ']';
         changes.push_back({tasks.span, text});
     }
-    send_spliced(session, line, std::move(changes));
+    send_spliced(session, line, changes);
 }
 
 Router::Pending* Router::listen_stream(std::string_view raw_own_id, std::uint64_t& child_id) {
@@ -143,10 +143,10 @@ void Router::end_listen_stream(std::string_view line, const wire::Envelope& e) {
     if (stream == nullptr && !e.subscription_id.empty())
         stream = listen_stream(e.subscription_id.in(line), child_id);
     if (stream == nullptr) return;
-    std::vector<wire::Replacement> changes;
+    wire::Replacements changes;
     if (!e.request_id.empty()) changes.push_back({e.request_id, stream->original_id});
     if (!e.subscription_id.empty()) changes.push_back({e.subscription_id, stream->original_id});
-    send_spliced(stream->session, line, std::move(changes));
+    send_spliced(stream->session, line, changes);
     // The stream is over: whatever still comes for it (even a graceful close) is dropped.
     release(child_id, true);
 }

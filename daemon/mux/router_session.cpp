@@ -349,7 +349,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
         p.deadline = now + config_.request_timeout;
     }
 
-    std::vector<wire::Replacement> changes{{e.id, id_text}};
+    wire::Replacements changes{{e.id, id_text}};
     std::string token_text;
     if (!e.progress_token.empty()) {
         token_text = "\"mcpd-p" + std::to_string(next_token_++) + "\"";
@@ -372,7 +372,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
                     p.uri.size() + p.task_id.size() + e.progress_token.length);
     const bool timed = p.deadline.has_value();
     pending_[child_id] = std::move(p);
-    send_spliced_to_child(line, std::move(changes));
+    send_spliced_to_child(line, changes);
     if (timed) env_.deadlines_changed();
 }
 

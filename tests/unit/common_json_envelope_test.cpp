@@ -398,7 +398,7 @@ TEST_CASE("splice: replacements in any order, of any length", "[envelope]") {
 
 TEST_CASE("splice: edges", "[envelope]") {
     std::string out;
-    splice("abcdef", {}, out);
+    splice("abcdef", Replacements{}, out);
     CHECK(out == "abcdef");
     splice("abcdef", {{Span{0, 1}, "X"}, {Span{5, 1}, "YZ"}, {Span{2, 2}, ""}}, out);
     CHECK(out == "XbeYZ");
