@@ -38,7 +38,8 @@ constexpr std::array<bool, 256> kScalarStops = scalar_stops();
 
 // The end of the run of ordinary string bytes from `p`: at the first quote, backslash, control
 // character or non-ASCII byte, or `end`. Sixteen bytes at a time where SSE2 is (every x86-64).
-const unsigned char* ordinary_run(const unsigned char* p, const unsigned char* const end) {
+[[gnu::always_inline]] inline const unsigned char* ordinary_run(const unsigned char* p,
+                                                              const unsigned char* const end) {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"');
     const __m128i backslash = _mm_set1_epi8('\\');
@@ -94,10 +95,21 @@ bool plain_integer(std::string_view token) {
     return true;
 }
 
-// `key == literal`, by length first (most keys differ in length from most literals).
+// `key == literal`, by length first (most keys differ in length from most literals); a short
+// literal is compared as one integer, without a call to memcmp.
 template <std::size_t N>
 bool is(std::string_view key, const char (&literal)[N]) {
-    return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
+    constexpr std::size_t length = N - 1;
+    if (key.size() != length) return false;
+    if constexpr (length <= sizeof(std::uint64_t)) {
+        std::uint64_t a = 0;
+        std::uint64_t b = 0;
+        std::memcpy(&a, key.data(), length);
+        std::memcpy(&b, literal, length);
+        return a == b;
+    } else {
+        return std::memcmp(key.data(), literal, length) == 0;
+    }
 }
 
 // The envelope fields, each of which a usual message sets at most once.
@@ -217,7 +229,7 @@ private:
 
     // A string token at the cursor, quotes included, with its escapes and UTF-8 checked;
     // `escaped` says whether it has escapes.
-    bool string(std::string_view& token, bool& escaped) {
+    [[gnu::always_inline]] bool string(std::string_view& token, bool& escaped) {
         const auto* p = reinterpret_cast<const unsigned char*>(p_);
         const auto* const end = reinterpret_cast<const unsigned char*>(end_);
         if (p == end || *p != '"') return false;
