@@ -3,6 +3,7 @@
 #include <random>
 
 #include "common/log.h"
+#include "common/scope_guard.h"
 #include "daemon/placement.h"
 
 namespace mcpd {
@@ -24,9 +25,16 @@ void GroupSession::to_member(std::size_t member, std::string_view line) {
     const Member& target = members_.at(member);
     ManagedServer* server = placement_.server_of(target.id, target.server);
     if (server == nullptr || !server->router().has_session(target.id)) return;
-    // A line of its own: the router may pad it for the scanner.
-    std::string copy(line);
-    server->router().on_session_line(target.id, copy);
+    if (sending_) {
+        // Sent from inside another member's router call (it answered at once): its own copy.
+        std::string copy(line);
+        server->router().on_session_line(target.id, copy);
+        return;
+    }
+    sending_ = true;
+    const OnScopeEnd done([this] { sending_ = false; });
+    member_line_.assign(line);  // the router may pad it for the scanner
+    server->router().on_session_line(target.id, member_line_);
 }
 
 void GroupSession::note(std::string_view message) {

@@ -50,6 +50,10 @@ private:
     std::vector<Member> members_;
     Placement& placement_;
     std::function<void(std::string_view)> send_client_;
+    // The line being handed to a member's router, with room for its scanner's padding: kept
+    // between lines so that forwarding allocates nothing. `sending_` while a router has it.
+    std::string member_line_;
+    bool sending_ = false;
     GroupRouter router_;  // last: it may write through the members as soon as it exists
 };
 
