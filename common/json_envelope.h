@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,12 @@ struct Envelope {
     std::string_view name_in(std::string_view text, std::string& storage) const;
 
     bool operator==(const Envelope&) const = default;
+
+    // This envelope as it reads after `replacements` (each a whole string or integer token put
+    // in place of a field's whole token, as the multiplexer splices them) are applied to its
+    // text: every span moved by what the replacements before it added or took away, a replaced
+    // field's span the new token's, and the id's kind that of its new token.
+    void after_splice(std::span<const Replacement> replacements);
 
     bool is_request() const { return has_method && id_kind != IdKind::absent; }
     bool is_notification() const { return has_method && id_kind == IdKind::absent; }

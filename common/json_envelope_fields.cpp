@@ -38,4 +38,29 @@ std::string_view Envelope::name_in(std::string_view text, std::string& storage) 
     return storage;
 }
 
+void Envelope::after_splice(std::span<const Replacement> replacements) {
+    const auto moved = [&](Span& span) -> const Replacement* {
+        if (span.empty()) return nullptr;
+        std::int64_t shift = 0;
+        const Replacement* replaced = nullptr;
+        for (const Replacement& r : replacements) {
+            if (r.span.offset == span.offset && r.span.length == span.length) replaced = &r;
+            if (r.span.offset + r.span.length <= span.offset)
+                shift += static_cast<std::int64_t>(r.text.size()) - r.span.length;
+        }
+        span.offset = static_cast<std::uint32_t>(span.offset + shift);
+        if (replaced != nullptr) span.length = static_cast<std::uint32_t>(replaced->text.size());
+        return replaced;
+    };
+    if (const Replacement* r = moved(id)) {
+        id_kind = !r->text.empty() && r->text.front() == '"' ? IdKind::string : IdKind::integer;
+    }
+    if (moved(progress_token) != nullptr) progress_token_valid = true;
+    moved(reported_token);
+    moved(request_id);
+    moved(subscription_id);
+    moved(related_task_id);
+    moved(name);
+}
+
 }  // namespace mcpd::wire

@@ -37,6 +37,15 @@ void GroupSession::to_member(std::size_t member, std::string_view line) {
     server->router().on_session_line(target.id, member_line_);
 }
 
+void GroupSession::to_member_scanned(std::size_t member, std::string_view line,
+                                     const wire::Envelope& envelope) {
+    const Member& target = members_.at(member);
+    ManagedServer* server = placement_.server_of(target.id, target.server);
+    if (server == nullptr || !server->router().has_session(target.id)) return;
+    // The router reads neither the line again nor past its end; it copies what it keeps.
+    server->router().on_session_line(target.id, line, envelope);
+}
+
 void GroupSession::note(std::string_view message) {
     log::info(router_.spec().name, std::string(message));
 }

@@ -43,6 +43,8 @@ public:
     // GroupEnvironment
     void to_client(std::string_view line) override;
     void to_member(std::size_t member, std::string_view line) override;
+    void to_member_scanned(std::size_t member, std::string_view line,
+                           const wire::Envelope& envelope) override;
     void note(std::string_view message) override;
 
 private:

@@ -35,6 +35,13 @@ public:
     virtual ~GroupEnvironment() = default;
     virtual void to_client(std::string_view line) = 0;
     virtual void to_member(std::size_t member, std::string_view line) = 0;
+    // The same for a line whose envelope the group has read (and moved to the new text): the
+    // member's router need not read it again.
+    virtual void to_member_scanned(std::size_t member, std::string_view line,
+                                   const wire::Envelope& envelope) {
+        (void)envelope;
+        to_member(member, line);
+    }
     virtual void note(std::string_view message) = 0;
 };
 

@@ -217,8 +217,12 @@ bool GroupRouter::forward_call(const wire::Envelope& e, std::string_view line, s
     sent_[id] = Sent{Kind::forward, target->member, std::string(raw_id)};
     const std::string id_text = std::to_string(id);
     const std::string name_text = jsonrpc::quote(target->name);
-    wire::splice(line, {wire::Replacement{e.id, id_text}, wire::Replacement{e.name, name_text}}, spliced_);
-    env_.to_member(target->member, spliced_);
+    const wire::Replacements changes{{e.id, id_text}, {e.name, name_text}};
+    wire::splice(line, changes, spliced_);
+    // `e` is envelope_, which nothing reads after this: moved to the new text, it goes with the
+    // line so that the member's router does not read the line again.
+    envelope_.after_splice(std::span<const wire::Replacement>(changes.data(), changes.size()));
+    env_.to_member_scanned(target->member, spliced_, envelope_);
     return true;
 }
 

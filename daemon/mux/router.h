@@ -99,6 +99,9 @@ public:
     void on_session_line(SessionId session, wire::PaddedText line);
     // The same for a line in a string, which may gain capacity (padding for the scanner).
     void on_session_line(SessionId session, std::string& line);
+    // A line whose envelope the caller has read already (a group session's spliced call, its
+    // envelope moved with Envelope::after_splice): routed the same way, not read again.
+    void on_session_line(SessionId session, std::string_view line, const wire::Envelope& envelope);
 
     // The child completed the handshake; `initialize_result` is what sessions will be served.
     // `modern`: a stateless 2026-07-28 child, reached with server/discover instead of
@@ -273,7 +276,8 @@ private:
 
     // The work behind on_session_line / on_child_message; the public entry points wrap them
     // so that a bug in handling one message answers that message and nothing else breaks.
-    void route_session_line(SessionId id, wire::PaddedText padded);
+    // `known`: the line's envelope, read by the caller; null to read it here.
+    void route_session_line(SessionId id, wire::PaddedText padded, const wire::Envelope* known = nullptr);
     void route_child_message(std::string_view line, const wire::Envelope& e);
     // Log a contained exception: the first, then every 100th, with the count.
     void contained(const std::exception& error, std::string_view what);

@@ -42,6 +42,20 @@ void Router::on_session_line(SessionId id, std::string& line) {
     on_session_line(id, wire::PaddedText{line});
 }
 
+void Router::on_session_line(SessionId id, std::string_view line, const wire::Envelope& envelope) {
+    try {
+        // Not read again, so no padding is needed.
+        route_session_line(id, wire::PaddedText{line}, &envelope);
+    } catch (const std::exception& error) {
+        contained(error, "a session's message");
+        const bool id_usable = envelope.id_kind == wire::IdKind::string ||
+                               envelope.id_kind == wire::IdKind::integer;
+        if (find(id) != nullptr && envelope.is_request() && id_usable)
+            reply_error(id, envelope.id.in(line), jsonrpc::kInternalError,
+                        "internal error: mcpd could not handle this request; it was not forwarded");
+    }
+}
+
 void Router::on_session_line(SessionId id, wire::PaddedText padded) {
     try {
         route_session_line(id, padded);
@@ -56,7 +70,7 @@ void Router::on_session_line(SessionId id, wire::PaddedText padded) {
     }
 }
 
-void Router::route_session_line(SessionId id, wire::PaddedText padded) {
+void Router::route_session_line(SessionId id, wire::PaddedText padded, const wire::Envelope* known) {
     SessionState* s = find(id);
     if (s == nullptr) return;
     const std::string_view line = padded.text;
@@ -64,7 +78,12 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded) {
         env_.pass_to_legacy(id, line);  // a line read or queued before the hand-over
         return;
     }
-    const wire::ScanStatus status = scanner_.scan(padded, envelope_);
+    wire::ScanStatus status = wire::ScanStatus::ok;
+    if (known != nullptr) {
+        envelope_ = *known;
+    } else {
+        status = scanner_.scan(padded, envelope_);
+    }
     check_session_answer(id, line, status, envelope_);
     // The same gate as a group session's (client_gate): a bad response is dropped, a bad
     // request answered by its id when it has exactly one.

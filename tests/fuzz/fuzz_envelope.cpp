@@ -5,7 +5,7 @@
 // envelope; a second scan of the same text agrees with the first, and a scanner with a small limit agrees whenever the text fits it;
 // every span lies inside the text; an id is a whole string or integer token as its kind says;
 // splicing new tokens into the rewritable fields and scanning again finds exactly the new
-// tokens with everything else unchanged, and splicing the old ones back restores the text.
+// tokens with everything else unchanged, as Envelope::after_splice says without a scan, and splicing the old ones back restores the text.
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -78,6 +78,7 @@ constexpr Field kFields[] = {
     {"requestId", &Envelope::request_id},
     {"subscriptionId", &Envelope::subscription_id},
     {"related task", &Envelope::related_task_id},
+    {"name", &Envelope::name},  // a group renames tools: strings only
 };
 
 // Whether the field holds a token that may be replaced; checks what its envelope promises.
@@ -108,6 +109,7 @@ void check_splice(std::string& text, const Envelope& original, EnvelopeScanner& 
     tokens.reserve(std::size(kFields));
     for (const Field& field : kFields) {
         if (!rewritable(original, field, text)) continue;
+        if (field.span == &Envelope::name && !as_strings) continue;
         const std::size_t n = tokens.size();
         tokens.push_back(as_strings ? "\"mcpd-r" + std::to_string(n) + "\""
                                     : std::to_string(18446744073709551000u + n));
@@ -129,6 +131,9 @@ void check_splice(std::string& text, const Envelope& original, EnvelopeScanner& 
     Envelope after;
     FUZZ_CHECK(scanner.scan(spliced, after) == ScanStatus::ok,
                "a spliced message no longer scans: " + spliced);
+    Envelope shifted = original;
+    shifted.after_splice(changes);
+    FUZZ_CHECK(shifted == after, "after_splice reads the spliced message otherwise than a scan: " + spliced);
     std::vector<Replacement> back;
     for (std::size_t i = 0; i < fields.size(); ++i) {
         const Span& span = after.*fields[i]->span;
@@ -165,7 +170,8 @@ std::string typed_message(mcpd::fuzz::FuzzInput& in) {
     constexpr Slot kTop[] = {{"jsonrpc", R"("2.0")"}, {"id", "1"}, {"method", R"("tools/call")"}};
     constexpr Slot kParams[] = {{"progressToken", R"("t")"}, {"requestId", "1"},
                                 {"uri", R"("file:///a")"},  {"level", R"("info")"},
-                                {"taskId", R"("task-1")"},   {"protocolVersion", R"("2025-11-25")"}};
+                                {"taskId", R"("task-1")"},   {"protocolVersion", R"("2025-11-25")"},
+                                {"name", R"("echo")"}};
     constexpr Slot kMeta[] = {{"progressToken", R"("t")"},
                               {"io.modelcontextprotocol/subscriptionId", R"("s")"},
                               {"io.modelcontextprotocol/related-task", R"({"taskId":"task-1"})"}};

@@ -419,3 +419,21 @@ TEST_CASE("envelope: by-position params are noted, an object's are not", "[envel
     CHECK_FALSE(scan_ok(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{}})").envelope.params_array);
     CHECK_FALSE(scan_ok(R"({"jsonrpc":"2.0","id":1,"method":"ping"})").envelope.params_array);
 }
+
+TEST_CASE("envelope: after_splice reads the spliced text as a new scan does", "[envelope]") {
+    const std::string line =
+        R"({"jsonrpc":"2.0","id":"client-7","method":"tools/call","params":{"name":"dev__echo","_meta":{"progressToken":"p"},"arguments":{}}})";
+    const Scanned s = scan_ok(line);
+    Envelope moved = s.envelope;
+    const Replacements changes{{s.envelope.id, "123456"},
+                               {s.envelope.name, R"("echo")"},
+                               {s.envelope.progress_token, R"("mcpd-p1")"}};
+    std::string spliced;
+    splice(line, changes, spliced);
+    moved.after_splice(std::span<const Replacement>(changes.data(), changes.size()));
+    const Scanned again = scan_ok(spliced);
+    CHECK(moved == again.envelope);
+    CHECK(moved.id_kind == IdKind::integer);
+    CHECK(moved.name.in(spliced) == R"("echo")");
+    CHECK(moved.progress_token.in(spliced) == R"("mcpd-p1")");
+}

@@ -19,11 +19,22 @@ struct FakeEnv : GroupEnvironment {
     std::vector<std::string> client;
     std::vector<std::deque<json>> members{std::deque<json>(), std::deque<json>(), std::deque<json>()};
     std::vector<std::string> member_lines;  // every line sent to any member, as sent
+    int scanned_lines = 0;  // of those, sent with their envelope (checked against a fresh scan)
     std::vector<std::string> notes;
     void to_client(std::string_view line) override { client.emplace_back(line); }
     void to_member(std::size_t member, std::string_view line) override {
         members.at(member).push_back(json::parse(line));
         member_lines.emplace_back(line);
+    }
+    void to_member_scanned(std::size_t member, std::string_view line,
+                           const wire::Envelope& envelope) override {
+        static wire::EnvelopeScanner scanner(1024 * 1024);
+        std::string copy(line);
+        wire::Envelope fresh;
+        REQUIRE(scanner.scan(copy, fresh) == wire::ScanStatus::ok);
+        CHECK(fresh == envelope);
+        ++scanned_lines;
+        to_member(member, line);
     }
     void note(std::string_view message) override { notes.emplace_back(message); }
 
@@ -231,9 +242,11 @@ TEST_CASE("tools/call goes to its member un-prefixed; the answer keeps the clien
         CHECK(env.last_client()["error"]["message"] == "Unknown tool: echo");
     }
     SECTION("a plain call reaches its member as the client's bytes, only the id and name new") {
+        const int scanned_before = env.scanned_lines;
         router.on_client_line(
             R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"alpha__ech\u006f","arguments":{"z":"\u00e9","a":[2,1]}}})");
         const json plain = env.take(0);
+        CHECK(env.scanned_lines == scanned_before + 1);  // the member's router gets the envelope
         CHECK(env.member_lines.back() ==
               R"({"jsonrpc":"2.0","id":)" + plain["id"].dump() +
                   R"(,"method":"tools/call","params":{"name":"echo","arguments":{"z":"\u00e9","a":[2,1]}}})");
