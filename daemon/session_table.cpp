@@ -286,6 +286,16 @@ void SessionTable::send_spliced(SessionId session, std::span<const std::string_v
     deliver(session, pieces);
 }
 
+void SessionTable::send_answer(SessionId session, std::span<const std::string_view> pieces,
+                               const wire::Envelope& envelope, const wire::Replacements& changes) {
+    std::size_t index = 0;
+    if (GroupSession* group = group_of_member(session, index)) {
+        group->router().on_member_answer(index, pieces, envelope, changes);
+        return;
+    }
+    deliver(session, pieces);
+}
+
 void SessionTable::deliver(SessionId session, std::span<const std::string_view> pieces) {
     const auto it = sessions_.find(session);
     if (it == sessions_.end()) return;

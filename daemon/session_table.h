@@ -93,6 +93,8 @@ public:
     // SessionSink
     void send(SessionId session, std::string_view line) override;
     void send_spliced(SessionId session, std::span<const std::string_view> pieces) override;
+    void send_answer(SessionId session, std::span<const std::string_view> pieces,
+                     const wire::Envelope& envelope, const wire::Replacements& changes) override;
     void close(SessionId session, const std::string& reason) override;
     void server_away(SessionId session, std::string_view reason) override;
     void server_back(SessionId session) override;

@@ -62,6 +62,26 @@ void GroupRouter::on_member_line(std::size_t member, std::string_view line) {
     receive(Source::member, member, line);
 }
 
+void GroupRouter::on_member_answer(std::size_t member, std::span<const std::string_view> pieces,
+                                   const wire::Envelope& envelope, const wire::Replacements& changes) {
+    if (member >= members_.size()) return;
+    if (busy_) {
+        // Its turn comes after the line in hand: it is read again then, as any queued line.
+        std::string line;
+        for (std::string_view piece : pieces) line.append(piece);
+        inbox_.push_back(Inbound{Source::member, member, std::move(line)});
+        return;
+    }
+    answer_.clear();
+    for (std::string_view piece : pieces) answer_.append(piece);
+    envelope_ = envelope;
+    envelope_.after_splice(std::span<const wire::Replacement>(changes.data(), changes.size()));
+    busy_ = true;
+    const OnScopeEnd done([this] { busy_ = false; });
+    dispatch(Source::member_answer, member, answer_);
+    drain();
+}
+
 // A member's router may answer at once, from inside a call to it: what arrives meanwhile waits
 // until the group has finished the line it is on, so that no handler runs inside another. A
 // line that finds the group idle is handled where it lies, without a copy.
@@ -92,6 +112,9 @@ void GroupRouter::dispatch(Source source, std::size_t member, std::string_view l
                 break;
             case Source::member:
                 handle_member_line(member, line);
+                break;
+            case Source::member_answer:
+                handle_member_line(member, line, true);
                 break;
             case Source::down:
                 handle_member_down(member, line);

@@ -18,6 +18,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <span>
 #include <set>
 #include <string>
 #include <string_view>
@@ -83,6 +84,10 @@ public:
 
     void on_client_line(std::string_view line);
     void on_member_line(std::size_t member, std::string_view line);
+    // A member's answer as its router spliced it: the child's line in `pieces` with `changes`
+    // made, and the child line's `envelope`, moved here to the new text instead of read again.
+    void on_member_answer(std::size_t member, std::span<const std::string_view> pieces,
+                          const wire::Envelope& envelope, const wire::Replacements& changes);
     // The member's server went away (restart, crash, stop) / is serving again: its items
     // leave the group's lists, with list_changed, and come back.
     void member_down(std::size_t member, std::string_view reason);
@@ -157,14 +162,16 @@ private:
     static std::optional<std::int64_t> integer_id(const wire::Envelope& e, std::string_view line);
     // Whatever reaches the group: handled at once, or after the line in hand when it arrives
     // from inside a handler (a member's router may answer from inside a call to it).
-    enum class Source { client, member, down, up, closed };
+    // member_answer: a member's line whose envelope is in envelope_ already (never queued).
+    enum class Source { client, member, member_answer, down, up, closed };
     void receive(Source source, std::size_t member, std::string_view line);
     void dispatch(Source source, std::size_t member, std::string_view line);
     void handle_client_line(std::string_view line);
     void handle_member_down(std::size_t member, std::string_view reason);
     void handle_member_up(std::size_t member);
     void handle_member_closed(std::size_t member, std::string_view reason);
-    void handle_member_line(std::size_t member, std::string_view line);
+    // `scanned`: envelope_ holds the line's envelope already.
+    void handle_member_line(std::size_t member, std::string_view line, bool scanned = false);
     void drain();
     void client_request(const nlohmann::json& message, std::string_view raw_id,
                         std::string_view line);
@@ -262,6 +269,7 @@ private:
     wire::Envelope envelope_;
     std::string scratch_;
     std::string spliced_;  // a forwarded call's text
+    std::string answer_;   // a member's answer handed over in pieces
 
     bool busy_ = false;
     // What reached the group while it was busy, in order: a client line, a member line, or a

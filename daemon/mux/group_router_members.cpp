@@ -10,11 +10,15 @@ namespace mcpd {
 
 using nlohmann::json;
 
-void GroupRouter::handle_member_line(std::size_t member, std::string_view received) {
-    // As for a client line: a copy, and its envelope, that stay put while the handler runs.
-    scratch_.assign(received);
-    if (scanner_.scan(scratch_, envelope_) != wire::ScanStatus::ok) return;  // routers send JSON
-    const std::string_view line = scratch_;  // after the scan, which may make room for padding
+void GroupRouter::handle_member_line(std::size_t member, std::string_view received, bool scanned) {
+    // As for a client line: a copy, and its envelope, that stay put while the handler runs (an
+    // answer handed over with its envelope lies in answer_, which only it writes).
+    std::string_view line = received;
+    if (!scanned) {
+        scratch_.assign(received);
+        if (scanner_.scan(scratch_, envelope_) != wire::ScanStatus::ok) return;  // routers send JSON
+        line = scratch_;  // after the scan, which may make room for padding
+    }
     const wire::Envelope& e = envelope_;
     if (e.is_response()) {
         member_response(member, e, line);

@@ -221,7 +221,8 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         e.subscription_id.in(line) == e.id.in(line)) {
         changes.push_back({e.subscription_id, p.original_id});
     }
-    send_spliced(p.session, line, changes);
+    wire::splice(line, changes, pieces_);
+    sessions_out_.send_answer(p.session, pieces_, e, changes);
 }
 
 void Router::answer_null_id(std::string_view line, const wire::Envelope& e) {

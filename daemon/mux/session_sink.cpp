@@ -8,6 +8,11 @@ void SessionSink::send_spliced(SessionId session, std::span<const std::string_vi
     send(session, line);
 }
 
+void SessionSink::send_answer(SessionId session, std::span<const std::string_view> pieces,
+                              const wire::Envelope&, const wire::Replacements&) {
+    send_spliced(session, pieces);
+}
+
 void SessionSink::server_away(SessionId, std::string_view) {}
 
 void SessionSink::server_back(SessionId) {}

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_envelope.h"
+
 namespace mcpd {
 
 using SessionId = std::uint64_t;
@@ -20,6 +22,12 @@ public:
     // default the pieces are joined; the daemon writes them without joining (no copy of a
     // large result).
     virtual void send_spliced(SessionId session, std::span<const std::string_view> pieces);
+    // A child's answer to `session`: `pieces` are the child's line with `changes` spliced in,
+    // `envelope` the child line's. By default it goes as any line; a group's member session
+    // takes the envelope along (moved to the new text), so that the group does not read the
+    // answer again.
+    virtual void send_answer(SessionId session, std::span<const std::string_view> pieces,
+                             const wire::Envelope& envelope, const wire::Replacements& changes);
     virtual void close(SessionId session, const std::string& reason) = 0;
     // The server behind `session` went away (a restart, a crash, a stop) / serves again. By
     // default nothing is done (the client sees its requests fail and list_changed); a group

@@ -251,6 +251,26 @@ TEST_CASE("tools/call goes to its member un-prefixed; the answer keeps the clien
               R"({"jsonrpc":"2.0","id":)" + plain["id"].dump() +
                   R"(,"method":"tools/call","params":{"name":"echo","arguments":{"z":"\u00e9","a":[2,1]}}})");
     }
+    SECTION("an answer handed over with its envelope reaches the client as a read one does") {
+        router.on_client_line(
+            R"({"jsonrpc":"2.0","id":"c-9","method":"tools/call","params":{"name":"alpha__echo"}})");
+        const json call = env.take(0);
+        // The child's line, with the member session's id spliced in by its router.
+        const std::string child_line =
+            R"({"jsonrpc":"2.0","id":4242,"result":{"content":[{"type":"text","text":"ok"}]}})";
+        std::string text = child_line;
+        wire::EnvelopeScanner scanner(1024 * 1024);
+        wire::Envelope child;
+        REQUIRE(scanner.scan(text, child) == wire::ScanStatus::ok);
+        const std::string member_id = call["id"].dump();
+        const wire::Replacements changes{{child.id, member_id}};
+        std::vector<std::string_view> pieces;
+        wire::splice(child_line, changes, pieces);
+        router.on_member_answer(0, pieces, child, changes);
+        CHECK(env.client.back() ==
+              R"({"jsonrpc":"2.0","id":"c-9","result":{"content":[{"type":"text","text":"ok"}]}})");
+        CHECK(router.unanswered() == 0);
+    }
     SECTION("a call asking for a task, or naming its tool twice, is rewritten whole") {
         router.on_client_line(
             R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha__echo","task":{"ttl":5}}})");
