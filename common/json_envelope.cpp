@@ -5,7 +5,6 @@
 
 #include <simdjson.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -35,13 +34,6 @@ std::string_view trim_right(std::string_view token) {
         token.remove_suffix(1);
     }
     return token;
-}
-
-// JSON's integer grammar: -?(0|[1-9][0-9]*), of any length.
-bool is_integer_token(std::string_view token) {
-    if (!token.empty() && token.front() == '-') token.remove_prefix(1);
-    if (token.empty() || (token.front() == '0' && token.size() > 1)) return false;
-    return std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // A member's key as text: where it lies when it has no escapes (nearly always), otherwise

@@ -26,18 +26,25 @@ void in_text_order(std::span<const Replacement> replacements, Fn&& fn) {
     for (const Replacement* r : order) fn(*r);
 }
 
+// Calls `piece` with each piece of the spliced text, in order: the text before, between and
+// after the replacements, and each replacement's own.
+template <typename Fn>
+void for_each_piece(std::string_view text, std::span<const Replacement> replacements, Fn&& piece) {
+    std::size_t at = 0;
+    in_text_order(replacements, [&](const Replacement& r) {
+        piece(text.substr(at, r.span.offset - at));
+        piece(r.text);
+        at = r.span.offset + r.span.length;
+    });
+    piece(text.substr(at));
+}
+
 }  // namespace
 
 void splice(std::string_view text, std::span<const Replacement> replacements,
             std::vector<std::string_view>& out) {
     out.clear();
-    std::size_t at = 0;
-    in_text_order(replacements, [&](const Replacement& r) {
-        out.push_back(text.substr(at, r.span.offset - at));
-        out.push_back(r.text);
-        at = r.span.offset + r.span.length;
-    });
-    out.push_back(text.substr(at));
+    for_each_piece(text, replacements, [&out](std::string_view piece) { out.push_back(piece); });
 }
 
 void splice(std::string_view text, std::span<const Replacement> replacements, std::string& out) {
@@ -45,13 +52,7 @@ void splice(std::string_view text, std::span<const Replacement> replacements, st
     for (const Replacement& r : replacements) size = size - r.span.length + r.text.size();
     out.clear();
     out.reserve(size);
-    std::size_t at = 0;
-    in_text_order(replacements, [&](const Replacement& r) {
-        out.append(text.substr(at, r.span.offset - at));
-        out.append(r.text);
-        at = r.span.offset + r.span.length;
-    });
-    out.append(text.substr(at));
+    for_each_piece(text, replacements, [&out](std::string_view piece) { out.append(piece); });
 }
 
 }  // namespace mcpd::wire

@@ -121,6 +121,15 @@ bool unescape(std::string_view body, std::string& out) {
     return true;
 }
 
+bool is_integer_token(std::string_view token) {
+    if (!token.empty() && token.front() == '-') token.remove_prefix(1);
+    if (token.empty() || (token.front() == '0' && token.size() > 1)) return false;
+    for (const char c : token) {
+        if (c < '0' || c > '9') return false;
+    }
+    return true;
+}
+
 bool decode_string(std::string_view token, std::string& out) {
     if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
     return unescape(token.substr(1, token.size() - 2), out);

@@ -19,6 +19,10 @@ bool valid_escapes(std::string_view body);
 // surrogate as U+FFFD; false on an invalid escape.
 bool unescape(std::string_view body, std::string& out);
 
+// Whether `token` is a JSON integer, -?(0|[1-9][0-9]*), of any length (an id or error code
+// need not fit 64 bits to be valid JSON).
+bool is_integer_token(std::string_view token);
+
 // The value of a raw JSON string token without its quotes, when it has no escapes.
 std::string_view unquoted(std::string_view token);
 

@@ -85,16 +85,6 @@ std::ptrdiff_t utf8_sequence(const unsigned char* p, const unsigned char* end) {
     return more + 1;
 }
 
-// JSON's integer grammar, as the general scanner reads it: -?(0|[1-9][0-9]*).
-bool plain_integer(std::string_view token) {
-    if (!token.empty() && token.front() == '-') token.remove_prefix(1);
-    if (token.empty() || (token.front() == '0' && token.size() > 1)) return false;
-    for (const char c : token) {
-        if (c < '0' || c > '9') return false;
-    }
-    return true;
-}
-
 // `key == literal`, by length first (most keys differ in length from most literals); a short
 // literal is compared as one integer, without a call to memcmp.
 template <std::size_t N>
@@ -291,7 +281,7 @@ private:
             if (!string(token)) return false;
         } else {
             token = scalar();
-            if (!plain_integer(token)) return false;
+            if (!is_integer_token(token)) return false;
         }
         span = span_of(token);
         return true;
@@ -306,7 +296,7 @@ private:
             token = scalar();
             if (token == "null") {
                 out_.id_kind = IdKind::null;
-            } else if (plain_integer(token)) {
+            } else if (is_integer_token(token)) {
                 out_.id_kind = IdKind::integer;
             } else {
                 return false;
@@ -345,7 +335,7 @@ private:
             default: {
                 const std::string_view token = scalar();
                 // A fraction or an exponent is for the general scanner, which checks its range.
-                return token == "true" || token == "false" || token == "null" || plain_integer(token);
+                return token == "true" || token == "false" || token == "null" || is_integer_token(token);
             }
         }
     }
@@ -432,7 +422,7 @@ private:
             if (!once(kCode)) return false;
             if (at('"') || at('{') || at('[')) return value(2);
             const std::string_view raw = scalar();
-            if (!plain_integer(raw)) return raw == "true" || raw == "false" || raw == "null";
+            if (!is_integer_token(raw)) return raw == "true" || raw == "false" || raw == "null";
             const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), out_.error_code);
             code_ok = ec == std::errc() && end == raw.data() + raw.size();
             return true;

@@ -76,10 +76,7 @@ void GroupRouter::on_member_answer(std::size_t member, std::span<const std::stri
     for (std::string_view piece : pieces) answer_.append(piece);
     envelope_ = envelope;
     envelope_.after_splice(std::span<const wire::Replacement>(changes.data(), changes.size()));
-    busy_ = true;
-    const OnScopeEnd done([this] { busy_ = false; });
-    dispatch(Source::member_answer, member, answer_);
-    drain();
+    run_now(Source::member_answer, member, answer_);
 }
 
 // A member's router may answer at once, from inside a call to it: what arrives meanwhile waits
@@ -90,6 +87,10 @@ void GroupRouter::receive(Source source, std::size_t member, std::string_view li
         inbox_.push_back(Inbound{source, member, std::string(line)});
         return;
     }
+    run_now(source, member, line);
+}
+
+void GroupRouter::run_now(Source source, std::size_t member, std::string_view line) {
     busy_ = true;
     const OnScopeEnd done([this] { busy_ = false; });
     dispatch(source, member, line);

@@ -165,6 +165,8 @@ private:
     // member_answer: a member's line whose envelope is in envelope_ already (never queued).
     enum class Source { client, member, member_answer, down, up, closed };
     void receive(Source source, std::size_t member, std::string_view line);
+    // Handle this one now (the group is idle), then what arrives meanwhile.
+    void run_now(Source source, std::size_t member, std::string_view line);
     void dispatch(Source source, std::size_t member, std::string_view line);
     void handle_client_line(std::string_view line);
     void handle_member_down(std::size_t member, std::string_view reason);

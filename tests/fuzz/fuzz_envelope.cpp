@@ -22,7 +22,8 @@ using namespace mcpd::wire;
 
 constexpr std::size_t kSmallLimit = 256;
 
-bool is_integer_token(std::string_view token) {
+// JSON's integer grammar, written here apart from the scanners' as the oracle they are held to.
+bool integer_token_oracle(std::string_view token) {
     if (!token.empty() && token.front() == '-') token.remove_prefix(1);
     if (token.empty() || (token.front() == '0' && token.size() > 1)) return false;
     for (const char c : token) {
@@ -59,7 +60,7 @@ bool is_number_token(std::string_view token) {
 
 // A token a multiplexer may replace byte for byte: a whole string or integer.
 bool is_scalar_token(std::string_view token) {
-    return is_string_token(token) || is_integer_token(token);
+    return is_string_token(token) || integer_token_oracle(token);
 }
 
 bool inside(const Span& span, std::string_view text) {
@@ -90,7 +91,7 @@ bool rewritable(const Envelope& e, const Field& field, std::string_view text) {
         if (e.id_kind == IdKind::string)
             FUZZ_CHECK(is_string_token(token), "a string id is not a string token");
         if (e.id_kind == IdKind::integer)
-            FUZZ_CHECK(is_integer_token(token), "an integer id is not an integer token");
+            FUZZ_CHECK(integer_token_oracle(token), "an integer id is not an integer token");
         return e.id_kind == IdKind::string || e.id_kind == IdKind::integer;
     }
     if (field.span == &Envelope::progress_token && e.progress_token_valid) {
