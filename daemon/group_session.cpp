@@ -3,7 +3,6 @@
 #include <random>
 
 #include "common/log.h"
-#include "common/scope_guard.h"
 #include "daemon/placement.h"
 
 namespace mcpd {
@@ -21,29 +20,28 @@ void GroupSession::to_client(std::string_view line) {
     send_client_(line);
 }
 
-void GroupSession::to_member(std::size_t member, std::string_view line) {
+Router* GroupSession::member_router(std::size_t member, SessionId& session) {
     const Member& target = members_.at(member);
     ManagedServer* server = placement_.server_of(target.id, target.server);
-    if (server == nullptr || !server->router().has_session(target.id)) return;
-    if (sending_) {
-        // Sent from inside another member's router call (it answered at once): its own copy.
+    if (server == nullptr || !server->router().has_session(target.id)) return nullptr;
+    session = target.id;
+    return &server->router();
+}
+
+void GroupSession::to_member(std::size_t member, std::string_view line) {
+    SessionId session = 0;
+    if (Router* router = member_router(member, session)) {
+        // A line of its own: the router may pad it for the scanner.
         std::string copy(line);
-        server->router().on_session_line(target.id, copy);
-        return;
+        router->on_session_line(session, copy);
     }
-    sending_ = true;
-    const OnScopeEnd done([this] { sending_ = false; });
-    member_line_.assign(line);  // the router may pad it for the scanner
-    server->router().on_session_line(target.id, member_line_);
 }
 
 void GroupSession::to_member_scanned(std::size_t member, std::string_view line,
                                      const wire::Envelope& envelope) {
-    const Member& target = members_.at(member);
-    ManagedServer* server = placement_.server_of(target.id, target.server);
-    if (server == nullptr || !server->router().has_session(target.id)) return;
+    SessionId session = 0;
     // The router reads neither the line again nor past its end; it copies what it keeps.
-    server->router().on_session_line(target.id, line, envelope);
+    if (Router* router = member_router(member, session)) router->on_session_line(session, line, envelope);
 }
 
 void GroupSession::note(std::string_view message) {

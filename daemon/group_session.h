@@ -19,6 +19,8 @@
 
 namespace mcpd {
 
+class Router;
+
 class Placement;
 
 class GroupSession final : public GroupEnvironment {
@@ -48,14 +50,13 @@ public:
     void note(std::string_view message) override;
 
 private:
+    // The router of `member`'s server and its session there, or null when it has none now.
+    Router* member_router(std::size_t member, SessionId& session);
+
     SessionId client_;
     std::vector<Member> members_;
     Placement& placement_;
     std::function<void(std::string_view)> send_client_;
-    // The line being handed to a member's router, with room for its scanner's padding: kept
-    // between lines so that forwarding allocates nothing. `sending_` while a router has it.
-    std::string member_line_;
-    bool sending_ = false;
     GroupRouter router_;  // last: it may write through the members as soon as it exists
 };
 

@@ -1,7 +1,6 @@
 #include "daemon/mux/group_router.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "common/json_read.h"
 #include "common/json_string.h"
@@ -18,15 +17,6 @@ json GroupRouter::parse(std::string_view line) {
     json parsed = json::parse(line, nullptr, false);
     if (parsed.is_discarded()) parsed = json::parse(wire::without_lone_surrogates(line), nullptr, false);
     return parsed;
-}
-
-std::optional<std::int64_t> GroupRouter::integer_id(const wire::Envelope& e, std::string_view line) {
-    if (e.id_kind != wire::IdKind::integer) return std::nullopt;
-    const std::string_view token = e.id.in(line);
-    std::int64_t id = 0;
-    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), id);
-    if (ec != std::errc() || end != token.data() + token.size()) return std::nullopt;
-    return id;
 }
 
 GroupRouter::GroupRouter(GroupSpec spec, GroupEnvironment& env, std::uint64_t cursor_nonce)
@@ -293,7 +283,7 @@ void GroupRouter::client_notification(const json& message, const wire::Envelope&
 }
 
 void GroupRouter::client_response(const wire::Envelope& e, std::string_view line) {
-    const auto id = integer_id(e, line);
+    const auto id = given_id(e, line);
     const auto found = id ? server_requests_.find(static_cast<std::uint64_t>(*id))
                           : server_requests_.end();
     if (found == server_requests_.end()) {

@@ -28,6 +28,7 @@
 #include "common/json_envelope.h"
 #include "config/item_filter.h"
 #include "daemon/mux/group_names.h"
+#include "daemon/mux/jsonrpc.h"
 
 namespace mcpd {
 
@@ -158,8 +159,10 @@ private:
     // A line read with nlohmann, lone surrogates read as U+FFFD (the scanner lets them
     // through, as servers send them); discarded when it is not JSON.
     static nlohmann::json parse(std::string_view line);
-    // An integer id (the ids the group gives members and clients are), read where it lies.
-    static std::optional<std::int64_t> integer_id(const wire::Envelope& e, std::string_view line);
+    // The id of `e` (in `line`) as one the group gave, read where it lies.
+    static std::optional<std::uint64_t> given_id(const wire::Envelope& e, std::string_view line) {
+        return e.id_kind == wire::IdKind::integer ? jsonrpc::given_id(e.id.in(line)) : std::nullopt;
+    }
     // Whatever reaches the group: handled at once, or after the line in hand when it arrives
     // from inside a handler (a member's router may answer from inside a call to it).
     // member_answer: a member's line whose envelope is in envelope_ already (never queued).

@@ -31,7 +31,7 @@ void GroupRouter::handle_member_line(std::size_t member, std::string_view receiv
 
 void GroupRouter::member_response(std::size_t member, const wire::Envelope& e,
                                   std::string_view line) {
-    const auto id = integer_id(e, line);
+    const auto id = given_id(e, line);
     const auto found = id ? sent_.find(static_cast<std::uint64_t>(*id)) : sent_.end();
     if (found == sent_.end() || found->second.member != member) return;  // cancelled meanwhile
     Sent sent = std::move(found->second);

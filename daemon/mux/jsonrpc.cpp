@@ -2,7 +2,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+
 namespace mcpd::jsonrpc {
+
+std::optional<std::uint64_t> given_id(std::string_view raw) {
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
+    if (ec != std::errc() || end != raw.data() + raw.size()) return std::nullopt;
+    return value;
+}
 
 std::string quote(std::string_view text) {
     return nlohmann::json(std::string(text)).dump(-1, ' ', false,

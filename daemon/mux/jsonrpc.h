@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,5 +41,9 @@ std::string cancelled(std::uint64_t request_id, std::string_view reason);
 
 // A JSON string literal (quotes included) for `text`.
 std::string quote(std::string_view text);
+
+// An id mcpd gave (to a child, a member session or a client): the raw token as the unsigned
+// integer it was written as; nothing for any other token.
+std::optional<std::uint64_t> given_id(std::string_view raw);
 
 }  // namespace mcpd::jsonrpc

@@ -95,8 +95,8 @@ public:
     // modern child, which has no handshake).
     std::string_view protocol_of(SessionId session) const;
 
-    // A line from a session, scanned where it lies.
-    void on_session_line(SessionId session, wire::PaddedText line);
+    // A line from a session, scanned where it lies (`known`: its envelope, read by the caller).
+    void on_session_line(SessionId session, wire::PaddedText line, const wire::Envelope* known = nullptr);
     // The same for a line in a string, which may gain capacity (padding for the scanner).
     void on_session_line(SessionId session, std::string& line);
     // A line whose envelope the caller has read already (a group session's spliced call, its
@@ -366,7 +366,6 @@ private:
     std::optional<SessionId> only_busy_session() const;
     static std::string task_id_of(const wire::Envelope& e, std::string_view line);
     // The number of an id mcpd gave the child (an integer), from its raw bytes.
-    static std::optional<std::uint64_t> parse_child_id(std::string_view raw);
     // The revision a message needs when `s` negotiated an older one; empty when it may have it.
     std::string_view newer_revision_needed(const SessionState& s, const wire::Envelope& e,
                                            std::string_view line) const;

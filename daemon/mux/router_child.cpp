@@ -56,13 +56,6 @@ bool covers(const std::string& subscribed, const std::string& uri) {
 
 }  // namespace
 
-std::optional<std::uint64_t> Router::parse_child_id(std::string_view raw) {
-    std::uint64_t value = 0;
-    const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
-    if (ec != std::errc() || end != raw.data() + raw.size()) return std::nullopt;
-    return value;
-}
-
 std::string Router::task_id_of(const wire::Envelope& e, std::string_view line) {
     // The raw token may hold escapes; owners are stored by the string the scanner decodes.
     std::string task;
@@ -148,7 +141,7 @@ void Router::route_child_message(std::string_view line, const wire::Envelope& e)
 
 void Router::handle_child_response(std::string_view line, const wire::Envelope& e) {
     const std::optional<std::uint64_t> child_id =
-        e.id_kind == wire::IdKind::integer ? parse_child_id(e.id.in(line)) : std::nullopt;
+        e.id_kind == wire::IdKind::integer ? jsonrpc::given_id(e.id.in(line)) : std::nullopt;
     const auto it = child_id ? pending_.find(*child_id) : pending_.end();
     if (it == pending_.end()) {
         if (child_id && tombstones_.contains(*child_id)) return;  // answered after a cancel
@@ -258,7 +251,7 @@ void Router::answer_null_id(std::string_view line, const wire::Envelope& e) {
 
 bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view message,
                                  std::string_view reason) {
-    const std::optional<std::uint64_t> child_id = parse_child_id(raw_id);
+    const std::optional<std::uint64_t> child_id = jsonrpc::given_id(raw_id);
     if (!child_id || !pending_.contains(*child_id)) return false;
     // As if the child had answered with this error: the usual bookkeeping, then the session.
     std::string line = jsonrpc::error(raw_id, jsonrpc::kInternalError, message, reason);

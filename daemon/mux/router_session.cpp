@@ -43,22 +43,12 @@ void Router::on_session_line(SessionId id, std::string& line) {
 }
 
 void Router::on_session_line(SessionId id, std::string_view line, const wire::Envelope& envelope) {
-    try {
-        // Not read again, so no padding is needed.
-        route_session_line(id, wire::PaddedText{line}, &envelope);
-    } catch (const std::exception& error) {
-        contained(error, "a session's message");
-        const bool id_usable = envelope.id_kind == wire::IdKind::string ||
-                               envelope.id_kind == wire::IdKind::integer;
-        if (find(id) != nullptr && envelope.is_request() && id_usable)
-            reply_error(id, envelope.id.in(line), jsonrpc::kInternalError,
-                        "internal error: mcpd could not handle this request; it was not forwarded");
-    }
+    on_session_line(id, wire::PaddedText{line}, &envelope);  // not read again: no padding needed
 }
 
-void Router::on_session_line(SessionId id, wire::PaddedText padded) {
+void Router::on_session_line(SessionId id, wire::PaddedText padded, const wire::Envelope* known) {
     try {
-        route_session_line(id, padded);
+        route_session_line(id, padded, known);
     } catch (const std::exception& error) {
         contained(error, "a session's message");
         const wire::Envelope& e = envelope_;
