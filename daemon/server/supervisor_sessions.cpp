@@ -21,6 +21,11 @@ void Supervisor::on_child_wanted() {
     if (state_ == ServerState::stopped) {
         env_.note("starting for a client session");
         request_start();
+    } else if (state_ == ServerState::stopping && stop_reason_ == StopReason::idle) {
+        // mcpd itself chose to end it, and a request came before the process was gone: it
+        // starts again once the ladder ends instead of leaving the request waiting.
+        env_.note("wanted again while stopping for idleness: it starts again once stopped");
+        request_start();
     } else if (state_ == ServerState::failed) {
         // A failed server does not come back by itself: answer now, not after start_timeout
         // (on the next turn: this runs inside the router's handling of the line).

@@ -196,6 +196,36 @@ TEST_CASE("supervisor: a session wanting a stopped server starts it; a running o
     CHECK(f.env.arms.empty());
 }
 
+TEST_CASE("supervisor: a session wanting a server mcpd is stopping for idleness starts it again") {
+    Fixture f(with_idle(60s));
+    f.run();
+    f.sup.on_sessions_changed(0);
+    f.fire(T::idle);
+    REQUIRE(f.sup.state() == S::stopping);
+    f.env.clear_records();
+    f.sup.on_child_wanted();
+    CHECK(f.sup.state() == S::stopping);  // the ladder runs on: the old process still ends
+    CHECK(f.sup.wanted_up());
+    CHECK(f.env.spawn_calls == 0);
+    CHECK(f.env.noted("wanted again while stopping for idleness: it starts again once stopped"));
+    f.sup.on_exit(0);
+    CHECK(f.sup.state() == S::starting);
+    CHECK(f.env.spawn_calls == 1);
+    CHECK(f.env.failed_waiting.empty());
+}
+
+TEST_CASE("supervisor: a session wanting a server an admin is stopping does not restart it") {
+    Fixture f;
+    f.run();
+    f.sup.request_stop();
+    f.env.clear_records();
+    f.sup.on_child_wanted();
+    f.sup.on_exit(0);
+    CHECK(f.sup.state() == S::stopped);
+    CHECK(f.env.spawn_calls == 0);
+    CHECK(f.env.failed_waiting == std::vector<std::string>{"it was stopped"});
+}
+
 TEST_CASE("supervisor: failure() says what went wrong and what to do, once") {
     Fixture f;
     CHECK(f.sup.failure() == "fix it, then run 'mcpctl start demo'");
