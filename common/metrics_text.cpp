@@ -157,6 +157,7 @@ struct ServerFamilies {
 constexpr std::pair<std::string_view, std::string_view> kOutcomes[] = {
     {"reply", "replies"},       {"error", "errors"},     {"tool_error", "tool_errors"},
     {"cancelled", "cancelled"}, {"timeout", "timeouts"}, {"child_died", "child_died"},
+    {"replayed", "replayed"},
 };
 
 // The families of the per-name rows (a server's "tools" array).

@@ -26,6 +26,12 @@ inline constexpr EnumName<Era> kEraNames[] = {
     {"modern", Era::modern},
 };
 
+inline constexpr EnumName<Replay> kReplayNames[] = {
+    {"off", Replay::off},
+    {"safe", Replay::safe},
+    {"annotated", Replay::annotated},
+};
+
 // The log level's words are the daemon log's own: log::kLevelNames (common/log.h).
 
 }  // namespace mcpd::config

@@ -321,6 +321,9 @@ std::string_view to_string(Sharing sharing) {
 std::string_view to_string(Era era) {
     return name_of<Era>(kEraNames, era);
 }
+std::string_view to_string(Replay replay) {
+    return name_of<Replay>(kReplayNames, replay);
+}
 
 const ServerConfig* Registry::find(std::string_view name) const {
     for (const ServerConfig& server : servers) {

@@ -23,11 +23,17 @@ using namespace std::chrono_literals;
 enum class RestartPolicy { always, on_failure, never };
 enum class Sharing { shared, exclusive, serialized, project, user };
 enum class Era { auto_detect, legacy, modern };
+// Which requests in flight when a child dies are sent to its successor (docs/MULTIPLEXING.md,
+// "Replay after a crash"): off: only those never written to it; safe: also the methods safe
+// to repeat by the specification; annotated: also tools/call of a tool it marks read-only or
+// idempotent (its annotations are trusted).
+enum class Replay { off, safe, annotated };
 
 std::string_view to_string(RestartPolicy policy);  // "always" | "on-failure" | "never"
 // "shared" | "exclusive" | "serialized" | "project" | "user"
 std::string_view to_string(Sharing sharing);
 std::string_view to_string(Era era);  // "auto" | "legacy" | "modern"
+std::string_view to_string(Replay replay);  // "off" | "safe" | "annotated"
 
 // More than `burst` failed starts within `interval` puts a server in `failed`.
 struct StartLimit {
@@ -74,6 +80,7 @@ struct ServerConfig {
     Duration stop_grace = 2s;
     Duration stop_timeout = 2s;
     Duration request_timeout = 0ms;  // 0: no limit
+    Replay replay = Replay::safe;
     Duration health_interval = 30s;  // 0: no health pings
     unsigned max_sessions = 0;       // 0: unlimited
     // Processes of this server at once where sessions get their own (sharing = "exclusive")

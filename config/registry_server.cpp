@@ -150,6 +150,10 @@ void read_era(const toml::node& value, std::string_view key, ServerReader& r) {
     assign(r.server.era, read_enum<Era>(value, key, kEraNames, r.diag));
 }
 
+void read_replay(const toml::node& value, std::string_view key, ServerReader& r) {
+    assign(r.server.replay, read_enum<Replay>(value, key, kReplayNames, r.diag));
+}
+
 void read_restart(const toml::node& value, std::string_view key, ServerReader& r) {
     assign(r.server.restart, read_enum<RestartPolicy>(value, key, kRestartPolicyNames, r.diag));
 }
@@ -282,6 +286,7 @@ constexpr Field kFields[] = {
     {"stop_grace", read_duration_field<&ServerConfig::stop_grace, true>},
     {"stop_timeout", read_duration_field<&ServerConfig::stop_timeout, true>},
     {"request_timeout", read_duration_field<&ServerConfig::request_timeout, true>},
+    {"replay", read_replay},
     {"health_interval", read_duration_field<&ServerConfig::health_interval, true>},
     {"max_sessions", read_max_sessions},
     {"max_children", read_max_children},

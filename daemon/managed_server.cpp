@@ -287,7 +287,10 @@ void ManagedServer::on_child_exit(ChildProcess* child, int status) {
         draining_.push_back(std::move(child_));
         handshake_.reset();
         ids_.reset();
-        router_.on_child_gone("the server exited with status " + std::to_string(status));
+        // What it never read of its stdin may go to the next process (router_replay.cpp).
+        const std::string unwritten = child->take_unwritten_input();
+        router_.on_child_gone("the server exited with status " + std::to_string(status),
+                              unwritten);
     }
     if (!child->finished()) supervisor_.on_exit_pipes_open();
     if (!current) return;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <map>
 #include <string>
 
@@ -44,10 +45,23 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 }  // namespace
 
+namespace {
+
+// What became of requests in flight when a child died, by verdict (docs/STATS.md).
+json replays_json(const std::array<std::uint64_t, std::size(kReplayVerdicts)>& counts) {
+    json out = json::object();
+    for (std::size_t i = 0; i < counts.size(); ++i)
+        out[std::string(to_string(kReplayVerdicts[i]))] = counts[i];
+    return out;
+}
+
+}  // namespace
+
 json counters_json(const CallCounters& c) {
     return {{"requests", c.requests},   {"replies", c.replies},     {"errors", c.errors},
             {"tool_errors", c.tool_errors}, {"cancelled", c.cancelled}, {"timeouts", c.timeouts},
-            {"child_died", c.child_died}, {"in_flight", c.in_flight}, {"bytes_in", c.bytes_in},
+            {"child_died", c.child_died}, {"replayed", c.replayed}, {"in_flight", c.in_flight},
+            {"bytes_in", c.bytes_in},
             {"bytes_out", c.bytes_out}, {"latency", latency_json(c.latency)}};
 }
 
@@ -103,6 +117,7 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
     std::size_t children = 0, attached = 0;
     unsigned restarts = 0;
     std::uint64_t from_cache = 0;
+    std::array<std::uint64_t, std::size(kReplayVerdicts)> replays{};
     std::map<std::string, unsigned> reasons;
     std::optional<ProcessUsage> usage;
     json per_child = json::array();
@@ -118,6 +133,8 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
         attached += instance.router().session_count();
         restarts += instance.supervisor().restarts();
         from_cache += instance.router().answered_from_cache();
+        for (std::size_t i = 0; i < replays.size(); ++i)
+            replays[i] += instance.router().replay().count_of(kReplayVerdicts[i]);
         for (const auto& [reason, count] : instance.supervisor().restart_reasons())
             reasons[reason] += count;
         if (want.sessions) {
@@ -151,6 +168,7 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
                 {"sessions_total", merged.sessions_total()},
                 {"restarts", restarts},
                 {"answered_from_cache", from_cache},
+                {"replays", replays_json(replays)},
                 {"restart_reasons", reasons},
                 {"cpu_ms", usage ? json(usage->cpu_ms) : json(nullptr)},
                 {"cpu_percent", usage ? json(usage->cpu_percent) : json(nullptr)},

@@ -123,6 +123,15 @@ void WriteCoalescer::drop_held_writes(bufferevent* bev) {
     std::erase_if(held_, [bev](const Held& h) { return h.bev == bev; });
 }
 
+std::string WriteCoalescer::take_held_writes(bufferevent* bev) {
+    std::string bytes;
+    for (Held& h : held_) {
+        if (h.bev == bev) bytes = std::move(h.bytes);
+    }
+    drop_held_writes(bev);
+    return bytes;
+}
+
 void WriteCoalescer::write_or_queue_line(bufferevent* bev, std::string_view line) {
     write_or_queue_line(bev, std::span<const std::string_view>(&line, 1));
 }

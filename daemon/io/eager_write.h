@@ -49,6 +49,8 @@ public:
     std::size_t held_bytes(bufferevent* bev) const;
     // Forget what is held for `bev` (it is being freed).
     void drop_held_writes(bufferevent* bev);
+    // Forget it, handing it over.
+    std::string take_held_writes(bufferevent* bev);
 
 private:
     friend class WriteBurst;

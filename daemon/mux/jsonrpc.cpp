@@ -46,6 +46,22 @@ std::string error(std::string_view raw_id, int code, std::string_view message,
     return out;
 }
 
+std::string error_with_outcome(std::string_view raw_id, int code, std::string_view message,
+                               std::string_view reason, std::string_view outcome) {
+    std::string out = R"({"jsonrpc":"2.0","id":)";
+    out += raw_id.empty() ? std::string_view("null") : raw_id;
+    out += R"(,"error":{"code":)";
+    out += std::to_string(code);
+    out += R"(,"message":)";
+    out += quote(message);
+    out += R"(,"data":{"reason":)";
+    out += quote(reason);
+    out += R"(,"outcome":)";
+    out += quote(outcome);
+    out += "}}}";
+    return out;
+}
+
 std::string notification(std::string_view method) {
     std::string out = R"({"jsonrpc":"2.0","method":)";
     out += quote(method);

@@ -23,6 +23,10 @@ std::string result(std::string_view raw_id, std::string_view result_json);
 // {"jsonrpc":"2.0","id":<raw_id or null>,"error":{"code":..,"message":..[,"data":{"reason":..}]}}
 std::string error(std::string_view raw_id, int code, std::string_view message,
                   std::string_view reason = {});
+// The same with "outcome" in data beside the reason: "unknown" tells a client that the
+// request may have run (replay after a crash, docs/MULTIPLEXING.md).
+std::string error_with_outcome(std::string_view raw_id, int code, std::string_view message,
+                               std::string_view reason, std::string_view outcome);
 
 // {"jsonrpc":"2.0","method":<method>}: a notification without params.
 std::string notification(std::string_view method);

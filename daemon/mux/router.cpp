@@ -56,9 +56,9 @@ void Router::send_spliced(SessionId session, std::string_view line,
     sessions_out_.send_spliced(session, pieces_);
 }
 
-void Router::send_spliced_to_child(std::string_view line, const wire::Replacements& changes) {
+bool Router::send_spliced_to_child(std::string_view line, const wire::Replacements& changes) {
     wire::splice(line, changes, pieces_);
-    env_.child_send_spliced(pieces_);
+    return env_.child_send_spliced(pieces_);
 }
 
 Router::Router(const config::ServerConfig& config, RouterEnvironment& env, SessionSink& sessions,
@@ -243,7 +243,10 @@ void Router::flush_queue() {
     for (auto& [id, s] : sessions_) s.waiting_bytes = s.held.empty() ? 0 : s.waiting_bytes;
     for (Queued& q : queued) {
         if (find(q.session) == nullptr) continue;
+        // A replayed request takes along how many children died with it (router_replay.cpp).
+        replay_.routing_crashes = q.crashes;
         on_session_line(q.session, q.line);
+        replay_.routing_crashes = 0;
     }
     env_.deadlines_changed();
 }

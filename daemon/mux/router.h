@@ -29,6 +29,7 @@
 #include "config/registry.h"
 #include "daemon/mux/catalog.h"
 #include "daemon/mux/project.h"
+#include "daemon/mux/replay_state.h"
 #include "daemon/mux/request_ids.h"
 #include "daemon/mux/router_environment.h"
 #include "daemon/mux/session_sink.h"
@@ -123,8 +124,10 @@ public:
     // be answered, but it takes nothing new. Later lines wait for the next child, up to
     // start_timeout, and fail with fail_waiting when none is coming.
     void on_child_stopping();
-    // The child is gone (crash, restart, stop): fail what was in flight.
-    void on_child_gone(const std::string& reason);
+    // The child is gone (crash, restart, stop): what was in flight is sent to the next child
+    // or failed, as replay_policy.h decides (router_replay.cpp). `unwritten`: the bytes that
+    // were queued for its stdin and never reached the pipe.
+    void on_child_gone(const std::string& reason, std::string_view unwritten = {});
     bool child_ready() const { return child_ready_; }
     // The child speaks the stateless era (2026-07-28): sessions have no handshake.
     bool modern_child() const { return modern_; }
@@ -149,6 +152,8 @@ public:
     bool sleeping() const { return lazy_ && !child_ready_ && catalog_.has_value(); }
     // Requests answered from the catalog.
     std::uint64_t answered_from_cache() const { return answered_from_cache_; }
+    // What was replayed after a child died, and the tool hints that decide it.
+    const ReplayState& replay() const { return replay_; }
 
     // sharing = "project" (router_project.cpp). A session's project is settled on this
     // child: the lines it held meanwhile are handled now.
@@ -253,10 +258,18 @@ private:
         // Lazy servers: a page of this list, asked by mcpd to refresh the catalog.
         std::optional<ListKind> catalog_list;
         std::uint64_t catalog_generation = 0;  // of the refresh that asked it
+        // Replay after a crash (router_replay.cpp): the session's line when it could be
+        // replayed, children that died with it in flight, and whether the child reported
+        // progress on it to its session.
+        KeptLine kept;
+        unsigned crashes = 0;
+        bool progressed = false;
+        bool unsent = false;  // the child's stdin was closed already: it never got it
     };
     struct ProgressRoute {
         SessionId session = 0;
         std::string original_token;
+        std::uint64_t child_id = 0;  // the request it reports on
     };
     struct ChildRequest {  // a child→session request in flight
         SessionId session = 0;
@@ -272,6 +285,13 @@ private:
         SessionId session = 0;
         std::string line;
         TimePoint deadline;
+        unsigned crashes = 0;  // a replayed request: children that died with it in flight
+    };
+    struct Replay {  // a request of a child that died, to be sent to the next
+        std::uint64_t child_id = 0;
+        SessionId session = 0;
+        std::string line;
+        unsigned crashes = 0;
     };
 
     // The work behind on_session_line / on_child_message; the public entry points wrap them
@@ -455,7 +475,21 @@ private:
     // `line` with `changes` applied, to a session or to the child.
     void send_spliced(SessionId session, std::string_view line,
                       const wire::Replacements& changes);
-    void send_spliced_to_child(std::string_view line, const wire::Replacements& changes);
+    bool send_spliced_to_child(std::string_view line, const wire::Replacements& changes);
+    // Replay after a crash (router_replay.cpp). Keep the line of request `child_id` when it
+    // could be replayed, or when it was not `sent` (the child's stdin was closed already).
+    void keep_for_replay(std::uint64_t child_id, std::string_view line, const wire::Envelope& e,
+                         std::string_view tool, bool sent);
+    // The requests among the child's `unwritten` stdin, as their sessions sent them: child
+    // id → line.
+    std::unordered_map<std::uint64_t, std::string> unwritten_requests(std::string_view unwritten);
+    // What happens to request `p` of a child that died: its line and crashes in `replay` when
+    // it is sent again. Only for a session's forwarded request.
+    ReplayVerdict decide_replay(std::uint64_t child_id, Pending& p,
+                                std::unordered_map<std::uint64_t, std::string>& unwritten,
+                                Replay& replay);
+    // Put replayed requests ahead of every line that waits for the next child.
+    void requeue(std::vector<Replay> replays, const std::string& reason);
 
     config::ServerConfig config_;
     RouterEnvironment& env_;
@@ -520,6 +554,7 @@ private:
     // SessionState so that next_deadline does not visit every session.
     std::map<SessionId, TimePoint> roots_deadlines_;
     TrafficStats stats_;
+    ReplayState replay_;
     bool log_requests_ = false;
     // While the request log is on: each counted request's method and tool (each cut to
     // kMaxNameBytes), by child id (kept apart so that Pending stays small when it is off).

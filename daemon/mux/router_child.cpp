@@ -281,6 +281,9 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
         const auto route = progress_.find(std::string(e.reported_token.in(line)));
         if (!e.reported_token.empty() && route != progress_.end()) {
             send_spliced(route->second.session, line, {{e.reported_token, route->second.original_token}});
+            // Reported to the client: the request is under way, never to be replayed.
+            if (const auto p = pending_.find(route->second.child_id); p != pending_.end())
+                p->second.progressed = true;
         }
         return;
     }

@@ -96,17 +96,37 @@ void Router::on_child_stopping() {
     env_.deadlines_changed();
 }
 
-void Router::on_child_gone(const std::string& reason) {
+void Router::on_child_gone(const std::string& reason, std::string_view unwritten) {
     child_ready_ = false;
     catalog_current_ = false;
     discover_cache_.reset();  // the next process answers for itself
+    // A session's forwarded requests are sent to the next child or answered as of unknown
+    // outcome (router_replay.cpp); the rest fail as before.
+    std::unordered_map<std::uint64_t, std::string> never_written = unwritten_requests(unwritten);
+    std::vector<Replay> replays;
     for (auto& [child_id, p] : pending_) {
         SessionState* s = find(p.session);
-        settle(child_id, p, s, Outcome::child_died, 0);
+        std::optional<ReplayVerdict> verdict;
+        Replay replay;
+        if (s != nullptr && p.session != 0 && p.kind == PendingKind::forward && !s->departed)
+            verdict = decide_replay(child_id, p, never_written, replay);
+        const bool again = verdict && sent_again(*verdict);
+        settle(child_id, p, s, again ? Outcome::replayed : Outcome::child_died, 0);
         fail_waiters(p, "the server stopped before answering", reason);
         if (p.session == 0 || p.kind == PendingKind::internal) continue;
         if (s != nullptr) {
             s->in_flight.erase(p.original_id);
+            if (again) {
+                replays.push_back(std::move(replay));
+                continue;
+            }
+            if (verdict) {
+                sessions_out_.send(p.session, jsonrpc::error_with_outcome(
+                                                  p.original_id, jsonrpc::kInternalError,
+                                                  unknown_outcome_message(*verdict), reason,
+                                                  "unknown"));
+                continue;
+            }
             if (p.kind == PendingKind::listen) {
                 // The stream died with the child; ending it tells the client to listen again.
                 sessions_out_.send(p.session,
@@ -153,6 +173,7 @@ void Router::on_child_gone(const std::string& reason) {
     env_.deadlines_changed();
     if (departed_ > 0) sweep_departed();  // their requests failed with the child
     refresh_pending_ = 0;
+    requeue(std::move(replays), reason);
     if (lazy_ && catalog_) {
         // Sleeping, not away: its sessions are answered from the catalog again.
         take_handshake_from_catalog();

@@ -41,6 +41,8 @@ void Router::set_catalog(Catalog catalog, bool serve_private) {
     serve_private_ = serve_private;
     // Its tools are listed to sessions from here: the stats count calls of them by name.
     stats_.tools_listed(listed_tool_names(catalog_->list(ListKind::tools).items), true);
+    if (config_.replay == config::Replay::annotated)
+        replay_.tools_listed(catalog_->list(ListKind::tools).items, true);
     if (!child_ready_) take_handshake_from_catalog();
 }
 
@@ -242,6 +244,8 @@ void Router::finish_catalog_refresh() {
     refreshing_ = Catalog{};
     catalog_current_ = child_ready_;
     stats_.tools_listed(listed_tool_names(catalog_->list(ListKind::tools).items), true);
+    if (config_.replay == config::Replay::annotated)
+        replay_.tools_listed(catalog_->list(ListKind::tools).items, true);
     env_.catalog_refreshed(*catalog_);
 }
 

@@ -362,14 +362,15 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     std::string token_text;
     if (!e.progress_token.empty()) {
         token_text = "\"mcpd-p" + std::to_string(next_token_++) + "\"";
-        progress_[token_text] = ProgressRoute{s.id, std::string(e.progress_token.in(line))};
+        progress_[token_text] =
+            ProgressRoute{s.id, std::string(e.progress_token.in(line)), child_id};
         p.own_token = token_text;
         changes.push_back({e.progress_token, token_text});
     }
+    std::string unescaped;  // a tool name with escapes, rarely
+    const std::string_view tool =
+        e.method_is("tools/call") ? e.name_in(line, unescaped) : std::string_view();
     if (kind != PendingKind::listen) {
-        std::string unescaped;  // a tool name with escapes, rarely
-        const std::string_view tool =
-            e.method_is("tools/call") ? e.name_in(line, unescaped) : std::string_view();
         p.counted = stats_.request(s.counters, e.method, tool, line.size());
         p.sent = now;
         p.bytes_in = line.size();
@@ -380,8 +381,10 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     s.in_flight.set(p.original_id, child_id,
                     p.uri.size() + p.task_id.size() + e.progress_token.length);
     const bool timed = p.deadline.has_value();
+    p.crashes = replay_.routing_crashes;
     pending_[child_id] = std::move(p);
-    send_spliced_to_child(line, changes);
+    const bool sent = send_spliced_to_child(line, changes);
+    if (kind == PendingKind::forward) keep_for_replay(child_id, line, e, tool, sent);
     if (timed) env_.deadlines_changed();
 }
 

@@ -74,6 +74,8 @@ std::string_view to_string(Outcome outcome) {
             return "timeout";
         case Outcome::child_died:
             return "child_died";
+        case Outcome::replayed:
+            return "replayed";
     }
     return "reply";
 }
@@ -86,6 +88,7 @@ void CallCounters::merge(const CallCounters& other) {
     cancelled += other.cancelled;
     timeouts += other.timeouts;
     child_died += other.child_died;
+    replayed += other.replayed;
     in_flight += other.in_flight;
     bytes_in += other.bytes_in;
     bytes_out += other.bytes_out;
@@ -106,6 +109,8 @@ std::uint64_t CallCounters::count(Outcome outcome) const {
             return timeouts;
         case Outcome::child_died:
             return child_died;
+        case Outcome::replayed:
+            return replayed;
     }
     return 0;
 }
@@ -121,8 +126,9 @@ void count_request(CallCounters& c, std::size_t bytes) {
 // Each outcome's counter, in the order of Outcome: an answer is counted without a branch.
 constexpr std::uint64_t CallCounters::* kOutcomeCounter[] = {
     &CallCounters::replies,   &CallCounters::errors,   &CallCounters::tool_errors,
-    &CallCounters::cancelled, &CallCounters::timeouts, &CallCounters::child_died};
-static_assert(std::size(kOutcomeCounter) == static_cast<std::size_t>(Outcome::child_died) + 1);
+    &CallCounters::cancelled, &CallCounters::timeouts, &CallCounters::child_died,
+    &CallCounters::replayed};
+static_assert(std::size(kOutcomeCounter) == static_cast<std::size_t>(Outcome::replayed) + 1);
 
 void count_answer(CallCounters& c, Outcome outcome, std::size_t bytes, std::size_t bucket,
                   std::uint64_t us) {

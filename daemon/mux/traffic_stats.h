@@ -63,6 +63,7 @@ enum class Outcome {
     cancelled,   // the client cancelled it, or left
     timeout,     // request_timeout ran out
     child_died,  // the server went away before answering
+    replayed,    // the same, and it was sent to the next process (router_replay.cpp)
 };
 std::string_view to_string(Outcome outcome);
 
@@ -74,6 +75,7 @@ struct CallCounters {
     std::uint64_t cancelled = 0;
     std::uint64_t timeouts = 0;
     std::uint64_t child_died = 0;
+    std::uint64_t replayed = 0;
     std::uint64_t in_flight = 0;
     std::uint64_t bytes_in = 0;   // from sessions to the server
     std::uint64_t bytes_out = 0;  // from the server to sessions

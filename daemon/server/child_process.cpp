@@ -90,7 +90,12 @@ std::size_t ChildProcess::queued_input_bytes() const {
 
 void ChildProcess::close_stdin() {
     if (!stdin_) return;
-    writes_.drop_held_writes(stdin_.get());
+    // In order: the output buffer first, then what the current burst holds back for it.
+    evbuffer* queued = stdin_.output();
+    const std::size_t length = evbuffer_get_length(queued);
+    unwritten_input_.resize(length);
+    if (length > 0) evbuffer_copyout(queued, unwritten_input_.data(), length);
+    unwritten_input_ += writes_.take_held_writes(stdin_.get());
     stdin_.reset();
 }
 

@@ -59,7 +59,12 @@ public:
     // Call on_input_drained once queued stdin falls to `low` bytes.
     void set_input_watermark(std::size_t low);
     // Close stdin now, dropping anything still queued: the first step of the stop ladder.
+    // What was dropped is kept for unwritten_input().
     void close_stdin();
+    // The bytes queued for stdin that never reached the pipe, once stdin closed (bounded by
+    // what the supervisor lets queue before it pauses the sessions): what the router may
+    // send to the next process (daemon/mux/router_replay.cpp).
+    std::string take_unwritten_input() { return std::move(unwritten_input_); }
     // Signal its process group, and the descendants that left it (daemon/server/server_processes.h).
     void signal_group(int signo) const;
 
@@ -93,6 +98,7 @@ private:
     LineSource stdout_;
     LineSource stderr_;
     bool exited_ = false;
+    std::string unwritten_input_;  // see take_unwritten_input
     bool finished_reported_ = false;
 };
 

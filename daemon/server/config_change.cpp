@@ -12,6 +12,7 @@ ConfigChange classify_change(const config::ServerConfig& current,
     same_access.allow_groups = current.allow_groups;
     same_access.filters = current.filters;
     same_access.request_log = current.request_log;
+    same_access.replay = current.replay;  // read when a child dies
     return same_access == current ? ConfigChange::access : ConfigChange::restart;
 }
 

@@ -1,0 +1,125 @@
+// Router: replay after a crash (docs/MULTIPLEXING.md, "Replay after a crash"). When a child
+// dies, each session request it had is sent to the next child or answered with
+// data.outcome = "unknown", as replay_policy.h decides. What a request needs for that is
+// gathered as it passes: a copy of its line when it could be replayed (bounded by
+// ReplayState::kMaxKeptBytes), whether progress on it reached its session, and how many
+// children died with it. The lines the child never got are read back from its unwritten
+// stdin: the id and progress token mcpd gave it are put back to the session's own.
+#include <algorithm>
+
+#include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/router.h"
+
+namespace mcpd {
+
+void Router::keep_for_replay(std::uint64_t child_id, std::string_view line,
+                             const wire::Envelope& e, std::string_view tool, bool sent) {
+    std::optional<ToolHints> hints;
+    if (config_.replay == config::Replay::annotated && !tool.empty()) hints = replay_.hints(tool);
+    if (sent && !worth_keeping(e.method, hints, config_.replay)) return;
+    const auto it = pending_.find(child_id);
+    if (it == pending_.end()) return;
+    it->second.kept = replay_.keep(line);
+    it->second.unsent = !sent;
+}
+
+std::unordered_map<std::uint64_t, std::string> Router::unwritten_requests(
+    std::string_view unwritten) {
+    // The first line may be the rest of one the pipe took in part: it does not scan as a
+    // message (its start is missing, and what is left closes more than it opens), so only
+    // whole lines are found. Each is a request mcpd wrote, with mcpd's id for the child.
+    std::unordered_map<std::uint64_t, std::string> found;
+    std::string line;
+    while (!unwritten.empty()) {
+        const std::size_t end = unwritten.find('\n');
+        if (end == std::string_view::npos) break;
+        line.assign(unwritten.substr(0, end));
+        unwritten.remove_prefix(end + 1);
+        wire::Envelope e;
+        if (scanner_.scan(line, e) != wire::ScanStatus::ok || !e.is_request()) continue;
+        const std::optional<std::uint64_t> child_id = jsonrpc::given_id(e.id.in(line));
+        if (!child_id) continue;
+        const auto p = pending_.find(*child_id);
+        if (p == pending_.end() || p->second.kind != PendingKind::forward) continue;
+        wire::Replacements changes{{e.id, p->second.original_id}};
+        if (!e.progress_token.empty()) {
+            const auto route = progress_.find(std::string(e.progress_token.in(line)));
+            if (route == progress_.end()) continue;
+            changes.push_back({e.progress_token, route->second.original_token});
+        }
+        std::string original;
+        wire::splice(line, changes, original);
+        found.emplace(*child_id, std::move(original));
+    }
+    return found;
+}
+
+ReplayVerdict Router::decide_replay(std::uint64_t child_id, Pending& p,
+                                    std::unordered_map<std::uint64_t, std::string>& unwritten,
+                                    Replay& replay) {
+    const auto never_written = unwritten.find(child_id);
+    ReplayFacts facts;
+    facts.written = never_written == unwritten.end() && !p.unsent;
+    facts.progressed = p.progressed;
+    facts.crashes = p.crashes;
+    facts.mode = config_.replay;
+    std::string_view method;
+    std::string_view line;
+    wire::Envelope e;
+    std::string scanned;
+    if (never_written != unwritten.end()) {
+        line = never_written->second;
+    } else if (p.kept.kept()) {
+        line = p.kept.text();
+    }
+    if (!line.empty()) {
+        scanned.assign(line);
+        if (scanner_.scan(scanned, e) == wire::ScanStatus::ok) method = e.method;
+    }
+    facts.method = method;
+    std::string unescaped;
+    if (method == "tools/call" && config_.replay == config::Replay::annotated)
+        facts.tool = replay_.hints(e.name_in(scanned, unescaped));
+    ReplayVerdict verdict = replay_verdict(facts);
+    // Without its line (over the budget, or a method not kept) nothing can be sent again.
+    if (sent_again(verdict) && method.empty()) verdict = ReplayVerdict::unknown;
+    replay_.count(verdict);
+    if (!sent_again(verdict)) return verdict;
+    replay.child_id = child_id;
+    replay.session = p.session;
+    replay.line = std::move(scanned);
+    replay.crashes = p.crashes + (facts.written ? 1 : 0);
+    return verdict;
+}
+
+void Router::requeue(std::vector<Replay> replays, const std::string& reason) {
+    if (replays.empty()) return;
+    // In the order they were sent (child ids grow), ahead of lines that came after them.
+    std::sort(replays.begin(), replays.end(),
+              [](const Replay& a, const Replay& b) { return a.child_id < b.child_id; });
+    // Lines queued meanwhile expire first (the queue expires from its front).
+    TimePoint deadline = env_.now() + config_.start_timeout;
+    if (!queue_.empty()) deadline = std::min(deadline, queue_.front().deadline);
+    std::deque<Queued> ahead;
+    for (Replay& replay : replays) {
+        SessionState* s = find(replay.session);
+        if (s == nullptr) continue;
+        if (!admit_waiting(*s, replay.line)) {
+            wire::Envelope e;
+            if (scanner_.scan(replay.line, e) == wire::ScanStatus::ok)
+                sessions_out_.send(s->id, jsonrpc::error_with_outcome(
+                                              e.id.in(replay.line), jsonrpc::kInternalError,
+                                              "the server stopped before answering, and too "
+                                              "much waits for it to be sent again",
+                                              reason, "unknown"));
+            continue;
+        }
+        ahead.push_back(Queued{replay.session, std::move(replay.line), deadline, replay.crashes});
+    }
+    queue_.insert(queue_.begin(), std::make_move_iterator(ahead.begin()),
+                  std::make_move_iterator(ahead.end()));
+    env_.want_child();
+    env_.deadlines_changed();
+}
+
+}  // namespace mcpd
