@@ -53,6 +53,7 @@ std::string metrics_daemon(const TestEnv& env, const std::string& address,
 const std::pair<std::string, std::string> kOutcomes[] = {
     {"reply", "replies"},       {"error", "errors"},     {"tool_error", "tool_errors"},
     {"cancelled", "cancelled"}, {"timeout", "timeouts"}, {"child_died", "child_died"},
+    {"replayed", "replayed"},
 };
 
 // A TCP socket of the test's own bound to a port the system chose on 127.0.0.1; its port.
@@ -246,7 +247,7 @@ void expect_stats_in_metrics(const json& stats, const Parsed& parsed) {
             expect_sample(parsed, "mcpd_request_duration_seconds_count", labels, latency["count"]);
             expect_sample(parsed, "mcpd_request_duration_seconds_sum", labels,
                           json(latency["sum_us"].get<double>() / 1e6));
-            name_samples += 6 + 1 + 2 + latency["buckets"].size() + 2;
+            name_samples += std::size(kOutcomes) + 1 + 2 + latency["buckets"].size() + 2;
         }
     }
     std::size_t found = 0;

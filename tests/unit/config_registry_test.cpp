@@ -16,6 +16,7 @@
 
 using namespace mcpd::config;
 using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
 namespace {
@@ -949,6 +950,18 @@ roots = ["/r"]
     CHECK(s.sharing == Sharing::serialized);
     CHECK(s.max_sessions == 2);
     CHECK(s.max_children == 3);
+    CHECK(s.replay == Replay::safe);  // the default
+}
+
+TEST_CASE("replay takes off, safe or annotated, and nothing else", "[registry]") {
+    CHECK(only_server(parse("[servers.a]\ncommand = \"x\"\nreplay = \"annotated\"\n")).replay ==
+          Replay::annotated);
+    CHECK(only_server(parse("[servers.a]\ncommand = \"x\"\nreplay = \"off\"\n")).replay ==
+          Replay::off);
+    const LoadResult bad = parse("[servers.a]\ncommand = \"x\"\nreplay = \"always\"\n");
+    REQUIRE(bad.errors.size() == 1);
+    CHECK_THAT(bad.errors[0].message, Contains("annotated"));
+    CHECK(to_string(Replay::annotated) == "annotated");
 }
 
 namespace {

@@ -96,7 +96,8 @@ TEST_CASE("each outcome has its counter; in flight goes up and down", "[stats]")
     CallCounters session;
     const TimePoint now{};
     const Outcome outcomes[] = {Outcome::reply,     Outcome::error,   Outcome::tool_error,
-                                Outcome::cancelled, Outcome::timeout, Outcome::child_died};
+                                Outcome::cancelled, Outcome::timeout, Outcome::child_died,
+                                Outcome::replayed};
     for (const Outcome outcome : outcomes) {
         CallCounters* echo = stats.request(session, "tools/call", "echo", 100);
         CHECK(stats.total().in_flight == 1);
@@ -108,16 +109,17 @@ TEST_CASE("each outcome has its counter; in flight goes up and down", "[stats]")
         CHECK(session.count(outcome) == 1);
     }
     const CallCounters& echo = stats.tools().at("echo");
-    CHECK(echo.requests == 6);
-    CHECK(echo.bytes_in == 600);
-    CHECK(echo.bytes_out == 240);
-    CHECK(echo.latency.count() == 6);
+    CHECK(echo.requests == 7);
+    CHECK(echo.bytes_in == 700);
+    CHECK(echo.bytes_out == 280);
+    CHECK(echo.latency.count() == 7);
     CHECK(echo.latency.percentile_us(50) == 5000);
     CHECK(stats.methods().empty());
     CHECK(to_string(Outcome::tool_error) == "tool_error");
-    CHECK(session.requests == 6);
-    CHECK(session.latency.count() == 6);
-    CHECK(session.bytes_out == 240);
+    CHECK(to_string(Outcome::replayed) == "replayed");
+    CHECK(session.requests == 7);
+    CHECK(session.latency.count() == 7);
+    CHECK(session.bytes_out == 280);
 }
 
 TEST_CASE("tools are counted by tool, other methods by method, apart", "[stats]") {
