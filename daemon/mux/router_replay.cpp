@@ -14,9 +14,16 @@ namespace mcpd {
 
 void Router::keep_for_replay(std::uint64_t child_id, std::string_view line,
                              const wire::Envelope& e, std::string_view tool, bool sent) {
-    std::optional<ToolHints> hints;
-    if (config_.replay == config::Replay::annotated && !tool.empty()) hints = replay_.hints(tool);
-    if (sent && !worth_keeping(e.method, hints, config_.replay)) return;
+    if (sent) {
+        // The usual call on the usual server is decided first, without comparing a method.
+        if (config_.replay == config::Replay::off) return;
+        std::optional<ToolHints> hints;
+        if (!tool.empty()) {
+            if (config_.replay != config::Replay::annotated) return;
+            hints = replay_.hints(tool);
+        }
+        if (!worth_keeping(e.method, hints, config_.replay)) return;
+    }
     const auto it = pending_.find(child_id);
     if (it == pending_.end()) return;
     it->second.kept = replay_.keep(line);
