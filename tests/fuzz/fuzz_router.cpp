@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -106,6 +107,7 @@ struct ChildModel {
     std::map<std::string, int> outgoing;  // its own requests' raw ids → unanswered count
     std::vector<std::string> outgoing_list;
     std::uint64_t next_request = 1;
+    std::deque<std::string> received_lines;  // the last requests it got, as written to it
 };
 
 constexpr const char* kSessionIds[] = {"1",  "2",    "\"1\"",       "\"a\"", "12345678901234567890",
@@ -456,12 +458,22 @@ private:
         check(0);
     }
 
-    // The process dies; the next one counts its ids from the start again.
+    // The process dies; the next one counts its ids from the start again. The last lines it
+    // was sent may never have left mcpd (its unwritten stdin, the first one perhaps in part):
+    // the router sends again those of them that are requests still open.
     void child_gone() {
+        const std::deque<std::string> sent = std::move(child_.received_lines);
+        const std::size_t tail = sent.empty() ? 0 : in_.byte() % (sent.size() + 1);
+        std::string unwritten;
+        if (tail < sent.size() && in_.byte() % 2 == 0) {
+            const std::string& cut = sent[sent.size() - tail - 1];
+            unwritten = cut.substr(cut.size() / 2) + "\n";
+        }
+        for (std::size_t i = sent.size() - tail; i < sent.size(); ++i) unwritten += sent[i] + "\n";
         child_ = ChildModel{};
         env_.child_up = false;
-        trace("child gone", 0, {});
-        router_->on_child_gone("fuzz: the server crashed");
+        trace("child gone", 0, unwritten);
+        router_->on_child_gone("fuzz: the server crashed", unwritten);
         env_.next_id = kChildIdBase + kHandshakeIds;
         check(0);
     }
@@ -721,6 +733,8 @@ private:
                                         ? *senders->second.begin()
                                         : 0;
             child_.open.push_back(Received{raw_id, e.method, owner});
+            child_.received_lines.push_back(line);
+            if (child_.received_lines.size() > 32) child_.received_lines.pop_front();
             if (e.method == "subscriptions/listen") child_.listens.push_back(raw_id);
             return;
         }
