@@ -226,14 +226,16 @@ std::optional<SessionId> Router::only_busy_session() const {
 
 void Router::pump_serialized() {
     while (!serial_queue_.empty() && child_ready_ && !serialized_busy()) {
-        auto [session, raw_id, line] = std::move(serial_queue_.front());
+        auto [session, raw_id, line, crashes] = std::move(serial_queue_.front());
         serial_queue_.pop_front();
         SessionState* s = find(session);
         if (s == nullptr) continue;
         s->serial_bytes -= std::min(s->serial_bytes, line.size());
         wire::Envelope e;
         if (scanner_.scan(line, e) != wire::ScanStatus::ok) continue;
+        replay_.routing_crashes = crashes;
         forward_request(*s, line, e);
+        replay_.routing_crashes = 0;
     }
 }
 

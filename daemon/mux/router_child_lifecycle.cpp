@@ -1,7 +1,9 @@
 // Router: the child coming and going. When it is ready, the sessions' state is restored on it
 // (subscriptions, the log level) and what waited is sent; when it stops or is gone, what it
 // held is failed or waits for the next one.
+#include <algorithm>
 #include <deque>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -90,7 +92,7 @@ void Router::on_child_stopping() {
     // wait for the next one like the lines that come from now on.
     const TimePoint deadline = env_.now() + config_.start_timeout;
     for (Waiting& waiting : serial_queue_)
-        queue_.push_back(Queued{waiting.session, std::move(waiting.line), deadline});
+        queue_.push_back(Queued{waiting.session, std::move(waiting.line), deadline, waiting.crashes});
     serial_queue_.clear();
     for (auto& [id, s] : sessions_) s.serial_bytes = 0;
     env_.deadlines_changed();
@@ -141,13 +143,25 @@ void Router::on_child_gone(const std::string& reason, std::string_view unwritten
     }
     pending_.clear();
     task_tokens_.clear();
-    for (auto& [session, raw_id, line] : serial_queue_) {
-        wire::Envelope e;
-        if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {
-            reply_error(session, e.id.in(line), jsonrpc::kInternalError,
+    // Requests waiting their turn (sharing = "serialized") never reached the child: they
+    // wait for the next one, behind the replayed ones and ahead of what came later.
+    std::deque<Queued> waited;
+    const TimePoint deadline = env_.now() + config_.start_timeout;
+    for (Waiting& waiting : serial_queue_) {
+        SessionState* s = find(waiting.session);
+        if (s == nullptr) continue;
+        if (!admit_waiting(*s, waiting.line)) {
+            reply_error(waiting.session, waiting.raw_id, jsonrpc::kInternalError,
                         "the server stopped before answering", reason);
+            continue;
         }
+        waited.push_back(Queued{waiting.session, std::move(waiting.line),
+                                queue_.empty() ? deadline
+                                               : std::min(deadline, queue_.front().deadline),
+                                waiting.crashes});
     }
+    queue_.insert(queue_.begin(), std::make_move_iterator(waited.begin()),
+                  std::make_move_iterator(waited.end()));
     serial_queue_.clear();
     for (auto& [id, s] : sessions_) s.serial_bytes = 0;
     progress_.clear();

@@ -132,6 +132,7 @@ struct Waiting {  // sharing = "serialized": a request waiting its turn
     SessionId session = 0;
     std::string raw_id;
     std::string line;
+    unsigned crashes = 0;  // a replayed request: children that died with it in flight
 };
 
 }  // namespace mcpd::routing

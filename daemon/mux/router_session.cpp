@@ -229,7 +229,8 @@ void Router::handle_session_request(SessionState& s, std::string_view line,
             return;
         }
         s.serial_bytes += line.size();
-        serial_queue_.push_back(Waiting{s.id, std::string(raw_id), std::string(line)});
+        serial_queue_.push_back(Waiting{s.id, std::string(raw_id), std::string(line),
+                                        replay_.routing_crashes});
         return;
     }
     forward_request(s, line, e);
