@@ -29,14 +29,24 @@ std::string result(std::string_view raw_id, std::string_view result_json) {
     return out;
 }
 
-std::string error(std::string_view raw_id, int code, std::string_view message,
-                  std::string_view reason) {
+namespace {
+
+// {"jsonrpc":"2.0","id":..,"error":{"code":..,"message":..  — the rest is the caller's.
+std::string error_head(std::string_view raw_id, int code, std::string_view message) {
     std::string out = R"({"jsonrpc":"2.0","id":)";
     out += raw_id.empty() ? std::string_view("null") : raw_id;
     out += R"(,"error":{"code":)";
     out += std::to_string(code);
     out += R"(,"message":)";
     out += quote(message);
+    return out;
+}
+
+}  // namespace
+
+std::string error(std::string_view raw_id, int code, std::string_view message,
+                  std::string_view reason) {
+    std::string out = error_head(raw_id, code, message);
     if (!reason.empty()) {
         out += R"(,"data":{"reason":)";
         out += quote(reason);
@@ -48,12 +58,7 @@ std::string error(std::string_view raw_id, int code, std::string_view message,
 
 std::string error_with_outcome(std::string_view raw_id, int code, std::string_view message,
                                std::string_view reason, std::string_view outcome) {
-    std::string out = R"({"jsonrpc":"2.0","id":)";
-    out += raw_id.empty() ? std::string_view("null") : raw_id;
-    out += R"(,"error":{"code":)";
-    out += std::to_string(code);
-    out += R"(,"message":)";
-    out += quote(message);
+    std::string out = error_head(raw_id, code, message);
     out += R"(,"data":{"reason":)";
     out += quote(reason);
     out += R"(,"outcome":)";
