@@ -233,7 +233,8 @@ void Supervisor::apply_config(const config::ServerConfig& config, ConfigChange c
     config_ = config;
     if (change == ConfigChange::access) {
         // The process never sees who may use it; the daemon ends sessions no longer allowed.
-        env_.note("allow_users/allow_groups changed: applied without a restart");
+        env_.note("only settings mcpd applies itself changed (allow_users, allow_groups, "
+                  "filters, request_log, replay): applied without a restart");
         return;
     }
     era_.reset(config.era);

@@ -79,7 +79,9 @@ TEST_CASE("a reload that removes a user from allow_users ends its sessions on th
 
     // No restart: the same processes, and every session still allowed carries on.
     CHECK(
-        daemon.log().find("[shared] allow_users/allow_groups changed: applied without a restart") !=
+        daemon.log().find("[shared] only settings mcpd applies itself changed (allow_users, "
+                          "allow_groups, filters, request_log, replay): applied without a "
+                          "restart") !=
         std::string::npos);
     CHECK(env.server_pid("shared") == shared_pid);
     CHECK(env.server_pid("other") == other_pid);

@@ -282,7 +282,8 @@ TEST_CASE("supervisor: a changed registry entry restarts, starts, or only replac
         CHECK(f.env.stdin_closes == 0);
         CHECK(f.sup.config().allow_users == changed.allow_users);
         CHECK(f.sup.era().modern() == true);
-        CHECK(f.env.noted("allow_users/allow_groups changed: applied without a restart"));
+        CHECK(f.env.noted("only settings mcpd applies itself changed (allow_users, allow_groups, "
+                          "filters, request_log, replay): applied without a restart"));
     }
     SECTION("no change: nothing") {
         Fixture f;
