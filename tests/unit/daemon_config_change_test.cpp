@@ -43,6 +43,11 @@ TEST_CASE("a server entry's change is classified by what the process would see")
     logged_and_args.args = {"--verbose"};
     CHECK(classify_change(current, logged_and_args) == ConfigChange::restart);
 
+    // So is what is replayed when the process dies: read by the router at that moment.
+    ServerConfig trusting = current;
+    trusting.replay = mcpd::config::Replay::annotated;
+    CHECK(classify_change(current, trusting) == ConfigChange::access);
+
     ServerConfig args = users;
     args.args = {"--verbose"};
     CHECK(classify_change(current, args) == ConfigChange::restart);
