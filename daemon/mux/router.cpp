@@ -281,14 +281,10 @@ void Router::on_timer() {
         queue_.pop_front();
         if (SessionState* owner = find(q.session))
             owner->waiting_bytes -= std::min(owner->waiting_bytes, q.line.size());
-        std::string line = std::move(q.line);
-        wire::Envelope e;
-        if (scanner_.scan(line, e) == wire::ScanStatus::ok && e.is_request()) {
-            reply_error(q.session, e.id.in(line), jsonrpc::kInternalError,
-                        "the server did not become ready within start_timeout (" +
-                            format_duration(config_.start_timeout) + ")",
-                        "server not ready");
-        }
+        fail_queued(q,
+                    "the server did not become ready within start_timeout (" +
+                        format_duration(config_.start_timeout) + ")",
+                    "server not ready");
     }
     std::vector<std::uint64_t> expired;
     for (const auto& [id, p] : pending_) {

@@ -393,6 +393,9 @@ private:
     ReplayVerdict decide_replay(std::uint64_t child_id, Pending& p,
                                 std::unordered_map<std::uint64_t, std::string>& unwritten,
                                 Replay& replay);
+    // A line that waited for a child that is not coming: a request gets an error saying
+    // `message`, with outcome "unknown" when it is a replayed one that reached a child.
+    void fail_queued(Queued& q, std::string_view message, std::string_view reason);
     // Put replayed requests ahead of every line that waits for the next child.
     void requeue(std::vector<Replay> replays, const std::string& reason);
 

@@ -200,13 +200,8 @@ void Router::fail_waiting(const std::string& reason) {
     std::deque<Queued> queued;
     queued.swap(queue_);
     for (auto& [id, s] : sessions_) s.waiting_bytes = s.held.empty() ? 0 : s.waiting_bytes;
-    for (Queued& q : queued) {
-        wire::Envelope e;
-        if (scanner_.scan(q.line, e) == wire::ScanStatus::ok && e.is_request()) {
-            reply_error(q.session, e.id.in(q.line), jsonrpc::kInternalError,
-                        "the server is not available: " + reason, "server unavailable");
-        }
-    }
+    for (Queued& q : queued)
+        fail_queued(q, "the server is not available: " + reason, "server unavailable");
     env_.deadlines_changed();
 }
 

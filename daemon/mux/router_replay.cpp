@@ -99,6 +99,19 @@ ReplayVerdict Router::decide_replay(std::uint64_t child_id, Pending& p,
     return verdict;
 }
 
+void Router::fail_queued(Queued& q, std::string_view message, std::string_view reason) {
+    wire::Envelope e;
+    if (scanner_.scan(q.line, e) != wire::ScanStatus::ok || !e.is_request()) return;
+    // A replayed request reached a child before: it may have run there.
+    if (q.crashes > 0) {
+        sessions_out_.send(q.session, jsonrpc::error_with_outcome(e.id.in(q.line),
+                                                                  jsonrpc::kInternalError, message,
+                                                                  reason, "unknown"));
+        return;
+    }
+    reply_error(q.session, e.id.in(q.line), jsonrpc::kInternalError, message, reason);
+}
+
 void Router::requeue(std::vector<Replay> replays, const std::string& reason) {
     if (replays.empty()) return;
     // In the order they were sent (child ids grow), ahead of lines that came after them.

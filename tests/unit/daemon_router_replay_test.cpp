@@ -324,3 +324,32 @@ TEST_CASE("router replay: a session that left has nothing replayed") {
     h.router.on_child_gone("crashed");
     CHECK(h.restart_and_take("tools/list").empty());
 }
+
+TEST_CASE("router replay: a replayed request the next child never comes for may have run") {
+    ReplayRunning h;
+    h.forward(1, replay_request("1", "tools/list"));
+    h.router.on_child_gone("crashed");
+    REQUIRE(h.env.sent_to(1).empty());
+
+    SECTION("start_timeout passes") {
+        h.env.advance(11s);
+        h.router.on_timer();
+    }
+    SECTION("the server fails") {
+        h.router.fail_waiting("it failed");
+    }
+    const std::string reply = h.only_line_to(1);
+    CHECK(raw_id_of(reply) == "1");
+    CHECK(parse(reply)["error"]["data"]["outcome"] == "unknown");
+}
+
+TEST_CASE("router replay: a request the dead child never got fails plainly when none comes") {
+    ReplayRunning h;
+    h.env.child_accepts = false;
+    h.send(1, tool_call("1", "send"));
+    h.router.on_child_gone("stdin closed");
+    h.router.fail_waiting("it was stopped");
+    const std::string reply = h.only_line_to(1);
+    CHECK(error_code_of(reply) == -32603);
+    CHECK_FALSE(parse(reply)["error"]["data"].contains("outcome"));
+}
