@@ -1,6 +1,7 @@
 #include "daemon/mux/replay_policy.h"
 
 #include <array>
+#include <iterator>
 
 namespace mcpd {
 
@@ -36,43 +37,31 @@ ReplayVerdict replay_verdict(const ReplayFacts& facts) {
     if (facts.progressed) return ReplayVerdict::progressed;
     // In flight when the child before died too: it may be what kills them.
     if (facts.crashes > 0) return ReplayVerdict::poison;
-    if (facts.mode == config::Replay::off) return ReplayVerdict::unknown;
-    if (safe_to_repeat(facts.method)) return ReplayVerdict::safe;
-    if (facts.mode == config::Replay::annotated && facts.method == "tools/call" && facts.tool &&
-        tool_repeatable(*facts.tool))
-        return ReplayVerdict::annotated;
-    return ReplayVerdict::unknown;
+    if (!worth_keeping(facts.method, facts.tool, facts.mode)) return ReplayVerdict::unknown;
+    return safe_to_repeat(facts.method) ? ReplayVerdict::safe : ReplayVerdict::annotated;
 }
 
 std::string_view unknown_outcome_message(ReplayVerdict verdict) {
     switch (verdict) {
         case ReplayVerdict::progressed:
             return "the server stopped while it was working on this request (it had reported "
-                   "progress); it may have run";
+                   "progress); it may have run: check its effect before sending it again";
         case ReplayVerdict::poison:
             return "the server stopped before answering, and so did the one before it with "
-                   "this request in flight: it is not sent again; it may have run";
+                   "this request in flight: it is not sent again; it may have run, and it may "
+                   "be what stops the server (see 'mcpctl logs')";
         default:
-            return "the server stopped before answering; the request may have run";
+            return "the server stopped before answering; the request may have run: check its "
+                   "effect before sending it again";
     }
 }
 
 std::string_view to_string(ReplayVerdict verdict) {
-    switch (verdict) {
-        case ReplayVerdict::unwritten:
-            return "unwritten";
-        case ReplayVerdict::safe:
-            return "safe";
-        case ReplayVerdict::annotated:
-            return "annotated";
-        case ReplayVerdict::unknown:
-            return "unknown";
-        case ReplayVerdict::progressed:
-            return "progressed";
-        case ReplayVerdict::poison:
-            return "poison";
-    }
-    return "unknown";
+    // In the order of the enum, as kReplayVerdicts lists it.
+    static constexpr std::string_view kNames[] = {"unwritten", "safe",       "annotated",
+                                                  "unknown",   "progressed", "poison"};
+    static_assert(std::size(kNames) == std::size(kReplayVerdicts));
+    return kNames[static_cast<std::size_t>(verdict)];
 }
 
 }  // namespace mcpd

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_read.h"
+#include "daemon/mux/peer_names.h"
 
 namespace mcpd {
 
@@ -14,7 +15,7 @@ void ReplayState::tools_listed(const json& tools, bool first_page) {
     for (const json& tool : tools) {
         if (hints_.size() >= kMaxTools) return;
         const std::string* name = json_read::string_at(tool, "name");
-        if (name == nullptr) continue;
+        if (name == nullptr || name->size() > kMaxNameBytes) continue;
         const json* annotations = json_read::object_at(tool, "annotations");
         ToolHints hints;
         if (annotations != nullptr) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -72,13 +73,13 @@ public:
     // What the kept lines of one child's requests may hold together; a request past it is not
     // kept, and gets outcome "unknown" if its child dies.
     static constexpr std::size_t kMaxKeptBytes = 4 * 1024 * 1024;
-    // Tools whose hints are kept (the stats' bound on names).
+    // Tools whose hints are kept; a name past kMaxNameBytes is not kept (its tool is not
+    // replayed), as the stats keep none.
     static constexpr std::size_t kMaxTools = 4096;
 
     // A tools/list answer's `tools` passed: a first page replaces what was known.
     void tools_listed(const nlohmann::json& tools, bool first_page);
     std::optional<ToolHints> hints(std::string_view tool) const;
-    void forget_tools() { hints_.clear(); }
 
     KeptLine keep(std::string_view line) { return KeptLine::keep(line, kept_bytes_, kMaxKeptBytes); }
     std::size_t kept_bytes() const { return kept_bytes_; }
@@ -88,13 +89,26 @@ public:
         return counts_[static_cast<std::size_t>(verdict)];
     }
 
-    // Set while a replayed line is routed again: the crashes it has been through.
+    // Set while a replayed line is routed again: the crashes it has been through (0 for any
+    // other line). Routing sets it for its own lifetime.
     unsigned routing_crashes = 0;
+    class Routing {
+    public:
+        Routing(ReplayState& state, unsigned crashes) : state_(state) {
+            state_.routing_crashes = crashes;
+        }
+        ~Routing() { state_.routing_crashes = 0; }
+        Routing(const Routing&) = delete;
+        Routing& operator=(const Routing&) = delete;
+
+    private:
+        ReplayState& state_;
+    };
 
 private:
     std::map<std::string, ToolHints, std::less<>> hints_;
     std::size_t kept_bytes_ = 0;
-    std::array<std::uint64_t, 6> counts_{};
+    std::array<std::uint64_t, std::size(kReplayVerdicts)> counts_{};
 };
 
 }  // namespace mcpd

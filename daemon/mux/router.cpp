@@ -233,9 +233,8 @@ void Router::pump_serialized() {
         s->serial_bytes -= std::min(s->serial_bytes, line.size());
         wire::Envelope e;
         if (scanner_.scan(line, e) != wire::ScanStatus::ok) continue;
-        replay_.routing_crashes = crashes;
+        const ReplayState::Routing replayed(replay_, crashes);
         forward_request(*s, line, e);
-        replay_.routing_crashes = 0;
     }
 }
 
@@ -246,9 +245,8 @@ void Router::flush_queue() {
     for (Queued& q : queued) {
         if (find(q.session) == nullptr) continue;
         // A replayed request takes along how many children died with it (router_replay.cpp).
-        replay_.routing_crashes = q.crashes;
+        const ReplayState::Routing replayed(replay_, q.crashes);
         on_session_line(q.session, q.line);
-        replay_.routing_crashes = 0;
     }
     env_.deadlines_changed();
 }

@@ -290,7 +290,6 @@ private:
     void end_listen_stream(std::string_view line, const wire::Envelope& e);
     std::optional<SessionId> only_busy_session() const;
     static std::string task_id_of(const wire::Envelope& e, std::string_view line);
-    // The number of an id mcpd gave the child (an integer), from its raw bytes.
     // The revision a message needs when `s` negotiated an older one; empty when it may have it.
     std::string_view newer_revision_needed(const SessionState& s, const wire::Envelope& e,
                                            std::string_view line) const;
@@ -390,14 +389,15 @@ private:
     std::unordered_map<std::uint64_t, std::string> unwritten_requests(std::string_view unwritten);
     // What happens to request `p` of a child that died: its line and crashes in `replay` when
     // it is sent again. Only for a session's forwarded request.
-    ReplayVerdict decide_replay(std::uint64_t child_id, Pending& p,
-                                std::unordered_map<std::uint64_t, std::string>& unwritten,
+    ReplayVerdict decide_replay(std::uint64_t child_id, const Pending& p,
+                                const std::unordered_map<std::uint64_t, std::string>& unwritten,
                                 Replay& replay);
     // A line that waited for a child that is not coming: a request gets an error saying
     // `message`, with outcome "unknown" when it is a replayed one that reached a child.
     void fail_queued(Queued& q, std::string_view message, std::string_view reason);
-    // Put replayed requests ahead of every line that waits for the next child.
-    void requeue(std::vector<Replay> replays, const std::string& reason);
+    // Put replayed requests, then `turns` (sharing = "serialized": requests that waited their
+    // turn), ahead of every line that waits for the next child.
+    void requeue(std::vector<Replay> replays, std::deque<Waiting> turns, const std::string& reason);
 
     config::ServerConfig config_;
     RouterEnvironment& env_;

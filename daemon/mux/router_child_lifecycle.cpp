@@ -1,9 +1,7 @@
 // Router: the child coming and going. When it is ready, the sessions' state is restored on it
 // (subscriptions, the log level) and what waited is sent; when it stops or is gone, what it
 // held is failed or waits for the next one.
-#include <algorithm>
 #include <deque>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -144,25 +142,9 @@ void Router::on_child_gone(const std::string& reason, std::string_view unwritten
     pending_.clear();
     task_tokens_.clear();
     // Requests waiting their turn (sharing = "serialized") never reached the child: they
-    // wait for the next one, behind the replayed ones and ahead of what came later.
-    std::deque<Queued> waited;
-    const TimePoint deadline = env_.now() + config_.start_timeout;
-    for (Waiting& waiting : serial_queue_) {
-        SessionState* s = find(waiting.session);
-        if (s == nullptr) continue;
-        if (!admit_waiting(*s, waiting.line)) {
-            reply_error(waiting.session, waiting.raw_id, jsonrpc::kInternalError,
-                        "the server stopped before answering", reason);
-            continue;
-        }
-        waited.push_back(Queued{waiting.session, std::move(waiting.line),
-                                queue_.empty() ? deadline
-                                               : std::min(deadline, queue_.front().deadline),
-                                waiting.crashes});
-    }
-    queue_.insert(queue_.begin(), std::make_move_iterator(waited.begin()),
-                  std::make_move_iterator(waited.end()));
-    serial_queue_.clear();
+    // wait for the next one, behind the replayed ones (requeue, below).
+    std::deque<Waiting> turns;
+    turns.swap(serial_queue_);
     for (auto& [id, s] : sessions_) s.serial_bytes = 0;
     progress_.clear();
     tombstones_.clear();
@@ -187,7 +169,7 @@ void Router::on_child_gone(const std::string& reason, std::string_view unwritten
     env_.deadlines_changed();
     if (departed_ > 0) sweep_departed();  // their requests failed with the child
     refresh_pending_ = 0;
-    requeue(std::move(replays), reason);
+    requeue(std::move(replays), std::move(turns), reason);
     if (lazy_ && catalog_) {
         // Sleeping, not away: its sessions are answered from the catalog again.
         take_handshake_from_catalog();

@@ -6,6 +6,7 @@
 // children died with it. The lines the child never got are read back from its unwritten
 // stdin: the id and progress token mcpd gave it are put back to the session's own.
 #include <algorithm>
+#include <iterator>
 
 #include "daemon/mux/jsonrpc.h"
 #include "daemon/mux/router.h"
@@ -61,8 +62,8 @@ std::unordered_map<std::uint64_t, std::string> Router::unwritten_requests(
     return found;
 }
 
-ReplayVerdict Router::decide_replay(std::uint64_t child_id, Pending& p,
-                                    std::unordered_map<std::uint64_t, std::string>& unwritten,
+ReplayVerdict Router::decide_replay(std::uint64_t child_id, const Pending& p,
+                                    const std::unordered_map<std::uint64_t, std::string>& unwritten,
                                     Replay& replay) {
     const auto never_written = unwritten.find(child_id);
     ReplayFacts facts;
@@ -112,30 +113,31 @@ void Router::fail_queued(Queued& q, std::string_view message, std::string_view r
     reply_error(q.session, e.id.in(q.line), jsonrpc::kInternalError, message, reason);
 }
 
-void Router::requeue(std::vector<Replay> replays, const std::string& reason) {
-    if (replays.empty()) return;
-    // In the order they were sent (child ids grow), ahead of lines that came after them.
+void Router::requeue(std::vector<Replay> replays, std::deque<Waiting> turns,
+                     const std::string& reason) {
+    if (replays.empty() && turns.empty()) return;
+    // In the order they were sent (child ids grow), then those that waited their turn, all
+    // ahead of the lines that came after them.
     std::sort(replays.begin(), replays.end(),
               [](const Replay& a, const Replay& b) { return a.child_id < b.child_id; });
     // Lines queued meanwhile expire first (the queue expires from its front).
     TimePoint deadline = env_.now() + config_.start_timeout;
     if (!queue_.empty()) deadline = std::min(deadline, queue_.front().deadline);
     std::deque<Queued> ahead;
-    for (Replay& replay : replays) {
-        SessionState* s = find(replay.session);
-        if (s == nullptr) continue;
-        if (!admit_waiting(*s, replay.line)) {
-            wire::Envelope e;
-            if (scanner_.scan(replay.line, e) == wire::ScanStatus::ok)
-                sessions_out_.send(s->id, jsonrpc::error_with_outcome(
-                                              e.id.in(replay.line), jsonrpc::kInternalError,
-                                              "the server stopped before answering, and too "
-                                              "much waits for it to be sent again",
-                                              reason, "unknown"));
-            continue;
+    const auto wait = [&](SessionId session, std::string line, unsigned crashes) {
+        SessionState* s = find(session);
+        if (s == nullptr) return;
+        Queued q{session, std::move(line), deadline, crashes};
+        if (!admit_waiting(*s, q.line)) {
+            fail_queued(q, "the server stopped before answering, and too much of this session "
+                           "waits for the next one; send it again once the server is back",
+                        reason);
+            return;
         }
-        ahead.push_back(Queued{replay.session, std::move(replay.line), deadline, replay.crashes});
-    }
+        ahead.push_back(std::move(q));
+    };
+    for (Replay& replay : replays) wait(replay.session, std::move(replay.line), replay.crashes);
+    for (Waiting& turn : turns) wait(turn.session, std::move(turn.line), turn.crashes);
     queue_.insert(queue_.begin(), std::make_move_iterator(ahead.begin()),
                   std::make_move_iterator(ahead.end()));
     env_.want_child();

@@ -41,7 +41,9 @@ ChildProcess::ChildProcess(EventLoop& loop, SpawnedProcess process, std::size_t 
 }
 
 ChildProcess::~ChildProcess() {
-    close_stdin();
+    // Nobody reads what it never wrote any more: dropped, not kept.
+    if (stdin_) writes_.drop_held_writes(stdin_.get());
+    stdin_.reset();
     close_stdout();
     close_stderr();
 }

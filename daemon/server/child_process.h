@@ -59,7 +59,7 @@ public:
     // Call on_input_drained once queued stdin falls to `low` bytes.
     void set_input_watermark(std::size_t low);
     // Close stdin now, dropping anything still queued: the first step of the stop ladder.
-    // What was dropped is kept for unwritten_input().
+    // What was dropped is kept for take_unwritten_input().
     void close_stdin();
     // The bytes queued for stdin that never reached the pipe, once stdin closed (bounded by
     // what the supervisor lets queue before it pauses the sessions): what the router may

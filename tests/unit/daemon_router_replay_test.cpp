@@ -353,3 +353,16 @@ TEST_CASE("router replay: a request the dead child never got fails plainly when 
     CHECK(error_code_of(reply) == -32603);
     CHECK_FALSE(parse(reply)["error"]["data"].contains("outcome"));
 }
+
+TEST_CASE("router replay: hints are kept for bounded names only") {
+    ReplayRunning h(config::Replay::annotated);
+    const std::string long_name(200, 'n');
+    const std::string list = h.forward(1, replay_request("1", "tools/list"));
+    h.answer(list, R"({"tools":[{"name":")" + long_name +
+                       R"(","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]})");
+    CHECK_FALSE(h.router.replay().hints(long_name).has_value());
+    h.env.clear_records();
+    h.forward(1, tool_call("2", long_name));
+    h.router.on_child_gone("crashed");
+    CHECK(parse(h.only_line_to(1))["error"]["data"]["outcome"] == "unknown");
+}
