@@ -12,6 +12,7 @@
 #include "common/listen_address.h"
 #include "config/enum_names.h"
 #include "config/registry_group.h"
+#include "config/registry_sandbox.h"
 #include "config/registry_server.h"
 #include "config/text_file.h"
 #include "config/toml_reader.h"
@@ -41,7 +42,8 @@ constexpr std::string_view kDaemonKeys[] = {"socket",
                                             "http_session_idle_timeout",
                                             "http_request_timeout",
                                             "http_keepalive_interval",
-                                            "http_replay_bytes"};
+                                            "http_replay_bytes",
+                                            "sandbox"};
 constexpr std::int64_t kMinMessageBytes = 1024;
 // More than any descriptor limit the kernel allows (fs.nr_open is at most 2^30).
 constexpr std::int64_t kMaxOwnerConnections = std::int64_t{1} << 30;
@@ -244,6 +246,8 @@ void read_daemon(const toml::node& node, const fs::path& base_dir, DaemonConfig&
         } else if (name == "http_replay_bytes") {
             if (auto bytes = read_integer(*value, name, 0, INT64_MAX, diag))
                 daemon.http_replay_bytes = static_cast<std::size_t>(*bytes);
+        } else if (name == "sandbox") {
+            if (auto sandbox = read_sandbox(*value, "[daemon]", diag)) daemon.sandbox = *sandbox;
         } else {
             const std::string hint = did_you_mean(name, kDaemonKeys);
             diag.error(key->source(),
@@ -308,6 +312,9 @@ void read_registry(const toml::table& root, Registry& registry, Diagnostics& dia
     check_groups(registry, root.get("groups"), root.get("servers"), diag);
     // Every entry says whether it is lazy, so that what runs it needs no [daemon] to know.
     for (ServerConfig& server : registry.servers) server.lazy = is_lazy(server, registry.daemon);
+    // Likewise its sandbox: the daemon's defaults with its own rules on top.
+    for (ServerConfig& server : registry.servers)
+        server.sandbox = layered(registry.daemon.sandbox, server.sandbox);
 }
 
 }  // namespace

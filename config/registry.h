@@ -15,6 +15,7 @@
 #include "common/duration.h"
 #include "common/log.h"
 #include "config/item_filter.h"
+#include "config/sandbox.h"
 
 namespace mcpd::config {
 
@@ -42,8 +43,7 @@ struct StartLimit {
     bool operator==(const StartLimit&) const = default;
 };
 
-// In cwd, args and env values of a sharing = "project" server: the project's directory.
-inline constexpr std::string_view kProjectPlaceholder = "{project}";
+// kProjectPlaceholder ({project}): config/sandbox.h.
 
 // Who a child runs as when that is not mcpd's own user: a project's child on a daemon that
 // runs as root runs as the user whose project it is. Set by the daemon, never read from the
@@ -103,6 +103,12 @@ struct ServerConfig {
     // cache meanwhile; unset: [daemon] lazy decides (a loaded registry has it set in every
     // entry).
     std::optional<bool> lazy;
+    // Its sandbox (docs/SANDBOX.md): while the file is read, its own; once loaded, layered on
+    // [daemon.sandbox] (config::layered).
+    Sandbox sandbox;
+    // Set by the daemon for a project's child: the project's directory ({project} in sandbox
+    // rules; never from the registry).
+    std::string project_dir;
     // Set by the daemon for a child that runs as another user (never from the registry).
     std::optional<ChildIdentity> run_as;
 
@@ -168,6 +174,8 @@ struct DaemonConfig {
     // Per HTTP session, the bytes of sent SSE events kept for a client that resumes a stream
     // with Last-Event-ID.
     std::size_t http_replay_bytes = 1024 * 1024;
+    // [daemon.sandbox]: the rules every server's own sandbox is layered on.
+    Sandbox sandbox;
     bool operator==(const DaemonConfig&) const = default;
 };
 

@@ -7,6 +7,7 @@
 #include "config/enum_names.h"
 #include "config/env_file.h"
 #include "config/registry_group.h"
+#include "config/registry_sandbox.h"
 #include "config/text_file.h"
 
 namespace mcpd::config {
@@ -262,6 +263,11 @@ void read_principals(const toml::node& value, std::string_view key, ServerReader
     if (valid) r.server.*member = std::move(*names);
 }
 
+void read_sandbox_field(const toml::node& value, std::string_view, ServerReader& r) {
+    if (auto sandbox = read_sandbox(value, "server '" + r.server.name + "'", r.diag))
+        r.server.sandbox = std::move(*sandbox);
+}
+
 // tools, exclude_tools, ...: globs, none empty.
 void read_filter(const toml::node& value, std::string_view key, ServerReader& r) {
     read_filter_key(value, key, r.server.filters, r.diag);
@@ -294,6 +300,7 @@ constexpr Field kFields[] = {
     {"request_log", read_request_log},
     {"lazy", read_lazy},
     {"roots", read_roots},
+    {"sandbox", read_sandbox_field},
     {"allow_users", read_principals<&ServerConfig::allow_users>},
     {"allow_groups", read_principals<&ServerConfig::allow_groups>},
     {"tools", read_filter},

@@ -12,6 +12,8 @@
 #include "daemon/control/socket_reach.h"
 #include "daemon/daemon.h"
 #include "daemon/options.h"
+#include "daemon/sandbox/kernel_support.h"
+#include "daemon/server/sandbox_setup.h"
 #include "daemon/systemd/journal.h"
 
 namespace {
@@ -49,6 +51,20 @@ int check_config(const std::string& path, const std::string& socket_flag) {
         std::printf("  %-20s %s%s\n", server.name.c_str(), command.c_str(),
                     server.autostart ? "" : "  (autostart = false)");
     }
+    // What this machine can enforce of each sandbox; strict ones it cannot are errors.
+    bool refused = false;
+    bool any_sandbox = false;
+    for (const auto& server : registry.servers) {
+        for (const std::string& line : mcpd::sandbox_report(server)) {
+            any_sandbox = true;
+            refused = refused || line.starts_with("refused");
+            std::printf("  %-20s %s\n", server.name.c_str(), line.c_str());
+        }
+    }
+    if (any_sandbox) {
+        for (const std::string& line : mcpd::sandbox::describe(mcpd::sandbox::kernel_support()))
+            std::printf("  this machine: %s\n", line.c_str());
+    }
     for (const auto& group : registry.groups) {
         std::string members;
         for (const auto& member : group.members)
@@ -61,6 +77,11 @@ int check_config(const std::string& path, const std::string& socket_flag) {
                                 mcpd::SocketState::planned),
         socket.path);
     if (!unreachable.empty()) std::fprintf(stderr, "warning: %s\n", unreachable.c_str());
+    if (refused) {
+        std::fprintf(stderr, "%s: a server with sandbox.strict = true asks for rules this machine "
+                             "cannot enforce: it would not start\n", path.c_str());
+        return 1;
+    }
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "daemon/mux/request_log.h"
 #include "daemon/server/config_change.h"
 #include "daemon/server/reaper.h"
+#include "daemon/server/sandbox_setup.h"
 #include "daemon/server/user_env_file.h"
 
 extern char** environ;
@@ -131,6 +132,21 @@ Result<SpawnedProcess> ManagedServer::start_process() {
     request.env = std::move(env);
     request.cwd = config_.cwd;
     request.identity = config_.run_as;
+    Result<PreparedSandbox> box = prepare_sandbox(config_, request.path);
+    if (!box) return box.failure();
+    sandbox_status_ = sandbox_json(config_, box->plan);
+    if (box->child) {
+        request.sandbox = &*box->child;
+        if (!box->tmpdir.empty()) {
+            std::erase_if(request.env, [](const std::string& e) { return e.starts_with("TMPDIR="); });
+            request.env.push_back("TMPDIR=" + box->tmpdir);
+        }
+        std::string how;
+        for (const std::string& rule : box->plan.enforced) how += (how.empty() ? "" : "; ") + rule;
+        if (!how.empty()) log::info(config_.name, "sandbox: " + how);
+        for (const std::string& why : box->plan.unenforced)
+            log::warning(config_.name, "sandbox not enforced: " + why);
+    }
     Result<SpawnedProcess> process = spawn_process(request);
     if (process) {
         log::info(config_.name,
@@ -368,6 +384,15 @@ void ManagedServer::note(std::string_view message) {
     log::info(config_.name, message);
 }
 
+std::string ManagedServer::start_failure_hint() const {
+    if (config_.sandbox.network.value_or(config::NetworkAccess::all) != config::NetworkAccess::none ||
+        !config_.sandbox.any())
+        return {};
+    return "its sandbox has network = \"none\", and a server that fetches its package when it "
+           "starts (npx -y, uvx) cannot: install it first and run it from there, or allow the "
+           "network";
+}
+
 void ManagedServer::note_repeated(std::string_view kind, std::string_view detail) {
     log::repeated(log::Level::info, config_.name, kind, detail);
 }
@@ -398,6 +423,9 @@ json ManagedServer::status_json() const {
     } else {
         out["last_exit"] = nullptr;
     }
+    out["sandbox"] = sandbox_status_.is_null() && config_.sandbox.any()
+                         ? sandbox_json(config_, std::nullopt)
+                         : sandbox_status_;
     if (router_.lazy()) {
         // What a lazy server's sessions are answered from while it sleeps.
         const std::optional<Catalog>& catalog = router_.catalog();

@@ -123,6 +123,7 @@ public:
     std::uint64_t child_next_id() override;
     void want_child() override;
     void deadlines_changed() override;
+    std::string start_failure_hint() const override;
     void note(std::string_view message) override;
     void note_repeated(std::string_view kind, std::string_view detail) override;
     bool pass_to_legacy(SessionId session, std::string_view line) override;
@@ -164,6 +165,8 @@ private:
     std::map<TimerKind, std::unique_ptr<Timer>> timers_;  // the Supervisor's, made when first armed
 
     std::unique_ptr<ChildProcess> child_;
+    // How its last child was boxed (status "sandbox"): null when it has no sandbox.
+    nlohmann::json sandbox_status_;
     std::vector<std::unique_ptr<ChildProcess>> draining_;  // exited, pipes not yet closed
     std::unique_ptr<ChildIds> ids_;
     std::unique_ptr<Handshake> handshake_;

@@ -223,6 +223,9 @@ config::ServerConfig config_for_project(const config::ServerConfig& server,
     // sessions, as a shared server does.
     if (server.sharing != config::Sharing::user) config.roots = project.roots;
     config.run_as = project.identity;
+    // {project} of its sandbox; unset without one, so that a child whose command, directory
+    // and environment do not depend on its project can keep serving when its roots change.
+    if (server.sandbox.any()) config.project_dir = project.directory;
     return config;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/private_directories.h"
 #include "common/sha256.h"
 #include "common/unique_fd.h"
 #include "daemon/control/socket_directory.h"
@@ -22,23 +23,6 @@ namespace {
 constexpr std::string_view kSuffix = ".json";
 // A file larger than this is not read: a catalog's JSON plus the envelope around it.
 constexpr std::size_t kMaxFileBytes = Catalog::kMaxBytes + 4096;
-
-// mkdir -p with 0700 for what it makes; what exists is checked later.
-Result<Done> make_parents(const std::string& directory) {
-    std::string path;
-    std::size_t from = 0;
-    while (from <= directory.size()) {
-        const std::size_t slash = directory.find('/', from);
-        const std::size_t end = slash == std::string::npos ? directory.size() : slash;
-        path = directory.substr(0, end);
-        from = end + 1;
-        if (path.empty()) continue;
-        if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
-            return system_failure("cannot create " + path, errno);
-        if (slash == std::string::npos) break;
-    }
-    return Done{};
-}
 
 Result<std::string> read_small_file(const std::string& path) {
     const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
@@ -105,7 +89,7 @@ std::string default_cache_directory() {
 Result<Done> ListCache::prepare() const {
     if (directory_.empty() || directory_.front() != '/')
         return permanent_failure("the cache directory must be an absolute path");
-    if (Result<Done> made = make_parents(directory_); !made) return made;
+    if (Result<Done> made = make_private_directories(directory_); !made) return made;
     std::string error;
     if (!prepare_socket_directory(directory_, SocketAccess{0600, std::nullopt}, true, error))
         return permanent_failure("the cache directory " + directory_ + " cannot be used: " + error);

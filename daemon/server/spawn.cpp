@@ -57,12 +57,14 @@ std::string errno_sentence(int err) {
 
 // What the child reports before exec fails.
 struct ExecFailure {
-    int stage;  // 1: chdir, 2: exec, 3: setup, 4: identity
+    int stage;  // 1: chdir, 2: exec, 3: setup, 4: identity, 5: sandbox
     int err;
+    sandbox::ChildStep step;  // with stage 5
 };
 
-[[noreturn]] void child_fail(int status_fd, int stage) {
-    const ExecFailure failure{stage, errno};
+[[noreturn]] void child_fail(int status_fd, int stage,
+                             sandbox::ChildStep step = sandbox::ChildStep::none) {
+    const ExecFailure failure{stage, errno, step};
     [[maybe_unused]] const ssize_t n = ::write(status_fd, &failure, sizeof failure);
     _exit(127);
 }
@@ -88,6 +90,13 @@ bool place_fd(int fd, int target) {
     // Belt and braces: whatever fd the daemon might have leaked without O_CLOEXEC.
     ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
+    // Namespaces and limits need mcpd's privileges: before the identity changes.
+    const sandbox::ChildSandbox* box =
+        request.sandbox != nullptr && request.sandbox->active() ? request.sandbox : nullptr;
+    if (box != nullptr) {
+        if (const sandbox::ChildStep step = box->enter(); step != sandbox::ChildStep::none)
+            child_fail(status_fd, 5, step);
+    }
     if (request.identity) {
         // Groups first, then the gid, then the uid (after which neither could change).
         const config::ChildIdentity& id = *request.identity;
@@ -100,6 +109,11 @@ bool place_fd(int fd, int target) {
     }
     // Entered as the user it runs as: a directory that user may not open is an error.
     if (!request.cwd.empty() && ::chdir(request.cwd.c_str()) != 0) child_fail(status_fd, 1);
+    // Landlock last, as the user it runs as: its path rules open what that user may reach.
+    if (box != nullptr) {
+        if (const sandbox::ChildStep step = box->restrict(); step != sandbox::ChildStep::none)
+            child_fail(status_fd, 5, step);
+    }
     ::execve(request.path.c_str(), argv, envp);
     child_fail(status_fd, 2);
 }
@@ -136,6 +150,9 @@ Failure exec_failure(const SpawnRequest& request, const ExecFailure& failure) {
                                    failure.err == ENOMEM || failure.err == EAGAIN;
             return Failure{std::move(sentence), transient};
         }
+        case 5:
+            return permanent_failure(sandbox::describe(failure.step) + ": " +
+                                     errno_sentence(failure.err));
         case 4:
             return permanent_failure("cannot run as uid " +
                                      std::to_string(request.identity ? request.identity->uid : 0) +

@@ -13,6 +13,7 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "config/registry.h"
+#include "daemon/sandbox/sandbox_child.h"
 
 namespace mcpd {
 
@@ -23,6 +24,9 @@ struct SpawnRequest {
     std::string cwd;                // empty: inherit
     // Run as this user (groups, gid, then uid, before the cwd is entered); none: as mcpd.
     std::optional<config::ChildIdentity> identity = std::nullopt;
+    // Its box (daemon/sandbox/): entered before the identity changes, Landlock last before
+    // exec. Null or inactive: none.
+    const sandbox::ChildSandbox* sandbox = nullptr;
 };
 
 struct SpawnedProcess {

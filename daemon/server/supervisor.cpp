@@ -167,6 +167,13 @@ void Supervisor::on_exit(int status) {
                           was_stopping ? stop_reason_ : StopReason::crashed, env_.now()};
     env_.cancel_timer(TimerKind::stop_step);
     cancel_run_timers();
+    if (was == ServerState::starting) {
+        if (std::string hint = env_.start_failure_hint(); !hint.empty()) {
+            error_ = "exited with status " + std::to_string(status) + " before it was ready: " +
+                     std::move(hint);
+            env_.note(error_);
+        }
+    }
     if (was_stopping) {
         ended_by_ladder();
     } else {

@@ -129,6 +129,9 @@ public:
     virtual void cancel_timer(TimerKind kind) = 0;
     virtual void state_changed(ServerState from, ServerState to) = 0;
     virtual void note(std::string_view message) = 0;
+    // What may explain a process that exited before it was ready (its sandbox keeps it off
+    // the network, say), for its error; empty: nothing to add.
+    virtual std::string start_failure_hint() const { return {}; }
 };
 
 struct LastExit {

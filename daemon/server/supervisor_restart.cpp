@@ -42,6 +42,10 @@ void Supervisor::ended_on_its_own(int status) {
             if (clean) {
                 wanted_up_ = false;
                 set_state(ServerState::stopped);
+            } else if (!error_.empty()) {
+                // What may explain it (start_failure_hint) leads.
+                give_up(error_ + "; restart = \"never\", so run 'mcpctl start " + config_.name +
+                        "' to start it again");
             } else {
                 give_up("exited with status " + std::to_string(status) +
                         " and restart = \"never\"; run 'mcpctl start " + config_.name +

@@ -10,7 +10,7 @@ status=0
 # A folder's rank: it may include folders of a lower rank (and its own).
 rank() {
     case $1 in
-        io) echo 0 ;;
+        io | sandbox) echo 0 ;;
         control) echo 1 ;;
         mux | systemd) echo 2 ;;
         server | http) echo 3 ;;

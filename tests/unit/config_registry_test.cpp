@@ -274,7 +274,7 @@ start_limit = { qq = 1 }
           "'max_queued_output', 'metrics_listen', 'metrics_token_file', 'request_log', "
           "'lazy', 'control_idle_timeout', 'max_owner_connections', 'http_listen', "
           "'http_max_sessions_per_user', 'http_session_idle_timeout', "
-          "'http_request_timeout', 'http_keepalive_interval' or 'http_replay_bytes'");
+          "'http_request_timeout', 'http_keepalive_interval', 'http_replay_bytes' or 'sandbox'");
     CHECK(result.errors[2].line == 6);
     CHECK(contains(result.errors[2].message,
                    "unknown key 'zzz' in server 'demo'; a server takes "

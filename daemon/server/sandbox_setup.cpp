@@ -1,0 +1,150 @@
+#include "daemon/server/sandbox_setup.h"
+
+#include <dirent.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "common/private_directories.h"
+
+namespace mcpd {
+
+namespace {
+
+// The first directory systemd gave in `variable` (CACHE_DIRECTORY, STATE_DIRECTORY), else
+// $xdg/mcpd, else HOME/fallback.
+std::string own_directory(const char* systemd_variable, const char* xdg_variable,
+                          const std::string& home, const char* fallback) {
+    if (const char* given = std::getenv(systemd_variable); given != nullptr && *given == '/') {
+        const std::string all(given);
+        return all.substr(0, all.find(':'));
+    }
+    if (const char* xdg = std::getenv(xdg_variable); xdg != nullptr && *xdg == '/')
+        return std::string(xdg) + "/mcpd";
+    if (home.empty()) return {};
+    return home + fallback;
+}
+
+std::string own_home() {
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') return home;
+    if (const struct passwd* account = ::getpwuid(::geteuid()); account != nullptr)
+        return account->pw_dir;
+    return {};
+}
+
+std::optional<std::vector<std::string>> list_directory(const std::string& path) {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) return std::nullopt;
+    std::vector<std::string> names;
+    while (const struct dirent* entry = ::readdir(dir)) names.emplace_back(entry->d_name);
+    ::closedir(dir);
+    return names;
+}
+
+sandbox::Plan plan_for(const config::ServerConfig& server, const std::string& command) {
+    sandbox::ChildUser user;
+    const uid_t uid = server.run_as ? server.run_as->uid : ::geteuid();
+    user.root = uid == 0;
+    user.other_than_mcpd = uid != ::geteuid();
+    return sandbox::make_plan(server.sandbox, sandbox_placeholders(server),
+                              sandbox::kernel_support(), user, command, list_directory);
+}
+
+std::string joined(const std::vector<std::string>& sentences) {
+    std::string text;
+    for (const std::string& sentence : sentences) text += (text.empty() ? "" : "; ") + sentence;
+    return text;
+}
+
+}  // namespace
+
+sandbox::Placeholders sandbox_placeholders(const config::ServerConfig& server) {
+    sandbox::Placeholders values;
+    const std::string suffix = "/servers/" + server.name;
+    if (server.run_as) {
+        // Its user's own directories, which mcpd (root) never creates in that user's home.
+        values.home = server.run_as->home;
+        values.cache = values.home + "/.cache/mcpd" + suffix;
+        values.state = values.home + "/.local/state/mcpd" + suffix;
+    } else {
+        values.home = own_home();
+        const std::string cache =
+            own_directory("CACHE_DIRECTORY", "XDG_CACHE_HOME", values.home, "/.cache/mcpd");
+        const std::string state =
+            own_directory("STATE_DIRECTORY", "XDG_STATE_HOME", values.home, "/.local/state/mcpd");
+        if (!cache.empty()) values.cache = cache + suffix;
+        if (!state.empty()) values.state = state + suffix;
+    }
+    values.project = server.project_dir.empty() ? server.cwd : server.project_dir;
+    return values;
+}
+
+Result<PreparedSandbox> prepare_sandbox(const config::ServerConfig& server,
+                                        const std::string& command) {
+    PreparedSandbox prepared;
+    if (!server.sandbox.any()) return prepared;
+    if (!server.run_as) {
+        const sandbox::Placeholders values = sandbox_placeholders(server);
+        const bool preset = !server.sandbox.preset.empty() && !values.cache.empty();
+        if (preset) prepared.tmpdir = values.cache + "/tmp";
+        for (const std::string& dir : {values.cache, values.state, prepared.tmpdir}) {
+            if (dir.empty()) continue;
+            if (Result<Done> made = make_private_directories(dir); !made)
+                return permanent_failure("cannot make the sandbox's directory: " + made.error());
+        }
+    }
+    prepared.plan = plan_for(server, command);
+    if (server.sandbox.strict.value_or(false) && !prepared.plan.unenforced.empty()) {
+        return permanent_failure("the sandbox asks for what this machine cannot enforce, and "
+                                 "strict = true: " +
+                                 joined(prepared.plan.unenforced));
+    }
+    const uid_t uid = server.run_as ? server.run_as->uid : ::geteuid();
+    const gid_t gid = server.run_as ? server.run_as->gid : ::getegid();
+    prepared.child.emplace(prepared.plan, ::geteuid(), ::getegid(), uid, gid);
+    return prepared;
+}
+
+nlohmann::json sandbox_json(const config::ServerConfig& server,
+                            const std::optional<sandbox::Plan>& plan) {
+    const config::Sandbox& box = server.sandbox;
+    if (!box.any()) return nullptr;
+    const auto optional_number = [](const std::optional<std::uint64_t>& n) {
+        return n ? nlohmann::json(*n) : nlohmann::json(nullptr);
+    };
+    nlohmann::json out = {
+        {"preset", box.preset.empty() ? nlohmann::json(nullptr) : nlohmann::json(box.preset)},
+        {"network", config::to_string(box.network.value_or(config::NetworkAccess::all))},
+        {"memory_bytes", optional_number(box.memory)},
+        {"tasks", optional_number(box.tasks)},
+        {"open_files", optional_number(box.open_files)},
+        {"cpu", box.cpu ? nlohmann::json(config::to_string(*box.cpu)) : nlohmann::json(nullptr)},
+        {"strict", box.strict.value_or(false)},
+        {"enforced", nullptr},
+        {"unenforced", nullptr},
+    };
+    if (plan) {
+        out["enforced"] = plan->enforced;
+        out["unenforced"] = plan->unenforced;
+    }
+    return out;
+}
+
+std::vector<std::string> sandbox_report(const config::ServerConfig& server) {
+    std::vector<std::string> lines;
+    if (!server.sandbox.any()) return lines;
+    const sandbox::Plan plan = plan_for(server, {});
+    std::string head = "sandbox";
+    if (!server.sandbox.preset.empty()) head += " " + server.sandbox.preset;
+    head += ", network " + std::string(config::to_string(plan.network));
+    lines.push_back(head);
+    for (const std::string& how : plan.enforced) lines.push_back("enforced: " + how);
+    const bool strict = server.sandbox.strict.value_or(false);
+    for (const std::string& why : plan.unenforced) {
+        lines.push_back(std::string(strict ? "refused (strict): " : "not enforced: ") + why);
+    }
+    return lines;
+}
+
+}  // namespace mcpd

@@ -1,0 +1,319 @@
+// Each server in its own box (docs/SANDBOX.md), with the real daemon and the demo server's
+// probe tools: paths outside the rules are denied and hidden paths are not there, a network
+// of "none" reaches nothing, limits stop an allocation, too many files and a fork bomb, each
+// project's child writes its own project only, and strict refuses a rule this machine cannot
+// enforce. mcpd says in status what it enforced; where this machine cannot enforce a rule the
+// test prints mcpd's reason and checks what mcpd does instead.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "call_text.h"
+#include "common/unique_fd.h"
+#include "harness.h"
+#include "mcp_session.h"
+#include "other_user.h"
+
+using namespace integration;
+using nlohmann::json;
+
+namespace {
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    REQUIRE(out.good());
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+bool holds(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// Whether one of status's sandbox sentences (`which`: "enforced" or "unenforced") holds `part`.
+bool says(const json& server, const char* which, const std::string& part) {
+    const json& box = server.at("sandbox");
+    if (!box.at(which).is_array()) return false;
+    for (const json& sentence : box.at(which)) {
+        if (holds(sentence.get<std::string>(), part)) return true;
+    }
+    return false;
+}
+
+// A TCP listener on 127.0.0.1 that the test holds open; its port.
+struct Listener {
+    mcpd::UniqueFd fd;
+    int port = 0;
+    Listener() {
+        fd.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        REQUIRE(fd);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+        REQUIRE(::listen(fd.get(), 16) == 0);
+        socklen_t size = sizeof address;
+        REQUIRE(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &size) == 0);
+        port = ntohs(address.sin_port);
+    }
+};
+
+// The demo server to run under a memory limit: under the sanitizers, the copy built without
+// them (ASan's shadow memory alone is past any such limit).
+std::string plain_demo_server() {
+#if defined(__SANITIZE_ADDRESS__)
+    return bin("mcpd-demo-server-plain");
+#else
+    return bin("mcpd-demo-server");
+#endif
+}
+
+std::string sandbox_table(const std::string& body) {
+    return "{ " + body + " }";
+}
+
+}  // namespace
+
+TEST_CASE("a boxed server reads and writes only what its rules allow, and never a hidden path",
+          "[sandbox]") {
+    TestEnv env("sandbox-paths");
+    for (const char* dir : {"proj", "shared", "shared/secret", "outside"})
+        REQUIRE(::mkdir(env.path(dir).c_str(), 0755) == 0);
+    write_text(env.path("shared/notes.txt"), "notes");
+    write_text(env.path("shared/secret/key"), "key");
+    write_text(env.path("outside/other.txt"), "other");
+    env.write_registry(server_toml(
+        "demo", {"--probe-tools"},
+        {{"cwd", toml_string(env.path("proj"))},
+         {"sandbox", sandbox_table("preset = \"project\", read = [" +
+                                   toml_string(env.path("shared")) + "], hide = [" +
+                                   toml_string(env.path("shared/secret")) + "]")}}));
+    env.start_daemon();
+    McpSession session(env.socket(), "demo");
+    session.initialize("boxed");
+    const auto read = [&](const std::string& path) {
+        return call_text(session, "read_path", {{"path", path}});
+    };
+    const auto write = [&](const std::string& path) {
+        return call_text(session, "write_path", {{"path", path}, {"text", "ok"}});
+    };
+
+    const json server = env.server("demo");
+    INFO(server.dump());
+    REQUIRE(server.at("sandbox").at("preset") == "project");
+    REQUIRE(says(server, "enforced", "Landlock"));
+    CHECK(holds(env.daemon_log(), "[demo] sandbox: paths: Landlock"));
+
+    // What its rules grant.
+    CHECK(read(env.path("shared/notes.txt")) == "notes");
+    CHECK(write(env.path("proj/made.txt")) == "wrote 2 bytes");
+    CHECK(read_text(env.path("proj/made.txt")) == "ok");
+    // Libraries and configuration of the system are there.
+    CHECK_FALSE(holds(read("/etc/passwd"), "cannot"));
+    // Nothing else: not the test's other files, not mcpd's registry.
+    CHECK(holds(read(env.path("outside/other.txt")), "Permission denied"));
+    CHECK(holds(read(env.registry()), "Permission denied"));
+    CHECK(holds(write(env.path("shared/new.txt")), "Permission denied"));
+    CHECK(holds(write(env.path("outside/new.txt")), "Permission denied"));
+    CHECK(holds(write(env.path("new.txt")), "Permission denied"));
+    CHECK_FALSE(std::filesystem::exists(env.path("shared/new.txt")));
+    // The hidden path under the readable tree: not there at all where a mount namespace
+    // covers it, denied where only Landlock can.
+    const std::string secret = read(env.path("shared/secret/key"));
+    CHECK(holds(secret, "cannot open"));
+    CHECK(secret.find("cannot open") == 0);
+    if (says(server, "enforced", "tmpfs")) {
+        CHECK(holds(secret, "No such file"));
+        CHECK(holds(read(env.path("shared")), "notes.txt"));
+    } else {
+        WARN("no mount namespace here: the hidden path is cut out by Landlock alone");
+        CHECK(holds(secret, "Permission denied"));
+    }
+}
+
+TEST_CASE("a server with network = \"none\" reaches nothing, one without a sandbox does",
+          "[sandbox]") {
+    TestEnv env("sandbox-network");
+    const Listener listener;
+    env.write_registry(
+        server_toml("boxed", {"--probe-tools"}, {{"sandbox", sandbox_table("network = \"none\"")}}) +
+        server_toml("lo", {"--probe-tools"}, {{"sandbox", sandbox_table("network = \"loopback\"")}}) +
+        server_toml("open", {"--probe-tools"}));
+    env.start_daemon();
+    const json target = {{"host", "127.0.0.1"}, {"port", listener.port}};
+
+    McpSession open(env.socket(), "open");
+    open.initialize("open");
+    CHECK(call_text(open, "connect_tcp", target) == "connected");
+
+    McpSession boxed(env.socket(), "boxed");
+    boxed.initialize("boxed");
+    const std::string refused = call_text(boxed, "connect_tcp", target);
+    INFO(refused);
+    CHECK(holds(refused, "cannot connect"));
+    const json server = env.server("boxed");
+    INFO(server.dump());
+    CHECK(server.at("sandbox").at("network") == "none");
+    CHECK((says(server, "enforced", "network namespace") || says(server, "enforced", "TCP")));
+    // It still reads and writes where it likes: no path rule was asked for.
+    CHECK_FALSE(holds(call_text(boxed, "read_path", {{"path", env.registry()}}), "cannot"));
+
+    // loopback: a private network of its own, where the host's listeners are not.
+    const json lo_server = env.server("lo");
+    McpSession lo(env.socket(), "lo");
+    lo.initialize("lo");
+    const std::string lo_reply = call_text(lo, "connect_tcp", target);
+    if (says(lo_server, "enforced", "network namespace")) {
+        CHECK(holds(lo_reply, "cannot connect"));
+    } else {
+        WARN("network loopback not enforced here: " + lo_server.at("sandbox").dump());
+        CHECK(says(lo_server, "unenforced", "network loopback"));
+    }
+}
+
+TEST_CASE("limits stop a server's allocation past its memory and its files past open_files",
+          "[sandbox]") {
+    TestEnv env("sandbox-limits");
+    env.write_registry(server_toml(
+        "demo", {"--probe-tools"},
+        {{"sandbox", sandbox_table("memory = \"96M\", open_files = 64")}}, plain_demo_server()));
+    env.start_daemon();
+    McpSession session(env.socket(), "demo");
+    session.initialize("limits");
+    const json server = env.server("demo");
+    INFO(server.dump());
+    CHECK(server.at("sandbox").at("memory_bytes") == 96 << 20);
+    CHECK(server.at("sandbox").at("open_files") == 64);
+    // This machine has no cgroup delegated to mcpd: rlimits hold the limits, and an allocation
+    // past one fails in the server instead of ending it.
+    REQUIRE(says(server, "enforced", "RLIMIT_DATA"));
+    REQUIRE(says(server, "enforced", "RLIMIT_NOFILE"));
+    CHECK(call_text(session, "allocate", {{"megabytes", 16}}) == "allocated 16 MiB");
+    CHECK(call_text(session, "allocate", {{"megabytes", 200}}) ==
+          "cannot allocate 200 MiB: Cannot allocate memory");
+    const std::string files = call_text(session, "open_files", {{"count", 500}});
+    INFO(files);
+    CHECK(holds(files, "of 500 files; open failed: Too many open files"));
+    CHECK_FALSE(holds(files, "opened 500"));
+    // The server lives on, and answers.
+    CHECK(call_text(session, "echo", {{"text", "alive"}}) == "alive");
+    CHECK(env.server("demo").at("restarts") == 0);
+}
+
+TEST_CASE("each project's child writes its own project only, and tasks stops a fork bomb",
+          "[sandbox]") {
+    const OtherUser user;
+    TestEnv env("sandbox-projects");
+    env.write_registry(kOpenSocket +
+                       server_toml("proj", {"--probe-tools"},
+                                   {{"sharing", "\"project\""},
+                                    {"allow_users", "[\"" + user.id() + "\"]"},
+                                    {"sandbox", sandbox_table("preset = \"project\", tasks = 16")}}));
+    env.start_daemon();
+    open_directory(env.dir());
+    std::vector<std::string> projects;
+    for (const char* name : {"alpha", "beta"}) {
+        const std::string path = env.path(name);
+        REQUIRE(::mkdir(path.c_str(), 0700) == 0);
+        write_text(path + "/README", name);
+        REQUIRE(::chown(path.c_str(), user.uid(), user.gid()) == 0);
+        REQUIRE(::chown((path + "/README").c_str(), user.uid(), user.gid()) == 0);
+        projects.push_back(std::filesystem::canonical(path).string());
+    }
+    const auto connect = [&](const std::string& directory, const std::string& err) {
+        return std::make_unique<PipedProcess>(
+            user.command({"/bin/sh", "-c",
+                          "cd '" + directory + "' && exec '" + bin("mcpctl") + "' --socket '" +
+                              env.socket() + "' connect proj"}),
+            env.path(err));
+    };
+    auto alpha = connect(projects[0], "alpha.err");
+    alpha->session().initialize("alpha");
+    auto beta = connect(projects[1], "beta.err");
+    beta->session().initialize("beta");
+    const auto call = [](PipedProcess& agent, const std::string& tool, const json& arguments) {
+        return call_text(agent.session(), tool, arguments);
+    };
+
+    // Each child reads and writes its own project; the other's is out of its box, though its
+    // user owns both.
+    CHECK(call(*alpha, "read_path", {{"path", projects[0] + "/README"}}) == "alpha");
+    CHECK(call(*alpha, "write_path", {{"path", projects[0] + "/out"}, {"text", "a"}}) ==
+          "wrote 1 bytes");
+    CHECK(holds(call(*alpha, "read_path", {{"path", projects[1] + "/README"}}),
+                "Permission denied"));
+    CHECK(holds(call(*alpha, "write_path", {{"path", projects[1] + "/out"}, {"text", "a"}}),
+                "Permission denied"));
+    CHECK(call(*beta, "read_path", {{"path", projects[1] + "/README"}}) == "beta");
+    CHECK(holds(call(*beta, "read_path", {{"path", projects[0] + "/out"}}), "Permission denied"));
+
+    // A fork bomb ends at its limit, and the server goes on answering. (The children's
+    // sandboxes are told in the log: the entry's status stands for no process of its own.)
+    const std::string bomb = call(*alpha, "spawn_processes", {{"count", 200}});
+    INFO(bomb);
+    const std::string log = env.daemon_log();
+    if (holds(log, "[proj] sandbox: ") && holds(log, "tasks 16: RLIMIT_NPROC")) {
+        CHECK(holds(bomb, "of 200 processes; fork failed: Resource temporarily unavailable"));
+        CHECK_FALSE(holds(bomb, "started 200"));
+    } else {
+        WARN("tasks is not enforced on this machine: " + log);
+        CHECK(holds(log, "[proj] sandbox not enforced: tasks"));
+    }
+    CHECK(call(*alpha, "echo", {{"text", "still here"}}) == "still here");
+}
+
+TEST_CASE("strict refuses to start a server whose rules this machine cannot enforce, and "
+          "--check-config says so",
+          "[sandbox]") {
+    TestEnv env("sandbox-strict");
+    // mcpd limits CPU only through a delegated cgroup, which it does not use yet.
+    const std::string rules = "cpu = \"50%\", strict = true";
+    env.write_registry(server_toml("strict", {}, {{"sandbox", sandbox_table(rules)}}) +
+                       server_toml("lenient", {}, {{"sandbox", sandbox_table("cpu = \"50%\"")}}));
+    const RunResult check = run_process({bin("mcpd"), "--check-config", env.registry()}, 20s);
+    INFO(check.describe());
+    CHECK(check.exit_code == 1);
+    CHECK(holds(check.out, "refused (strict): cpu 50%"));
+    CHECK(holds(check.out, "not enforced: cpu 50%"));
+    CHECK(holds(check.err, "would not start"));
+
+    env.start_daemon();
+    env.wait_state("lenient", "running");
+    env.wait_state("strict", "failed");
+    const json strict = env.server("strict");
+    INFO(strict.dump());
+    CHECK(holds(strict.at("error").get<std::string>(), "strict = true: cpu 50%"));
+    CHECK(env.server("strict").at("pid").is_null());
+    CHECK(holds(env.daemon_log(), "[lenient] sandbox not enforced: cpu 50%"));
+    const json lenient = env.server("lenient");
+    CHECK(says(lenient, "unenforced", "delegated cgroup"));
+}
+
+TEST_CASE("a server that exits before it is ready under network = \"none\" is told why it may "
+          "have failed",
+          "[sandbox]") {
+    TestEnv env("sandbox-offline");
+    // As `npx -y` does when the registry is out of reach: it gives up before any answer.
+    env.write_registry(server_toml("offline", {"-c", "echo 'npm error network' >&2; exit 3"},
+                                   {{"restart", "\"never\""},
+                                    {"sandbox", sandbox_table("network = \"none\"")}},
+                                   "/bin/sh"));
+    env.start_daemon();
+    env.wait_state("offline", "failed");
+    const std::string error = env.server("offline").at("error").get<std::string>();
+    INFO(error);
+    CHECK(holds(error, "exited with status 3 before it was ready"));
+    CHECK(holds(error, "network = \"none\""));
+    CHECK(holds(error, "npx -y"));
+}
