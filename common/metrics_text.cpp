@@ -130,6 +130,11 @@ struct ServerFamilies {
                     "Resident memory (RSS) of the server's processes, in bytes."};
     Family proportional{"mcpd_server_proportional_bytes", "gauge",
                         "Proportional set size (PSS) of the server's processes, in bytes."};
+    Family peak{"mcpd_server_peak_resident_bytes", "gauge",
+                "Peak resident memory of the server's processes, in bytes."};
+    Family oom_kills{"mcpd_server_oom_kills_total", "counter",
+                     "Processes of the server the kernel's OOM killer ended at its cgroup's "
+                     "memory limit."};
 
     void add(const json& server, const Labels& labels) {
         up.add(labels, json_read::string_or(server, "state", "") == "running" ? "1" : "0");
@@ -139,11 +144,14 @@ struct ServerFamilies {
         if (const auto ms = count_at(server, "cpu_ms")) cpu.add(labels, decimal_text(*ms, 3));
         add_count(resident, server, "rss_bytes", labels);
         add_count(proportional, server, "pss_bytes", labels);
+        add_count(peak, server, "peak_rss_bytes", labels);
+        add_count(oom_kills, server, "oom_kills", labels);
     }
 
     void write_to(std::string& out) const {
         for (const Family* family :
-             {&up, &sessions, &sessions_total, &restarts, &cpu, &resident, &proportional})
+             {&up, &sessions, &sessions_total, &restarts, &cpu, &resident, &proportional, &peak,
+              &oom_kills})
             family->write_to(out);
     }
 

@@ -24,6 +24,7 @@ extern const Command cmd_metrics{
         "  mcpd_server_up, mcpd_server_sessions, mcpd_server_sessions_opened_total,\n"
         "  mcpd_server_restarts_total, mcpd_server_cpu_seconds_total,\n"
         "  mcpd_server_resident_bytes, mcpd_server_proportional_bytes   per server\n"
+        "  mcpd_server_peak_resident_bytes, mcpd_server_oom_kills_total per server\n"
         "  mcpd_requests_total (by outcome), mcpd_requests_in_flight,\n"
         "  mcpd_request_bytes_total (in, out), mcpd_request_duration_seconds\n"
         "                                     per server, method and tool\n"

@@ -395,6 +395,20 @@ std::vector<std::string> restart_lines(const json& result) {
     return lines;
 }
 
+std::vector<std::string> memory_lines(const json& result) {
+    std::vector<std::string> lines;
+    for (const json& server : servers_in(result)) {
+        const json& peak = stats_member(server, "peak_rss_bytes");
+        const std::optional<double> kills = stats_number(stats_member(server, "oom_kills"));
+        if (!stats_number(peak) && (!kills || *kills <= 0)) continue;
+        std::string line = field_text(server, "name") + ": peak memory " + bytes_text(peak);
+        if (kills && *kills > 0)
+            line += ", " + fixed_text(*kills, 0) + (*kills == 1 ? " OOM kill" : " OOM kills");
+        lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
 std::string stats_text(const json& result) {
     if (servers_in(result).empty()) return "no servers to show\n";
     bool tools = false;
@@ -408,6 +422,7 @@ std::string stats_text(const json& result) {
     std::string text;
     append_section(text, servers_table(result));
     append_section(text, restart_lines(result));
+    append_section(text, memory_lines(result));
     if (tools) append_section(text, tools_table(result));
     if (sessions) append_section(text, sessions_table(result));
     if (children) append_section(text, children_table(result));
@@ -440,6 +455,9 @@ std::vector<std::string> top_screen(const json& result, const TopView& view) {
         lines.emplace_back("no servers to show");
     } else {
         for (std::string& line : servers_table(result, style)) lines.push_back(std::move(line));
+        const std::vector<std::string> memory = memory_lines(result);
+        if (!memory.empty()) lines.emplace_back();
+        for (const std::string& line : memory) lines.push_back(line);
     }
     if (view.tools) {
         lines.emplace_back();

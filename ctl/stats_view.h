@@ -64,9 +64,12 @@ std::vector<std::string> children_table(const nlohmann::json& result, const Tabl
 // "demo: 3 restarts (exit 1: 2, signal 9: 1)" for each server that restarted.
 std::vector<std::string> restart_lines(const nlohmann::json& result);
 
-// `mcpctl stats`: the servers table, the restarts, then the tools, sessions and children
-// tables when the result has them (asked with --tools, --sessions, --children), a blank line
-// apart.
+// "demo: peak memory 12MiB, 1 OOM kill" for each server whose peak mcpd knows.
+std::vector<std::string> memory_lines(const nlohmann::json& result);
+
+// `mcpctl stats`: the servers table, the restarts, the peaks, then the tools, sessions and
+// children tables when the result has them (asked with --tools, --sessions, --children), a
+// blank line apart.
 std::string stats_text(const nlohmann::json& result);
 
 // ---- top

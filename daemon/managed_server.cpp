@@ -147,7 +147,12 @@ Result<SpawnedProcess> ManagedServer::start_process() {
         for (const std::string& why : box->plan.unenforced)
             log::warning(config_.name, "sandbox not enforced: " + why);
     }
+    if (!box->cgroup_leaf.empty()) request.cgroup_procs = box->cgroup_leaf + "/cgroup.procs";
+    request.cgroup_required = box->plan.cgroup.any();
     Result<SpawnedProcess> process = spawn_process(request);
+    oom_killed_ = false;
+    if (!process && !box->cgroup_leaf.empty()) sandbox::remove_leaf(box->cgroup_leaf);
+    cgroup_.started(process ? box->cgroup_leaf : std::string());
     if (process) {
         log::info(config_.name,
                   "started pid " + std::to_string(process->pid) + ": " + request.path +
@@ -303,6 +308,11 @@ void ManagedServer::on_child_exit(ChildProcess* child, int status) {
         draining_.push_back(std::move(child_));
         handshake_.reset();
         ids_.reset();
+        if (cgroup_.ended()) {
+            oom_killed_ = true;
+            log::warning(config_.name, "the kernel's OOM killer ended it at its cgroup's "
+                                       "memory limit");
+        }
         // What it never read of its stdin may go to the next process (router_replay.cpp).
         const std::string unwritten = child->take_unwritten_input();
         router_.on_child_gone("the server exited with status " + std::to_string(status),
@@ -323,6 +333,7 @@ void ManagedServer::on_child_finished(ChildProcess* child) {
         const auto it = std::find_if(draining_.begin(), draining_.end(),
                                      [child](const auto& c) { return c.get() == child; });
         if (it != draining_.end()) draining_.erase(it);
+        cgroup_.tidy();
         if (drained()) host_.server_drained(*this);
     });
 }
@@ -382,6 +393,10 @@ void ManagedServer::deadlines_changed() {
 
 void ManagedServer::note(std::string_view message) {
     log::info(config_.name, message);
+}
+
+std::string ManagedServer::exit_cause() const {
+    return oom_killed_ ? "oom-kill" : std::string();
 }
 
 std::string ManagedServer::start_failure_hint() const {

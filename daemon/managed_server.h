@@ -25,6 +25,7 @@
 #include "daemon/server/handshake.h"
 #include "daemon/server/list_cache.h"
 #include "daemon/server/log_ring.h"
+#include "daemon/server/server_cgroup.h"
 #include "daemon/server/spawn.h"
 #include "daemon/server/supervisor.h"
 
@@ -99,6 +100,7 @@ public:
     // No process at all, not even one draining.
     bool drained() const { return child_ == nullptr && draining_.empty(); }
 
+    const ServerCgroup& cgroup() const { return cgroup_; }
     // The STATUS object of docs/CONTROL.md.
     nlohmann::json status_json() const;
 
@@ -124,6 +126,7 @@ public:
     void want_child() override;
     void deadlines_changed() override;
     std::string start_failure_hint() const override;
+    std::string exit_cause() const override;
     void note(std::string_view message) override;
     void note_repeated(std::string_view kind, std::string_view detail) override;
     bool pass_to_legacy(SessionId session, std::string_view line) override;
@@ -167,6 +170,9 @@ private:
     std::unique_ptr<ChildProcess> child_;
     // How its last child was boxed (status "sandbox"): null when it has no sandbox.
     nlohmann::json sandbox_status_;
+    // Its processes' cgroup leaves, where mcpd has a delegated cgroup.
+    ServerCgroup cgroup_;
+    bool oom_killed_ = false;  // the last process ended by the kernel's OOM killer
     std::vector<std::unique_ptr<ChildProcess>> draining_;  // exited, pipes not yet closed
     std::unique_ptr<ChildIds> ids_;
     std::unique_ptr<Handshake> handshake_;

@@ -67,6 +67,13 @@ json counters_json(const CallCounters& c) {
 
 namespace {
 
+json peak_json(const std::optional<ProcessUsage>& usage, std::optional<std::uint64_t> cgroup);
+
+std::optional<std::uint64_t> leaf_peak(const ManagedServer& instance) {
+    const std::optional<sandbox::CgroupUsage> leaf = instance.cgroup().usage();
+    return leaf ? leaf->peak_bytes : std::nullopt;
+}
+
 // One live child of a server (docs/STATS.md, "per_child"): what it is, its process (as
 // `mcpctl status` shows it) and what its own sessions asked of it.
 json child_json(const ManagedServer& instance, const ServerPool::InstanceRole& role,
@@ -79,9 +86,18 @@ json child_json(const ManagedServer& instance, const ServerPool::InstanceRole& r
                   {"restarts", status["restarts"]},
                   {"cpu_ms", usage ? json(usage->cpu_ms) : json(nullptr)},
                   {"rss_bytes", usage ? json(usage->rss_bytes) : json(nullptr)},
+                  {"peak_rss_bytes", peak_json(usage, leaf_peak(instance))},
                   {"totals", counters_json(stats.total())}};
     if (role.project != nullptr) child["project"] = role.project->directory;
     return child;
+}
+
+// The peak memory of a server's processes: its cgroup leaves' own, else each live process's
+// peak summed (an upper bound); null when neither is known.
+json peak_json(const std::optional<ProcessUsage>& usage, std::optional<std::uint64_t> cgroup) {
+    if (cgroup) return *cgroup;
+    if (usage && usage->peak_bytes) return *usage->peak_bytes;
+    return nullptr;
 }
 
 // A child that serves one session (exclusive) or one project: it says whose work it is.
@@ -120,6 +136,10 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
     std::array<std::uint64_t, std::size(kReplayVerdicts)> replays{};
     std::map<std::string, unsigned> reasons;
     std::optional<ProcessUsage> usage;
+    // From the cgroup leaves where mcpd has them: the tree's own peak, and OOM kills.
+    std::optional<std::uint64_t> cgroup_peak;
+    bool every_peak_from_cgroup = true;
+    std::optional<std::uint64_t> oom_kills;
     json per_child = json::array();
     pool.for_each_instance([&](const ManagedServer& instance, const ServerPool::InstanceRole& role) {
         if (instance.name() != name) return;
@@ -133,6 +153,8 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
         attached += instance.router().session_count();
         restarts += instance.supervisor().restarts();
         from_cache += instance.router().answered_from_cache();
+        if (const std::optional<std::uint64_t> kills = instance.cgroup().oom_kills())
+            oom_kills = oom_kills.value_or(0) + *kills;
         for (std::size_t i = 0; i < replays.size(); ++i)
             replays[i] += instance.router().replay().count_of(kReplayVerdicts[i]);
         for (const auto& [reason, count] : instance.supervisor().restart_reasons())
@@ -143,6 +165,12 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
         }
         if (const std::optional<ServerMark> mark = instance.process_mark()) {
             children += 1;
+            const std::optional<sandbox::CgroupUsage> leaf = instance.cgroup().usage();
+            if (leaf && leaf->peak_bytes) {
+                cgroup_peak = cgroup_peak.value_or(0) + *leaf->peak_bytes;
+            } else {
+                every_peak_from_cgroup = false;
+            }
             const std::optional<ProcessUsage> sampled =
                 sampler_.sample(processes, *mark, ::getpid(), now);
             if (want.children && (asking == nullptr || !private_child(role) ||
@@ -174,6 +202,9 @@ json StatsReport::server_json(const ManagedServer& entry, const ServerPool& pool
                 {"cpu_percent", usage ? json(usage->cpu_percent) : json(nullptr)},
                 {"rss_bytes", usage ? json(usage->rss_bytes) : json(nullptr)},
                 {"pss_bytes", usage && usage->pss_bytes ? json(*usage->pss_bytes) : json(nullptr)},
+                {"peak_rss_bytes", peak_json(usage, every_peak_from_cgroup ? cgroup_peak
+                                                                           : std::nullopt)},
+                {"oom_kills", oom_kills ? json(*oom_kills) : json(nullptr)},
                 {"calls_per_s_10s", recent},
                 {"calls_per_s", since > 0 ? static_cast<double>(settled) / since : 0.0},
                 {"totals", counters_json(total)}};

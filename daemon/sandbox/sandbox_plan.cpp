@@ -57,21 +57,48 @@ bool grant_around(const PathGrant& grant, const std::vector<std::string>& hidden
     return whole;
 }
 
+// The limits a delegated cgroup's leaf holds: the whole tree, root's processes too.
+void plan_cgroup_limits(const config::Sandbox& sandbox, Plan& plan) {
+    if (sandbox.memory) {
+        plan.cgroup.memory = sandbox.memory;
+        plan.enforced.push_back("memory " + std::to_string(*sandbox.memory >> 20) +
+                                " MiB: memory.max of its cgroup (the kernel's OOM killer ends "
+                                "it past that)");
+    }
+    if (sandbox.tasks) {
+        plan.cgroup.tasks = sandbox.tasks;
+        plan.enforced.push_back("tasks " + std::to_string(*sandbox.tasks) +
+                                ": pids.max of its cgroup");
+    }
+    if (sandbox.cpu) {
+        plan.cgroup.cpu = sandbox.cpu;
+        plan.enforced.push_back("cpu " + config::to_string(*sandbox.cpu) + ": " +
+                                (sandbox.cpu->kind == config::CpuLimit::Kind::quota
+                                     ? "cpu.max"
+                                     : "cpu.weight") +
+                                " of its cgroup");
+    }
+}
+
 // The rlimits and how they hold, or why they cannot.
 void plan_limits(const config::Sandbox& sandbox, const KernelSupport& support,
                  const ChildUser& user, Plan& plan) {
     const std::string raise_back =
         user.root ? " (a server running as root could raise it again)" : "";
+    if (sandbox.open_files) {
+        plan.rlimits.push_back({RLIMIT_NOFILE, static_cast<rlim_t>(*sandbox.open_files)});
+        plan.enforced.push_back("open_files " + std::to_string(*sandbox.open_files) +
+                                ": RLIMIT_NOFILE" + raise_back);
+    }
+    if (!support.cgroup.empty()) {
+        plan_cgroup_limits(sandbox, plan);
+        return;
+    }
     if (sandbox.memory) {
         plan.rlimits.push_back({RLIMIT_DATA, static_cast<rlim_t>(*sandbox.memory)});
         plan.enforced.push_back("memory " + std::to_string(*sandbox.memory >> 20) +
                                 " MiB: RLIMIT_DATA, the writable memory of each process" +
                                 raise_back);
-    }
-    if (sandbox.open_files) {
-        plan.rlimits.push_back({RLIMIT_NOFILE, static_cast<rlim_t>(*sandbox.open_files)});
-        plan.enforced.push_back("open_files " + std::to_string(*sandbox.open_files) +
-                                ": RLIMIT_NOFILE" + raise_back);
     }
     if (sandbox.tasks) {
         // RLIMIT_NPROC counts the processes of a user; inside a user namespace of the box's

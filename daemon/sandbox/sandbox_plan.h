@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/sandbox.h"
+#include "daemon/sandbox/cgroup_leaf.h"
 #include "daemon/sandbox/kernel_support.h"
 
 namespace mcpd::sandbox {
@@ -62,6 +63,8 @@ struct Plan {
     // box's processes only (Linux 5.14 and later): the one above when there is one, else one
     // made after the child took its user's identity. 0: none.
     rlim_t tasks = 0;
+    // Limits the child's cgroup leaf holds, where mcpd has a delegated cgroup.
+    CgroupLimits cgroup;
     // How each rule is enforced ("network none: a private network namespace"), for the
     // start log and `status`.
     std::vector<std::string> enforced;

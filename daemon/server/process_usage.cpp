@@ -17,11 +17,40 @@ std::optional<unsigned long long> uptime_ticks(long hz) {
     return static_cast<unsigned long long>(seconds * static_cast<double>(hz));
 }
 
-std::optional<std::uint64_t> read_pss(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
+std::optional<std::string> read_proc(pid_t pid, const char* file) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/" + file);
     if (!in) return std::nullopt;
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return parse_pss(text);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::optional<std::uint64_t> read_pss(pid_t pid) {
+    const std::optional<std::string> text = read_proc(pid, "smaps_rollup");
+    return text ? parse_pss(*text) : std::nullopt;
+}
+
+std::optional<std::uint64_t> read_peak(pid_t pid) {
+    const std::optional<std::string> text = read_proc(pid, "status");
+    return text ? parse_peak(*text) : std::nullopt;
+}
+
+// "NAME:    1234 kB" in `text`, in bytes.
+std::optional<std::uint64_t> kib_line(std::string_view text, std::string_view name) {
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        if (!line.starts_with(name)) continue;
+        line.remove_prefix(name.size());
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+        std::uint64_t kib = 0;
+        const auto [next, error] = std::from_chars(line.data(), line.data() + line.size(), kib);
+        if (error != std::errc{} ||
+            !std::string_view(next, line.data() + line.size()).starts_with(" kB"))
+            return std::nullopt;
+        return kib * 1024;
+    }
+    return std::nullopt;
 }
 
 // Samples older than this are forgotten (their server is gone, or nobody asks any more).
@@ -39,26 +68,20 @@ ProcessUsage& ProcessUsage::operator+=(const ProcessUsage& more) {
     } else {
         pss_bytes.reset();
     }
+    if (peak_bytes && more.peak_bytes) {
+        *peak_bytes += *more.peak_bytes;
+    } else {
+        peak_bytes.reset();
+    }
     return *this;
 }
 
 std::optional<std::uint64_t> parse_pss(std::string_view text) {
-    // "Pss:                 1234 kB"
-    for (std::size_t at = 0; at < text.size();) {
-        std::size_t end = text.find('\n', at);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view line = text.substr(at, end - at);
-        at = end + 1;
-        if (!line.starts_with("Pss:")) continue;
-        line.remove_prefix(4);
-        while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-        std::uint64_t kib = 0;
-        const auto [next, error] = std::from_chars(line.data(), line.data() + line.size(), kib);
-        if (error != std::errc{} || !std::string_view(next, line.data() + line.size()).starts_with(" kB"))
-            return std::nullopt;
-        return kib * 1024;
-    }
-    return std::nullopt;
+    return kib_line(text, "Pss:");
+}
+
+std::optional<std::uint64_t> parse_peak(std::string_view status) {
+    return kib_line(status, "VmHWM:");
 }
 
 std::optional<ProcessUsage> UsageSampler::sample(const ProcessTable& table, const ServerMark& mark,
@@ -71,6 +94,7 @@ std::optional<ProcessUsage> UsageSampler::sample(const ProcessTable& table, cons
     static const long page = ::sysconf(_SC_PAGESIZE);
     ProcessUsage usage;
     usage.pss_bytes = 0;
+    usage.peak_bytes = 0;
     unsigned long long oldest = 0;
     unsigned long long leader_start = 0;
     std::uint64_t ticks = 0;
@@ -80,6 +104,12 @@ std::optional<ProcessUsage> UsageSampler::sample(const ProcessTable& table, cons
         usage.rss_bytes += entry->rss_pages * static_cast<std::uint64_t>(page);
         if (oldest == 0 || entry->start_time < oldest) oldest = entry->start_time;
         if (entry->pid == mark.leader) leader_start = entry->start_time;
+        const std::optional<std::uint64_t> peak = read_peak(entry->pid);
+        if (peak && usage.peak_bytes) {
+            *usage.peak_bytes += *peak;
+        } else {
+            usage.peak_bytes.reset();
+        }
         const std::optional<std::uint64_t> pss = read_pss(entry->pid);
         if (pss && usage.pss_bytes) {
             *usage.pss_bytes += *pss;

@@ -22,6 +22,9 @@ struct ProcessUsage {
     // Proportional set (shared pages divided among their users), summed; none when a
     // process's /proc/PID/smaps_rollup could not be read (another user's, an old kernel).
     std::optional<std::uint64_t> pss_bytes;
+    // The peak resident set of each live process (VmHWM), summed: an upper bound of the
+    // tree's peak; none when a process's /proc/PID/status could not be read.
+    std::optional<std::uint64_t> peak_bytes;
     // CPU use in percent of one CPU: since the previous sample of the same server process,
     // or over the processes' lifetime for the first.
     double cpu_percent = 0;
@@ -30,6 +33,9 @@ struct ProcessUsage {
     // while both are.
     ProcessUsage& operator+=(const ProcessUsage& more);
 };
+
+// The VmHWM line of /proc/PID/status, in bytes.
+std::optional<std::uint64_t> parse_peak(std::string_view status);
 
 // The Pss line of /proc/PID/smaps_rollup, in bytes.
 std::optional<std::uint64_t> parse_pss(std::string_view smaps_rollup);

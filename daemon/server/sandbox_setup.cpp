@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "common/log.h"
 #include "common/private_directories.h"
 
 namespace mcpd {
@@ -42,13 +43,49 @@ std::optional<std::vector<std::string>> list_directory(const std::string& path) 
     return names;
 }
 
-sandbox::Plan plan_for(const config::ServerConfig& server, const std::string& command) {
+// What this machine can enforce, as mcpd uses it: the delegated cgroup only once mcpd could
+// move itself out of its root (else it is said once, and limits fall back to rlimits).
+const sandbox::KernelSupport& effective_support() {
+    static const sandbox::KernelSupport support = [] {
+        sandbox::KernelSupport probed = sandbox::kernel_support();
+        if (probed.cgroup.empty()) return probed;
+        sandbox::CgroupTree tree(probed.cgroup);
+        if (Result<Done> prepared = tree.prepare(::getpid()); !prepared) {
+            log::warning("the delegated cgroup " + probed.cgroup +
+                         " cannot be used, limits fall back to rlimits: " + prepared.error());
+            probed.cgroup.clear();
+        }
+        return probed;
+    }();
+    return support;
+}
+
+// A leaf for the next child of `server`, or empty (no delegated cgroup, or it failed: said).
+std::string make_leaf(const config::ServerConfig& server, const sandbox::Plan& plan) {
+    const sandbox::KernelSupport& support = effective_support();
+    if (support.cgroup.empty()) return {};
+    static unsigned serial = 0;
+    Result<std::string> leaf =
+        sandbox::CgroupTree(support.cgroup).make_leaf(server.name, ++serial, plan.cgroup);
+    if (!leaf) {
+        log::warning(server.name, "no cgroup of its own: " + leaf.error());
+        return {};
+    }
+    return std::move(leaf).value();
+}
+
+sandbox::ChildUser child_user(const config::ServerConfig& server) {
     sandbox::ChildUser user;
     const uid_t uid = server.run_as ? server.run_as->uid : ::geteuid();
     user.root = uid == 0;
     user.other_than_mcpd = uid != ::geteuid();
-    return sandbox::make_plan(server.sandbox, sandbox_placeholders(server),
-                              sandbox::kernel_support(), user, command, list_directory);
+    return user;
+}
+
+sandbox::Plan plan_for(const config::ServerConfig& server, const std::string& command) {
+    const sandbox::ChildUser user = child_user(server);
+    return sandbox::make_plan(server.sandbox, sandbox_placeholders(server), effective_support(),
+                              user, command, list_directory);
 }
 
 std::string joined(const std::vector<std::string>& sentences) {
@@ -83,7 +120,10 @@ sandbox::Placeholders sandbox_placeholders(const config::ServerConfig& server) {
 Result<PreparedSandbox> prepare_sandbox(const config::ServerConfig& server,
                                         const std::string& command) {
     PreparedSandbox prepared;
-    if (!server.sandbox.any()) return prepared;
+    if (!server.sandbox.any()) {
+        prepared.cgroup_leaf = make_leaf(server, prepared.plan);
+        return prepared;
+    }
     if (!server.run_as) {
         const sandbox::Placeholders values = sandbox_placeholders(server);
         const bool preset = !server.sandbox.preset.empty() && !values.cache.empty();
@@ -99,6 +139,12 @@ Result<PreparedSandbox> prepare_sandbox(const config::ServerConfig& server,
         return permanent_failure("the sandbox asks for what this machine cannot enforce, and "
                                  "strict = true: " +
                                  joined(prepared.plan.unenforced));
+    }
+    if (prepared.plan.cgroup.any() || !effective_support().cgroup.empty()) {
+        prepared.cgroup_leaf = make_leaf(server, prepared.plan);
+        if (prepared.cgroup_leaf.empty() && prepared.plan.cgroup.any())
+            return permanent_failure("its limits need a cgroup of its own, which could not be "
+                                     "made (see the log)");
     }
     const uid_t uid = server.run_as ? server.run_as->uid : ::geteuid();
     const gid_t gid = server.run_as ? server.run_as->gid : ::getegid();
@@ -134,7 +180,9 @@ nlohmann::json sandbox_json(const config::ServerConfig& server,
 std::vector<std::string> sandbox_report(const config::ServerConfig& server) {
     std::vector<std::string> lines;
     if (!server.sandbox.any()) return lines;
-    const sandbox::Plan plan = plan_for(server, {});
+    const sandbox::Plan plan = sandbox::make_plan(server.sandbox, sandbox_placeholders(server),
+                                                  sandbox::kernel_support(), child_user(server),
+                                                  {}, list_directory);
     std::string head = "sandbox";
     if (!server.sandbox.preset.empty()) head += " " + server.sandbox.preset;
     head += ", network " + std::string(config::to_string(plan.network));

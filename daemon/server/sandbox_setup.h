@@ -21,10 +21,14 @@ struct PreparedSandbox {
     // TMPDIR for the child: {cache}/tmp under a preset, so temporary files stay inside its
     // box instead of the shared /tmp. Empty: its environment's.
     std::string tmpdir;
+    // The cgroup leaf the child joins, where mcpd has a delegated cgroup (every server gets
+    // one then, for its accounting); empty: none.
+    std::string cgroup_leaf;
 };
 
 // For a child of `server` that executes `command`. A failure is permanent: `strict` and a rule
-// this machine cannot enforce, or a directory that cannot be made.
+// this machine cannot enforce, or a directory that cannot be made. Without a sandbox, only the
+// cgroup leaf (where there is a delegated cgroup).
 Result<PreparedSandbox> prepare_sandbox(const config::ServerConfig& server,
                                         const std::string& command);
 

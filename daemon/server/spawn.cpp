@@ -57,7 +57,7 @@ std::string errno_sentence(int err) {
 
 // What the child reports before exec fails.
 struct ExecFailure {
-    int stage;  // 1: chdir, 2: exec, 3: setup, 4: identity, 5: sandbox
+    int stage;  // 1: chdir, 2: exec, 3: setup, 4: identity, 5: sandbox, 6: cgroup
     int err;
     sandbox::ChildStep step;  // with stage 5
 };
@@ -75,8 +75,22 @@ bool place_fd(int fd, int target) {
     return ::dup2(fd, target) == target;
 }
 
+// Move this process into the cgroup whose cgroup.procs is `procs`, before it starts anything.
+bool join_cgroup(const std::string& procs) {
+    const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = ::write(fd, "0", 1) == 1;
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return ok;
+}
+
 [[noreturn]] void run_child(const SpawnRequest& request, char* const* argv, char* const* envp,
                             int in_fd, int out_fd, int err_fd, int status_fd, pid_t parent) {
+    if (!request.cgroup_procs.empty() && !join_cgroup(request.cgroup_procs) &&
+        request.cgroup_required)
+        child_fail(status_fd, 6);
     ::setsid();
     // Die with the daemon (at once if it already died), from default signal handling.
     prepare_forked_child(parent);
@@ -152,6 +166,9 @@ Failure exec_failure(const SpawnRequest& request, const ExecFailure& failure) {
         }
         case 5:
             return permanent_failure(sandbox::describe(failure.step) + ": " +
+                                     errno_sentence(failure.err));
+        case 6:
+            return permanent_failure("cannot join its cgroup " + request.cgroup_procs + ": " +
                                      errno_sentence(failure.err));
         case 4:
             return permanent_failure("cannot run as uid " +

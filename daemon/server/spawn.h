@@ -27,6 +27,11 @@ struct SpawnRequest {
     // Its box (daemon/sandbox/): entered before the identity changes, Landlock last before
     // exec. Null or inactive: none.
     const sandbox::ChildSandbox* sandbox = nullptr;
+    // The cgroup leaf it joins first of all (its cgroup.procs); empty: mcpd's own cgroup.
+    // Required: the leaf holds its limits, and a child that cannot join it does not start;
+    // otherwise (accounting only) it starts in mcpd's cgroup.
+    std::string cgroup_procs = {};
+    bool cgroup_required = false;
 };
 
 struct SpawnedProcess {

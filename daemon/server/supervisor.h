@@ -132,6 +132,9 @@ public:
     // What may explain a process that exited before it was ready (its sandbox keeps it off
     // the network, say), for its error; empty: nothing to add.
     virtual std::string start_failure_hint() const { return {}; }
+    // Why the last process ended when mcpd knows better than its exit status ("oom-kill"),
+    // for its restart's reason; empty: the status tells.
+    virtual std::string exit_cause() const { return {}; }
 };
 
 struct LastExit {

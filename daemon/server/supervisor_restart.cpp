@@ -91,6 +91,7 @@ void Supervisor::schedule_restart() {
 
 std::string Supervisor::why_restarted() const {
     if (!has_last_exit_) return "could not start";
+    if (std::string cause = env_.exit_cause(); !cause.empty()) return cause;
     // Ended by mcpd for a fault (a failed health ping, a handshake that never came): that.
     if (last_exit_.reason != StopReason::none && last_exit_.reason != StopReason::crashed)
         return std::string(to_string(last_exit_.reason));

@@ -209,6 +209,15 @@ TEST_CASE("limits stop a server's allocation past its memory and its files past 
     // The server lives on, and answers.
     CHECK(call_text(session, "echo", {{"text", "alive"}}) == "alive");
     CHECK(env.server("demo").at("restarts") == 0);
+    // Its peak memory holds the 16 MiB it touched; OOM kills are counted only in a cgroup.
+    const json stats = json::parse(env.ctl({"--json", "stats", "demo"}).out);
+    const json& figures = stats.at("servers").at(0);
+    INFO(figures.dump());
+    REQUIRE(figures.at("peak_rss_bytes").is_number_unsigned());
+    CHECK(figures.at("peak_rss_bytes").get<std::uint64_t>() >= 16ULL << 20);
+    CHECK(figures.at("oom_kills").is_null());
+    CHECK(holds(env.ctl({"stats", "demo"}).out, "demo: peak memory "));
+    CHECK(holds(env.ctl({"metrics"}).out, "mcpd_server_peak_resident_bytes{server=\"demo\"} "));
 }
 
 TEST_CASE("each project's child writes its own project only, and tasks stops a fork bomb",

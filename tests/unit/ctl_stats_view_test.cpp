@@ -368,3 +368,22 @@ TEST_CASE("stats and top build the stats request; top checks its options", "[sta
         CHECK(error.message.find(bad[1]) == 0);
     }
 }
+
+TEST_CASE("stats and top say each server's peak memory and OOM kills where mcpd knows them",
+          "[stats]") {
+    json result = sample_result();
+    result["servers"][0]["peak_rss_bytes"] = 12582912;
+    result["servers"][0]["oom_kills"] = 2;
+    result["servers"][1]["peak_rss_bytes"] = nullptr;
+    result["servers"][1]["oom_kills"] = nullptr;
+    const std::vector<std::string> lines = mcpctl::memory_lines(result);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].starts_with("demo: peak memory 12"));
+    CHECK(lines[0].ends_with(", 2 OOM kills"));
+    CHECK(mcpctl::stats_text(result).find("\n\n" + lines[0] + "\n") != std::string::npos);
+    const std::vector<std::string> screen =
+        mcpctl::top_screen(result, {SortKey::p99, false, 80, 24});
+    CHECK(std::find(screen.begin(), screen.end(), lines[0]) != screen.end());
+    result["servers"][0]["oom_kills"] = 0;
+    CHECK(mcpctl::memory_lines(result) == std::vector<std::string>{lines[0].substr(0, lines[0].find(','))});
+}

@@ -170,8 +170,8 @@ TEST_CASE("sandbox plan: limits as rlimits, and what rlimits cannot do", "[sandb
     box.tasks = 32;
     box.cpu = config::CpuLimit{config::CpuLimit::Kind::quota, 50};
     const sandbox::Plan root = sandbox::make_plan(box, values(), everything(), {true, false}, "", kNothing);
-    const std::vector<sandbox::ResourceLimit> expected = {{RLIMIT_DATA, 256ULL << 20},
-                                                          {RLIMIT_NOFILE, 128}};
+    const std::vector<sandbox::ResourceLimit> expected = {{RLIMIT_NOFILE, 128},
+                                                          {RLIMIT_DATA, 256ULL << 20}};
     CHECK(root.rlimits == expected);
     CHECK(mentions(root.enforced, "could raise it again"));
     CHECK(mentions(root.unenforced, "never applies to root"));
@@ -189,6 +189,28 @@ TEST_CASE("sandbox plan: limits as rlimits, and what rlimits cannot do", "[sandb
     const sandbox::Plan restricted = sandbox::make_plan(box, values(), everything(), {}, "", kNothing);
     CHECK(restricted.tasks == 0);
     CHECK(mentions(restricted.unenforced, "unless user namespaces are allowed"));
+}
+
+TEST_CASE("sandbox plan: with a delegated cgroup, memory, tasks and cpu go to its leaf",
+          "[sandbox]") {
+    config::Sandbox box;
+    box.memory = 256ULL << 20;
+    box.open_files = 128;
+    box.tasks = 32;
+    box.cpu = config::CpuLimit{config::CpuLimit::Kind::quota, 50};
+    KernelSupport support = everything();
+    support.cgroup = "/sys/fs/cgroup/system.slice/mcpd.service";
+    // Root's processes too: pids.max holds whoever runs in the leaf.
+    const sandbox::Plan plan = sandbox::make_plan(box, values(), support, {true, false}, "", kNothing);
+    CHECK(plan.cgroup.memory == 256ULL << 20);
+    CHECK(plan.cgroup.tasks == 32U);
+    CHECK(plan.cgroup.cpu == box.cpu);
+    CHECK(plan.rlimits == std::vector<sandbox::ResourceLimit>{{RLIMIT_NOFILE, 128}});
+    CHECK(plan.tasks == 0);
+    CHECK(plan.unenforced.empty());
+    CHECK(mentions(plan.enforced, "memory.max"));
+    CHECK(mentions(plan.enforced, "pids.max"));
+    CHECK(mentions(plan.enforced, "cpu.max"));
 }
 
 TEST_CASE("sandbox plan: no Landlock, no namespaces: every path rule is reported", "[sandbox]") {

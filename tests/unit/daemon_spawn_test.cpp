@@ -446,3 +446,32 @@ TEST_CASE("spawn_process leaks no other descriptor into the child") {
           std::vector<std::string>{"0", "1", "2", "3"});
     CHECK(child.wait() == 0);
 }
+
+TEST_CASE("spawn_process joins the child to its cgroup first; only a required one stops it") {
+    const SpawnTempDir tmp;
+    const std::string procs = tmp.path() + "/cgroup.procs";
+    { std::ofstream(procs) << ""; }
+    SpawnRequest request = shell("echo started");
+    request.cgroup_procs = procs;
+    request.cgroup_required = true;
+    {
+        Child child(spawn_process(request));
+        CHECK(read_all(child.process().stdout_fd.get()) == "started\n");
+        CHECK(child.wait() == 0);
+    }
+    // The child wrote "0" (itself) into cgroup.procs, as the kernel wants it.
+    std::ifstream in(procs);
+    CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == "0");
+
+    request.cgroup_procs = tmp.path() + "/missing/cgroup.procs";
+    const Result<SpawnedProcess> refused = spawn_process(request);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_FALSE(refused.transient());
+    CHECK_THAT(refused.error(), Contains("cannot join its cgroup") && Contains("missing"));
+
+    // Accounting only: the child starts where mcpd is.
+    request.cgroup_required = false;
+    Child child(spawn_process(request));
+    CHECK(read_all(child.process().stdout_fd.get()) == "started\n");
+    CHECK(child.wait() == 0);
+}
