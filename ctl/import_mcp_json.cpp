@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ctl/known_servers.h"
+
 namespace mcpctl {
 
 namespace {
@@ -204,22 +206,7 @@ std::string_view project_scoped_package(const ImportedServer& server) {
         "mcp-server-git",
         "@modelcontextprotocol/server-git",
     };
-    std::vector<std::string_view> words{server.command};
-    for (const std::string& arg : server.args) words.emplace_back(arg);
-    for (std::string_view word : words) {
-        // A path to it (…/bin/mcp-server-git) or a pinned version (name@1.2.3) is the same.
-        if (const std::size_t slash = word.rfind('/');
-            slash != std::string_view::npos && !word.starts_with('@')) {
-            word.remove_prefix(slash + 1);
-        }
-        if (const std::size_t at = word.find('@', 1); at != std::string_view::npos) {
-            word = word.substr(0, at);
-        }
-        for (std::string_view scoped : kScoped) {
-            if (word == scoped) return scoped;
-        }
-    }
-    return {};
+    return known_package(server.command, server.args, kScoped);
 }
 
 std::string render_toml(const ImportResult& result, std::string_view source) {
@@ -258,6 +245,10 @@ std::string render_toml(const ImportResult& result, std::string_view source) {
                     " works on the agent's project (its roots or directory): one process\n"
                     "# per project, so that no agent sees another project's files.\n"
                     "sharing = \"project\"\n";
+        }
+        if (const SandboxFit fit = sandbox_fit(server.command, server.args); !fit.preset.empty()) {
+            text += "# " + std::string(fit.why) + "\n";
+            text += "sandbox = \"" + std::string(fit.preset) + "\"\n";
         }
     }
     return text;

@@ -209,6 +209,20 @@ if (scale && !scale.error) {
     ],
   );
 }
+const box = F.sandbox;
+if (box && !box.error) {
+  line('### 5. A server\'s start with and without its sandbox');
+  line();
+  line(`\`restart\` with \`wait\` of the demo server, ${box.starts_per_round} a round, median of the rounds' medians; boxed: \`preset = "project"\`, \`network = "none"\`, \`memory\`, \`open_files\`, enforced as: ${(box.sandbox?.enforced ?? []).join('; ')}.`);
+  line();
+  table(
+    ['set-up', 'start (p50)', 'ratio'],
+    [
+      ['plain', `${fmt(box.plain_p50_ms, 2)} ms`, ''],
+      ['boxed', `${fmt(box.boxed_p50_ms, 2)} ms`, x(box.ratio)],
+    ],
+  );
+}
 const cg = F.callgrind;
 if (cg && !cg.error && !cg.skipped) {
   line('### Instructions (callgrind; the difference of two runs, so start-up cancels out)');

@@ -87,7 +87,7 @@ TEST_CASE("a 2025-03-26 batch is split and its answers come back as one array", 
     CHECK(s.inbox().empty());
 }
 
-TEST_CASE("a batch's reply waits for its slowest request; other traffic is not held", "[batch]") {
+TEST_CASE("a batch's reply waits for its slowest request, other traffic is not held", "[batch]") {
     TestEnv env("batch-wait");
     env.write_registry(server_toml("demo"));
     env.start_daemon();
@@ -193,7 +193,7 @@ TEST_CASE("only a session that negotiated 2025-03-26 has its batch split", "[bat
     initialize_2025_03_26(fresh);
 }
 
-TEST_CASE("a cancelled request no longer holds its batch; a session leaving drops its batches",
+TEST_CASE("a cancelled request no longer holds its batch, a session leaving drops its batches",
           "[batch]") {
     TestEnv env("batch-cancel");
     env.write_registry(server_toml("demo"));

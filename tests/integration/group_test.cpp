@@ -105,7 +105,7 @@ TEST_CASE("a registry group gives one session the prefixed, filtered tools of it
     CHECK(checked.out.find("dev                  group of alpha, beta") != std::string::npos);
 }
 
-TEST_CASE("a member's restart: its items leave with list_changed and come back; the other "
+TEST_CASE("a member's restart: its items leave with list_changed and come back, the other "
           "member's call is not failed",
           "[group]") {
     TestEnv env("group-restart");

@@ -111,7 +111,7 @@ TEST_CASE("MCP over HTTP on the unix socket: initialize, JSON and SSE answers, D
     CHECK(curl(with(with(on, post_args(echo_call(5, "late"), session)), {url})).status == 404);
 }
 
-TEST_CASE("an HTTP session survives mcpd being killed; a forged id does not", "[http]") {
+TEST_CASE("an HTTP session survives mcpd being killed, a forged id does not", "[http]") {
     TestEnv env("http-restart");
     const std::string http = env.path("http.sock");
     env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
@@ -145,7 +145,7 @@ TEST_CASE("an HTTP session survives mcpd being killed; a forged id does not", "[
                     {"http://localhost/mcp/other"})).status == 404);
 }
 
-TEST_CASE("MCP over TCP needs the user's token; Host, Origin and body size are checked", "[http]") {
+TEST_CASE("MCP over TCP needs the user's token, Host, Origin and body size are checked", "[http]") {
     TestEnv env("http-tcp");
     env.write_registry("[daemon]\nhttp_listen = [\"127.0.0.1:0\"]\nmax_message_bytes = 4096\n\n" + server_toml("demo"));
     env.start_daemon();

@@ -341,6 +341,8 @@ TEST_CASE(
                                  {"mcpd_server_cpu_seconds", "counter"},
                                  {"mcpd_server_resident_bytes", "gauge"},
                                  {"mcpd_server_proportional_bytes", "gauge"},
+                                 // mcpd_server_oom_kills_total only with a delegated cgroup
+                                 {"mcpd_server_peak_resident_bytes", "gauge"},
                                  {"mcpd_requests", "counter"},
                                  {"mcpd_requests_in_flight", "gauge"},
                                  {"mcpd_request_bytes", "counter"},
@@ -523,7 +525,7 @@ TEST_CASE("metrics: a registry with metrics_listen and no token file is refused"
           std::string::npos);
 }
 
-TEST_CASE("metrics: made-up tool and method names get no series; listed tools keep theirs",
+TEST_CASE("metrics: made-up tool and method names get no series, listed tools keep theirs",
           "[metrics][names]") {
     TestEnv env("metrics-names");
     env.write_registry(server_toml("demo"));
@@ -554,6 +556,6 @@ TEST_CASE("metrics: made-up tool and method names get no series; listed tools ke
                         "outcome=\"error\"} 300") != std::string::npos);
     CHECK(text.out.find("mcpd_requests_total{server=\"demo\",method=\"tools/call\",tool=\"echo\","
                         "outcome=\"reply\"} 1") != std::string::npos);
-    // Three rows: unlisted tools, unlisted methods, tools/list and echo: 6 outcomes each.
-    CHECK(count_of(text.out, "\nmcpd_requests_total{") == 4 * 6);
+    // Four rows: unlisted tools, unlisted methods, tools/list and echo: 7 outcomes each.
+    CHECK(count_of(text.out, "\nmcpd_requests_total{") == 4 * 7);
 }

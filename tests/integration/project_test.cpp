@@ -47,7 +47,7 @@ std::string project_registry(const std::string& max_children) {
 
 }  // namespace
 
-TEST_CASE("sessions of one project share a child; another project gets its own", "[project]") {
+TEST_CASE("sessions of one project share a child, another project gets its own", "[project]") {
     TestEnv env("project-share");
     env.write_registry(project_registry("4"));
     env.start_daemon();
@@ -279,7 +279,7 @@ struct TwoSessionsOfOne {
 }  // namespace
 
 TEST_CASE(
-    "a session whose roots change moves to its new project's child; its call in flight "
+    "a session whose roots change moves to its new project's child, its call in flight "
     "finishes on the old one",
     "[project]") {
     TwoSessionsOfOne s("project-move");

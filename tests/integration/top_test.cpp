@@ -283,7 +283,7 @@ TEST_CASE("top in a terminal gives it back when killed, and when mcpd goes away"
     }
 }
 
-TEST_CASE("top into a pipe prints one plain screen; with --json a line per refresh", "[top]") {
+TEST_CASE("top into a pipe prints one plain screen, with --json a line per refresh", "[top]") {
     TestEnv env("top-pipe");
     env.write_registry(two_servers());
     env.start_daemon();

@@ -72,7 +72,7 @@ void shows_nothing_of_root(const std::string& what, const std::string& text,
 
 }  // namespace
 
-TEST_CASE("a restricted user sees its own sessions and projects only; root sees all",
+TEST_CASE("a restricted user sees its own sessions and projects only, root sees all",
           "[access][visibility]") {
     const OtherUser user;
     TestEnv env("user-visibility");

@@ -63,7 +63,7 @@ TEST_CASE("descriptors arrive in the order sent, close-on-exec, the sender's kep
     CHECK((::fcntl(fds[1].get(), F_GETFD) & FD_CLOEXEC) != 0);
 }
 
-TEST_CASE("nothing to read yet is transient; a closed peer is permanent", "[common][fd_passing]") {
+TEST_CASE("nothing to read yet is transient, a closed peer is permanent", "[common][fd_passing]") {
     SocketPair link = socket_pair();
     const mcpd::Result<std::vector<UniqueFd>> early = mcpd::receive_fds(link.b.get(), 2);
     REQUIRE_FALSE(early.ok());

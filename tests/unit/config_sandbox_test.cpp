@@ -56,7 +56,7 @@ command = "z"
     CHECK_FALSE(result.registry->find("c")->sandbox.any());
 }
 
-TEST_CASE("sandbox: [daemon.sandbox] is every server's default; a server adds to its lists, "
+TEST_CASE("sandbox: [daemon.sandbox] is every server's default, a server adds to its lists, "
           "overrides its scalars, or turns it off with \"none\"",
           "[registry][sandbox]") {
     const config::LoadResult result = parse(R"([daemon.sandbox]

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "ctl/command.h"
+#include "config/registry.h"
 #include "ctl/import_mcp_json.h"
+#include "ctl/known_servers.h"
 #include "read_file.h"
 #include "run_mcpctl.h"
 #include "temp_dir.h"
@@ -74,6 +76,9 @@ TEST_CASE("import converts the mcpServers shape into registry tables", "[ctl][im
           "# mcp-server-git works on the agent's project (its roots or directory): one process\n"
           "# per project, so that no agent sees another project's files.\n"
           "sharing = \"project\"\n"
+          "# it needs no more than its project and its package caches: boxed in them, the\n"
+          "# home's secrets hidden (docs/SANDBOX.md); sandbox = \"none\" lifts the box\n"
+          "sandbox = \"project\"\n"
           "\n"
           "# Imported by mcpctl from /home/me/.claude.json\n"
           "[servers.plain]\n"
@@ -109,6 +114,41 @@ TEST_CASE("import gives roots- and directory-scoped servers sharing = project", 
          at = toml.find("\nsharing = \"project\"\n", at + 1))
         ++project_tables;
     CHECK(project_tables == 3);
+}
+
+TEST_CASE("import boxes well-known servers in the sandbox that fits them, and no other",
+          "[ctl][import][sandbox]") {
+    const ImportResult result = convert(R"({"mcpServers": {
+        "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/w"]},
+        "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@1.0"]},
+        "time": {"command": "uvx", "args": ["mcp-server-time"]},
+        "lookalike": {"command": "npx", "args": ["-y", "@someone/server-filesystem-extra"]},
+        "github": {"command": "docker", "args": ["run", "-i", "ghcr.io/github/github-mcp-server"]}}})");
+    REQUIRE(result.servers.size() == 5);
+    const auto fit = [&](const std::string& name) {
+        for (const auto& server : result.servers) {
+            if (server.name == name) return mcpctl::sandbox_fit(server.command, server.args).preset;
+        }
+        FAIL("no server " << name);
+        return std::string_view();
+    };
+    CHECK(fit("fs") == "project");
+    CHECK(fit("memory") == "project");
+    CHECK(fit("time") == "project");
+    CHECK(fit("lookalike").empty());
+    CHECK(fit("github").empty());
+    const std::string toml = mcpctl::render_toml(result, "f.json");
+    std::size_t boxed = 0;
+    for (std::size_t at = toml.find("\nsandbox = \"project\"\n"); at != std::string::npos;
+         at = toml.find("\nsandbox = \"project\"\n", at + 1))
+        ++boxed;
+    CHECK(boxed == 3);
+    // What import writes is a registry mcpd loads.
+    const mcpd::config::LoadResult loaded = mcpd::config::parse_registry(toml, "/tmp/r.toml");
+    CHECK(loaded.errors.empty());
+    REQUIRE(loaded.registry);
+    CHECK(loaded.registry->find("memory")->sandbox.preset == "project");
+    CHECK_FALSE(loaded.registry->find("github")->sandbox.any());
 }
 
 TEST_CASE("import accepts the VS Code servers and mcp.servers shapes", "[ctl][import]") {

@@ -30,7 +30,7 @@ TEST_CASE("the system service's user and a named owner are trusted too") {
     CHECK(distrust(4321, policy, "/srv/shared.sock"));
 }
 
-TEST_CASE("MCPD_SOCKET_OWNER is a user name or a uid; the service user only on the system socket") {
+TEST_CASE("MCPD_SOCKET_OWNER is a user name or a uid, the service user only on the system socket") {
     mcpd::Result<ListenerPolicy> policy = listener_policy("/tmp/x.sock", "4242");
     REQUIRE(policy.ok());
     CHECK(policy->self == ::getuid());

@@ -342,7 +342,7 @@ TEST_CASE("a hostile client's name cannot drive the terminal", "[stats]") {
         CHECK(line.find('\x1b') == std::string::npos);
 }
 
-TEST_CASE("stats and top build the stats request; top checks its options", "[stats]") {
+TEST_CASE("stats and top build the stats request, top checks its options", "[stats]") {
     mcpctl::Invocation invocation;
     mcpctl::UsageError error;
     REQUIRE(

@@ -209,7 +209,7 @@ TEST_CASE("merged pagination: every page of every member once, filters, group cu
     }
 }
 
-TEST_CASE("tools/call goes to its member un-prefixed; the answer keeps the client's id",
+TEST_CASE("tools/call goes to its member un-prefixed, the answer keeps the client's id",
           "[group]") {
     FakeEnv env;
     GroupRouter router(two_members(), env, 1);

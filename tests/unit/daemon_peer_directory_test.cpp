@@ -94,7 +94,7 @@ void require_root_for_peer_directory() {
 
 }  // namespace
 
-TEST_CASE("a directory is resolved and opened as the peer: its own, yes; another's 0700, no",
+TEST_CASE("a directory is resolved and opened as the peer: its own, yes, another's 0700, no",
           "[peer_directory]") {
     require_root_for_peer_directory();
     const PeerDirScratch scratch;

@@ -25,7 +25,7 @@ ChildView child(const std::string& key, std::size_t sessions = 1, bool running =
 
 }  // namespace
 
-TEST_CASE("sessions of one project share a child; a new project gets a new one", "[project]") {
+TEST_CASE("sessions of one project share a child, a new project gets a new one", "[project]") {
     std::vector<ChildView> children;
     // The first session of project A: nothing runs, a child starts for it.
     CHECK(mcpd::place_session(children, "A", 0).kind == AttachChoice::Kind::start);
@@ -66,7 +66,7 @@ TEST_CASE("no lobby on a child that is not running or speaks the stateless era",
     CHECK(lobby.index == 1);
 }
 
-TEST_CASE("max_children bounds the live children; a project with one is always served",
+TEST_CASE("max_children bounds the live children, a project with one is always served",
           "[project]") {
     std::vector<ChildView> children{child("A"), child("B")};
     CHECK(mcpd::child_available(children, "A", owner_quota(2)));

@@ -55,7 +55,7 @@ TEST_CASE("root URIs have one spelling", "[project]") {
     }
 }
 
-TEST_CASE("what is not a usable root URI is refused; other schemes are kept as written",
+TEST_CASE("what is not a usable root URI is refused, other schemes are kept as written",
           "[project]") {
     CHECK_FALSE(normalise_root_uri("/home/a/proj"));    // a path, not a URI
     CHECK_FALSE(normalise_root_uri("file:home/a"));     // relative

@@ -246,7 +246,7 @@ TEST_CASE("router modern: a listen filter keeps only the session's own task ids"
     CHECK(h.env.session_lines[1].size() + h.env.session_lines[2].size() == 1);
 }
 
-TEST_CASE("router modern: a restart ends open streams for their owners; new ones work",
+TEST_CASE("router modern: a restart ends open streams for their owners, new ones work",
           "[router][modern]") {
     ModernListen h;
     const std::string child_1 = h.listen(1, R"("l1")");

@@ -447,7 +447,7 @@ TEST_CASE("spawn_process leaks no other descriptor into the child") {
     CHECK(child.wait() == 0);
 }
 
-TEST_CASE("spawn_process joins the child to its cgroup first; only a required one stops it") {
+TEST_CASE("spawn_process joins the child to its cgroup first, only a required one stops it") {
     const SpawnTempDir tmp;
     const std::string procs = tmp.path() + "/cgroup.procs";
     { std::ofstream(procs) << ""; }

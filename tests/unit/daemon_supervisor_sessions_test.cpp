@@ -182,7 +182,7 @@ TEST_CASE("supervisor: a session wanting a failed server is answered on the next
     }
 }
 
-TEST_CASE("supervisor: a session wanting a stopped server starts it; a running one is left") {
+TEST_CASE("supervisor: a session wanting a stopped server starts it, a running one is left") {
     Fixture f;
     f.sup.on_child_wanted();
     CHECK(f.sup.state() == S::starting);

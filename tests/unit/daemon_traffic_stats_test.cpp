@@ -90,7 +90,7 @@ void child_lists(TrafficStats& stats, std::vector<std::string> names) {
 
 }  // namespace
 
-TEST_CASE("each outcome has its counter; in flight goes up and down", "[stats]") {
+TEST_CASE("each outcome has its counter, in flight goes up and down", "[stats]") {
     TrafficStats stats;
     child_lists(stats, {"echo"});
     CallCounters session;
@@ -136,7 +136,7 @@ TEST_CASE("tools are counted by tool, other methods by method, apart", "[stats]"
     CHECK(stats.methods().at("resources/read").errors == 1);
 }
 
-TEST_CASE("names are capped per server; the totals are the names' sum", "[stats]") {
+TEST_CASE("names are capped per server, the totals are the names' sum", "[stats]") {
     TrafficStats stats;
     CallCounters s;
     // A server whose list changes again and again: only its own names, and only so many.

@@ -32,6 +32,8 @@ struct Profile {
     int idle_servers = 100;
     int idle_sessions = 1000;
     int idle_bridges = 5;
+    // 5. a server's start with and without its sandbox
+    int sandbox_starts = 40;  // per set-up and round
     // deterministic CPU
     bool callgrind = true;
     int callgrind_calls = 2000;
@@ -48,6 +50,7 @@ Json run_throughput(const Config& config);
 Json run_large(const Config& config);
 Json run_scale(const Config& config);
 Json run_callgrind(const Config& config);
+Json run_sandbox(const Config& config);
 
 // --- small helpers shared by the figures ---
 

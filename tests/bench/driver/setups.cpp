@@ -191,7 +191,8 @@ Mcpd::Mcpd(const Binaries& bin, const TempDir& dir, const std::string& name,
         registry += "\n[servers." + std::string(i == 1 ? "demo" : "demo" + std::to_string(i)) +
                     "]\ncommand = " + Json(bin.demo).dump() + "\nargs = [\"--tick-ms=0\"]\n" +
                     "restart = \"never\"\nhealth_interval = \"0s\"\nera = \"legacy\"\n" +
-                    "start_timeout = \"" + std::to_string(options.start_timeout_ms) + "ms\"\n";
+                    "start_timeout = \"" + std::to_string(options.start_timeout_ms) + "ms\"\n" +
+                    options.server_toml + (options.server_toml.empty() ? "" : "\n");
     }
     if (options.pair_group) registry += "\n[groups.pair]\nservers = [\"demo\", \"demo2\"]\n";
     const std::string registry_path = dir.file(name + ".toml");
@@ -217,6 +218,12 @@ pid_t Mcpd::server_pid(const std::string& server) {
         control(Json{{"protocol", 1}, {"command", "status"}, {"servers", {server}}}.dump()));
     const Json& pid = reply["result"]["servers"][0]["pid"];
     return pid.is_number() ? pid.get<pid_t>() : 0;
+}
+
+Json Mcpd::request(const Json& request) {
+    const Json reply = Json::parse(control(request.dump()));
+    if (!reply.value("ok", false)) throw std::runtime_error("mcpd refused " + request.dump() + ": " + reply.dump());
+    return reply["result"];
 }
 
 int Mcpd::running_servers() {

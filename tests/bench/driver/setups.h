@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "process.h"
 
 namespace bench {
+
+using Json = nlohmann::json;
 
 struct Binaries {
     std::string mcpd, mcpctl, demo, relay;
@@ -82,6 +85,8 @@ struct McpdOptions {
     int start_timeout_ms = 30000;
     // A [groups.pair] of demo and demo2 (needs servers >= 2): one session over both.
     bool pair_group = false;
+    // More lines of every server's table (`sandbox = "project"`, say).
+    std::string server_toml;
 };
 
 class Mcpd {
@@ -93,6 +98,8 @@ public:
     pid_t server_pid(const std::string& server = "demo");
     // How many servers are running.
     int running_servers();
+    // A control request on a fresh connection, as JSON; the reply's result (throws on an error).
+    Json request(const Json& request);
     // Sessions, initialized (the server starts if it is not running).
     // An MCP session on the control socket.
     Session attach(const std::string& server = "demo");
