@@ -74,6 +74,24 @@ std::string render(const nlohmann::json& result) {
         }
         if (server.contains("error") && server["error"].is_string())
             errors.push_back(name + ": " + field_text(server, "error"));
+        // What its box could not hold, and what the OOM killer ended (docs/SANDBOX.md).
+        if (const auto oom = server.find("oom_kills");
+            oom != server.end() && oom->is_number_integer() && oom->get<std::int64_t>() > 0) {
+            const std::int64_t kills = oom->get<std::int64_t>();
+            errors.push_back(name + ": " + std::to_string(kills) +
+                             (kills == 1 ? " process" : " processes") +
+                             " ended by the kernel's OOM killer at its memory limit");
+        }
+        if (const auto box = server.find("sandbox"); box != server.end() && box->is_object()) {
+            if (const auto unenforced = box->find("unenforced");
+                unenforced != box->end() && unenforced->is_array()) {
+                for (const auto& why : *unenforced) {
+                    if (why.is_string())
+                        errors.push_back(name + ": sandbox not enforced: " +
+                                         mcpd::escape_controls(why.get<std::string>()));
+                }
+            }
+        }
     }
     std::string text =
         format_table({"NAME", "STATE", "PID", "UPTIME", "RESTARTS", "LAST EXIT", "SESSIONS"}, rows);
@@ -120,7 +138,9 @@ extern const Command cmd_status{
         "by the child's project directory.\n"
         "Below the table, a line per group (with its sessions) and per member left out\n"
         "of a group session, with why (a failed server, another protocol version).\n"
-        "A failed server's error is printed below the table. The exit status is 0\n"
+        "A failed server's error is printed below the table, and so are the rules of a\n"
+        "server's sandbox this machine cannot enforce and the processes the kernel's OOM\n"
+        "killer ended at its memory limit. The exit status is 0\n"
         "whenever mcpd answered, failed servers or not; --json prints mcpd's reply.\n",
     .options = {},
     .min_args = 0,

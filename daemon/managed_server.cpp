@@ -438,6 +438,9 @@ json ManagedServer::status_json() const {
     } else {
         out["last_exit"] = nullptr;
     }
+    // Counted only in cgroup leaves (docs/SANDBOX.md): null without a delegated cgroup.
+    const std::optional<std::uint64_t> oom_kills = cgroup_.oom_kills();
+    out["oom_kills"] = oom_kills ? json(*oom_kills) : json(nullptr);
     out["sandbox"] = sandbox_status_.is_null() && config_.sandbox.any()
                          ? sandbox_json(config_, std::nullopt)
                          : sandbox_status_;

@@ -68,7 +68,7 @@ std::string cgroup2_mount() {
 // mcpd's own cgroup v2 directory, when it was delegated to it with the controllers a limit
 // needs. systemd marks a delegated cgroup with the xattr trusted.delegate (system manager)
 // or user.delegate (user manager).
-std::string delegated_cgroup() {
+std::string find_delegated_cgroup() {
     const std::string mount = cgroup2_mount();
     if (mount.empty()) return {};
     std::ifstream in("/proc/self/cgroup");
@@ -109,6 +109,11 @@ KernelSupport probe() {
 }
 
 }  // namespace
+
+const std::string& delegated_cgroup() {
+    static const std::string dir = find_delegated_cgroup();
+    return dir;
+}
 
 const KernelSupport& kernel_support() {
     static const KernelSupport support = probe();

@@ -28,6 +28,10 @@ struct KernelSupport {
 // Probe this machine (a throwaway child tries the namespaces). Cached after the first call.
 const KernelSupport& kernel_support();
 
+// Only the delegated cgroup (KernelSupport::cgroup), found without starting a process: what
+// every server's start asks, boxed or not. Cached after the first call.
+const std::string& delegated_cgroup();
+
 // One line each, for --check-config and the start log: "Landlock ABI 7: filesystem and TCP
 // rules", "namespaces: yes (as root)", "cgroup: none delegated: limits use rlimits".
 std::vector<std::string> describe(const KernelSupport& support);

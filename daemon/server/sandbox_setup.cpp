@@ -62,6 +62,7 @@ const sandbox::KernelSupport& effective_support() {
 
 // A leaf for the next child of `server`, or empty (no delegated cgroup, or it failed: said).
 std::string make_leaf(const config::ServerConfig& server, const sandbox::Plan& plan) {
+    if (sandbox::delegated_cgroup().empty()) return {};  // no probe for the common case
     const sandbox::KernelSupport& support = effective_support();
     if (support.cgroup.empty()) return {};
     static unsigned serial = 0;

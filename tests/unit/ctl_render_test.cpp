@@ -54,6 +54,28 @@ TEST_CASE("status renders one row per server with the documented columns", "[ctl
           "demo: command 'x' not found in PATH\n");
 }
 
+TEST_CASE("status says what a server's sandbox cannot enforce and what the OOM killer ended",
+          "[ctl][render][sandbox]") {
+    json result = {{"servers", json::array({{{"name", "fs"}, {"state", "running"}}})}};
+    result["servers"][0]["oom_kills"] = 2;
+    result["servers"][0]["sandbox"] = {
+        {"preset", "project"},
+        {"enforced", {"paths: Landlock ABI 7, 20 rules"}},
+        {"unenforced", {"cpu 50%: a CPU limit needs a delegated cgroup\u001b[2J"}}};
+    CHECK(render("status", result) ==
+          "NAME  STATE    PID  UPTIME  RESTARTS  LAST EXIT  SESSIONS\n"
+          "fs    running  -    -       -         -          -\n"
+          "\n"
+          "fs: 2 processes ended by the kernel's OOM killer at its memory limit\n"
+          "fs: sandbox not enforced: cpu 50%: a CPU limit needs a delegated cgroup\\u001b[2J\n");
+    // Nothing to say: no line.
+    result["servers"][0]["oom_kills"] = 0;
+    result["servers"][0]["sandbox"]["unenforced"] = json::array();
+    CHECK(render("status", result) ==
+          "NAME  STATE    PID  UPTIME  RESTARTS  LAST EXIT  SESSIONS\n"
+          "fs    running  -    -       -         -          -\n");
+}
+
 TEST_CASE("status copes with missing fields and shows '-' for them", "[ctl][render]") {
     const json result = {{"servers", json::array({{{"name", "bare"}, {"state", "stopped"}}})}};
     CHECK(render("status", result) ==
