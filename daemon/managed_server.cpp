@@ -441,6 +441,18 @@ json ManagedServer::status_json() const {
     // Counted only in cgroup leaves (docs/SANDBOX.md): null without a delegated cgroup.
     const std::optional<std::uint64_t> oom_kills = cgroup_.oom_kills();
     out["oom_kills"] = oom_kills ? json(*oom_kills) : json(nullptr);
+    // What its running process's cgroup leaf counted: null without one.
+    if (const std::optional<sandbox::CgroupUsage> leaf = cgroup_.usage()) {
+        const auto figure = [](const std::optional<std::uint64_t>& n) {
+            return n ? json(*n) : json(nullptr);
+        };
+        out["cgroup"] = {{"cpu_us", figure(leaf->cpu_us)},
+                         {"memory_bytes", figure(leaf->memory_bytes)},
+                         {"peak_bytes", figure(leaf->peak_bytes)},
+                         {"tasks", figure(leaf->tasks)}};
+    } else {
+        out["cgroup"] = nullptr;
+    }
     out["sandbox"] = sandbox_status_.is_null() && config_.sandbox.any()
                          ? sandbox_json(config_, std::nullopt)
                          : sandbox_status_;

@@ -213,6 +213,8 @@ TEST_CASE("limits stop a server's allocation past its memory and its files past 
         const json stats = json::parse(env.ctl({"--json", "stats", "demo"}).out);
         CHECK(stats.at("servers").at(0).at("restart_reasons").value("oom-kill", 0) == 1);
         CHECK(holds(env.daemon_log(), "the kernel's OOM killer ended it"));
+        CHECK(env.server("demo").at("oom_kills") == 1);
+        CHECK(env.server("demo").at("cgroup").at("memory_bytes").is_number());
     } else {
         // No cgroup delegated to mcpd here (mcpd --check-config says "cgroup: none delegated"):
         // RLIMIT_DATA holds the memory, and an allocation past it fails in the server instead of
@@ -232,6 +234,8 @@ TEST_CASE("limits stop a server's allocation past its memory and its files past 
         REQUIRE(figures.at("peak_rss_bytes").is_number_unsigned());
         CHECK(figures.at("peak_rss_bytes").get<std::uint64_t>() >= 16ULL << 20);
         CHECK(figures.at("oom_kills").is_null());
+        CHECK(env.server("demo").at("oom_kills").is_null());
+        CHECK(env.server("demo").at("cgroup").is_null());
         CHECK(holds(env.ctl({"stats", "demo"}).out, "demo: peak memory "));
         CHECK(holds(env.ctl({"metrics"}).out, "mcpd_server_peak_resident_bytes{server=\"demo\"} "));
     }
