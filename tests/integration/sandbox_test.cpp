@@ -347,3 +347,88 @@ TEST_CASE("a server that exits before it is ready under network = \"none\" is to
     CHECK(holds(error, "network = \"none\""));
     CHECK(holds(error, "npx -y"));
 }
+
+namespace {
+
+// A line of /proc/PID/status ("Uid:\t61000\t..."), without its name; empty when absent.
+std::string status_line(pid_t pid, const std::string& name) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.starts_with(name + ":")) return line.substr(name.size() + 1);
+    }
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("a daemon that is not root boxes each server in user, mount and network namespaces "
+          "of its own",
+          "[sandbox]") {
+    // As `systemctl --user` runs it: mcpd is the user, and every namespace is made through a
+    // user namespace that maps the user onto itself.
+    const OtherUser user;
+    TestEnv env("sandbox-userns");
+    open_directory(env.dir());
+    const std::string base = env.path("user");
+    for (const char* dir : {"", "/home", "/run", "/proj", "/shared", "/shared/secret"}) {
+        const std::string path = base + dir;
+        REQUIRE(::mkdir(path.c_str(), 0755) == 0);
+        REQUIRE(::chown(path.c_str(), user.uid(), user.gid()) == 0);
+    }
+    REQUIRE(::chmod((base + "/run").c_str(), 0700) == 0);
+    write_text(base + "/shared/notes", "notes");
+    write_text(base + "/shared/secret/key", "key");
+    const std::string registry = base + "/registry.toml";
+    write_text(registry,
+               "[servers.demo]\ncommand = " + toml_string(bin("mcpd-demo-server")) +
+                   "\nargs = [\"--probe-tools\"]\ncwd = " + toml_string(base + "/proj") +
+                   "\nsandbox = { preset = \"project\", read = [" + toml_string(base + "/shared") +
+                   "], hide = [" + toml_string(base + "/shared/secret") +
+                   "], network = \"none\", tasks = 10 }\n");
+    for (const std::string& file : {registry, base + "/shared/notes", base + "/shared/secret/key"}) {
+        REQUIRE(::chown(file.c_str(), user.uid(), user.gid()) == 0);
+        REQUIRE(::chmod(file.c_str(), 0600) == 0);
+    }
+    const std::string socket = base + "/run/mcpd.sock";
+    BackgroundProcess daemon(user.command({"/usr/bin/env", "HOME=" + base + "/home", bin("mcpd"),
+                                           "--config", registry, "--socket", socket}));
+    wait_until("the user's mcpd to listen", 20s,
+               [&] { return std::filesystem::exists(socket); });
+    McpSession session(socket, "demo");
+    session.initialize("user daemon");
+    const auto read = [&](const std::string& path) {
+        return call_text(session, "read_path", {{"path", path}});
+    };
+    INFO(daemon.output());
+
+    // The user's own files, which its rights alone would let it read: only its rules do.
+    CHECK(read(base + "/shared/notes") == "notes");
+    CHECK(holds(read(registry), "Permission denied"));
+    const std::string secret = read(base + "/shared/secret/key");
+    CHECK(secret.find("cannot open") == 0);
+    CHECK(call_text(session, "write_path", {{"path", base + "/proj/out"}, {"text", "x"}}) ==
+          "wrote 1 bytes");
+    const Listener listener;
+    CHECK(holds(call_text(session, "connect_tcp", {{"host", "127.0.0.1"}, {"port", listener.port}}),
+                "cannot connect"));
+    // RLIMIT_NPROC in its own user namespace counts the box's processes only.
+    const std::string bomb = call_text(session, "spawn_processes", {{"count", 50}});
+    INFO(bomb);
+    CHECK(holds(bomb, "of 50 processes; fork failed: Resource temporarily unavailable"));
+
+    // The server runs as the user, in namespaces of its own.
+    const RunResult status =
+        run_process(user.command({bin("mcpctl"), "--socket", socket, "--json", "status"}));
+    REQUIRE(status.exit_code == 0);
+    const json server = json::parse(status.out).at("servers").at(0);
+    INFO(server.dump());
+    const pid_t pid = server.at("pid").get<pid_t>();
+    CHECK(status_line(pid, "Uid").starts_with("\t" + user.id() + "\t"));
+    CHECK(holds(status_line(pid, "NoNewPrivs"), "1"));
+    for (const char* ns : {"user", "mnt", "net"}) {
+        CHECK(std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/ns/" + ns) !=
+              std::filesystem::read_symlink(std::string("/proc/self/ns/") + ns));
+    }
+    CHECK(says(server, "enforced", "tasks 10: RLIMIT_NPROC in a user namespace"));
+    CHECK(says(server, "enforced", "tmpfs"));
+}
