@@ -155,6 +155,17 @@ void plan_network(NetworkAccess network, const KernelSupport& support, Plan& pla
     }
 }
 
+// What an older Landlock leaves open under path rules, said beside them.
+std::string landlock_gaps(int abi) {
+    std::string gaps;
+    if (abi < 3) gaps += "truncating a file it may only read (ABI 3, Linux 6.2)";
+    if (abi < 5) gaps += std::string(gaps.empty() ? "" : ", ") + "ioctl on devices (ABI 5, Linux 6.10)";
+    if (abi < 6)
+        gaps += std::string(gaps.empty() ? "" : ", ") +
+                "signals to processes outside the box (ABI 6, Linux 6.12)";
+    return gaps.empty() ? std::string() : " (this ABI leaves open: " + gaps + ")";
+}
+
 }  // namespace
 
 std::string resolve_rule_path(const std::string& path, const Placeholders& values) {
@@ -237,7 +248,8 @@ Plan make_plan(const config::Sandbox& sandbox, const Placeholders& values,
             };
             plan.grants = cut_out_hidden(grants, hidden, support.namespaces ? unlisted : list);
             plan.enforced.push_back("paths: Landlock ABI " + std::to_string(support.landlock_abi) +
-                                    ", " + std::to_string(plan.grants.size()) + " rules");
+                                    ", " + std::to_string(plan.grants.size()) + " rules" +
+                                    landlock_gaps(support.landlock_abi));
         } else {
             plan.unenforced.push_back(
                 "read, write and hide: this kernel has no Landlock (Linux 5.13 or later, with "

@@ -56,3 +56,17 @@ TEST_CASE("a server entry's change is classified by what the process would see")
     timing.stop_grace = std::chrono::seconds(7);
     CHECK(classify_change(current, timing) == ConfigChange::restart);
 }
+
+TEST_CASE("a sandbox change restarts the server: its box is made when a process starts") {
+    const ServerConfig current = demo();
+    ServerConfig boxed = current;
+    boxed.sandbox.preset = "project";
+    CHECK(classify_change(current, boxed) == ConfigChange::restart);
+    ServerConfig limited = boxed;
+    limited.sandbox.memory = 512ULL << 20;
+    CHECK(classify_change(boxed, limited) == ConfigChange::restart);
+    ServerConfig off = boxed;
+    off.sandbox = {};
+    off.sandbox.off = true;
+    CHECK(classify_change(boxed, off) == ConfigChange::restart);
+}

@@ -213,6 +213,22 @@ TEST_CASE("sandbox plan: with a delegated cgroup, memory, tasks and cpu go to it
     CHECK(mentions(plan.enforced, "cpu.max"));
 }
 
+TEST_CASE("sandbox plan: what an older Landlock leaves open is said beside the path rules",
+          "[sandbox]") {
+    config::Sandbox box;
+    box.preset = "project";
+    const sandbox::Plan debian12 = sandbox::make_plan(box, values(), landlock_only(2), {}, "", kNothing);
+    CHECK(mentions(debian12.enforced, "Landlock ABI 2"));
+    CHECK(mentions(debian12.enforced, "truncating a file it may only read"));
+    CHECK(mentions(debian12.enforced, "signals to processes outside the box"));
+    CHECK(debian12.unenforced.empty());
+    const sandbox::Plan current = sandbox::make_plan(box, values(), landlock_only(7), {}, "", kNothing);
+    CHECK_FALSE(mentions(current.enforced, "leaves open"));
+    const sandbox::Plan abi5 = sandbox::make_plan(box, values(), landlock_only(5), {}, "", kNothing);
+    CHECK(mentions(abi5.enforced, "leaves open: signals"));
+    CHECK_FALSE(mentions(abi5.enforced, "ioctl"));
+}
+
 TEST_CASE("sandbox plan: no Landlock, no namespaces: every path rule is reported", "[sandbox]") {
     config::Sandbox box;
     box.preset = "project";
