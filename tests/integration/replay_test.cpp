@@ -257,6 +257,65 @@ TEST_CASE("a request the child never read is sent to the next child, whatever re
     CHECK(replay_count(env, "unknown") == static_cast<std::uint64_t>(unknown));
 }
 
+TEST_CASE("a group session's requests a member never read go to its next child, and the other "
+          "member serves on",
+          "[replay][fault][group]") {
+    TestEnv env("replay-group");
+    env.write_registry(server_toml("demo", {"--tick-ms=0"}, {{"replay", "\"off\""}}) +
+                       server_toml("other", {"--tick-ms=0"}) +
+                       "[groups.pair]\nservers = [\"demo\", \"other\"]\n");
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    env.wait_state("other", "running");
+    McpSession session(env.socket(), "pair");
+    session.initialize("group replay");
+
+    // demo's child stops reading: its pipe fills, and mcpd holds the rest of the group's calls.
+    const pid_t victim = *env.server_pid("demo");
+    REQUIRE(::kill(victim, SIGSTOP) == 0);
+    constexpr int kCalls = 1500;
+    const std::string padding(200, 'g');
+    for (int i = 0; i < kCalls; ++i) {
+        session.queue(request_line(std::to_string(i), "tools/call",
+                                   {{"name", "demo__echo"}, {"arguments", {{"text", padding}}}}));
+    }
+    wait_until("every call at mcpd", 20s, [&] {
+        session.flush();
+        const json stats = json::parse(env.ctl({"--json", "stats", "demo"}).out, nullptr, false);
+        return stats["servers"][0]["totals"]["in_flight"] == kCalls;
+    });
+    REQUIRE(::kill(victim, SIGKILL) == 0);
+    // The other member answers meanwhile.
+    session.queue(request_line("\"other\"", "tools/call",
+                               {{"name", "other__echo"}, {"arguments", {{"text", "still here"}}}}));
+    session.flush();
+
+    int ok = 0, unknown = 0;
+    bool other_answered = false;
+    std::set<std::string> answered;
+    const bool all = poll_until(60s, [&] {
+        session.read_available([&](McpMessage&& m) {
+            if (!m.is_response()) return;
+            if (m.raw_id() == "\"other\"") {
+                other_answered = m.tool_text() == "still here";
+                return;
+            }
+            CHECK(answered.insert(m.raw_id()).second);
+            if (!m.is_error() && m.tool_text() == padding) ++ok;
+            if (outcome_unknown(m)) ++unknown;
+        });
+        return answered.size() == static_cast<std::size_t>(kCalls) && other_answered;
+    });
+    INFO(ok << " ok, " << unknown << " unknown, " << answered.size() << " answered");
+    REQUIRE(all);
+    CHECK(ok + unknown == kCalls);
+    CHECK(unknown > 0);
+    CHECK(ok > 0);
+    CHECK(replay_count(env, "unwritten") == static_cast<std::uint64_t>(ok));
+    CHECK(replay_count(env, "unknown") == static_cast<std::uint64_t>(unknown));
+    CHECK(env.server("other").at("restarts") == 0);
+}
+
 TEST_CASE("a request that kills every child it reaches is replayed once, then given up",
           "[replay][fault]") {
     TestEnv env("replay-poison");
