@@ -9,7 +9,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
+#include <thread>
 
+#include "curl_client.h"
 #include "harness.h"
 #include "mcp_session.h"
 
@@ -314,6 +316,69 @@ TEST_CASE("a group session's requests a member never read go to its next child, 
     CHECK(replay_count(env, "unwritten") == static_cast<std::uint64_t>(ok));
     CHECK(replay_count(env, "unknown") == static_cast<std::uint64_t>(unknown));
     CHECK(env.server("other").at("restarts") == 0);
+}
+
+TEST_CASE("an HTTP session's safe request in flight is replayed, its call answered as unknown",
+          "[replay][fault][http]") {
+    TestEnv env("replay-http");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" +
+                       server_toml("demo", {"--tick-ms=0"}));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    const std::string url = "http://localhost/mcp/demo";
+    // A POST of `body` on the session `id` (none: initialize), answered as JSON.
+    const auto post = [&](const std::string& body, const std::string& id) {
+        std::vector<std::string> args = {"--unix-socket", http, "-X", "POST", "-H",
+                                         "Content-Type: application/json", "-H",
+                                         "Accept: application/json", "--data-binary", body};
+        if (!id.empty()) {
+            args.insert(args.end(), {"-H", "Mcp-Session-Id: " + id, "-H",
+                                     "MCP-Protocol-Version: 2025-06-18"});
+        }
+        args.push_back(url);
+        return curl(args);
+    };
+    const HttpAnswer init = post(initialize_body("http replay"), "");
+    REQUIRE(init.status == 200);
+    const std::string id = init.headers.at("mcp-session-id");
+    REQUIRE(post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", id).status == 202);
+
+    // The child stops reading; a read and a call reach its pipe, then it is killed.
+    const pid_t victim = *env.server_pid("demo");
+    REQUIRE(::kill(victim, SIGSTOP) == 0);
+    HttpAnswer read_answer, call_answer;
+    std::thread reader([&] {
+        read_answer = post(request_line("10", "resources/read", {{"uri", "demo://static"}}), id);
+    });
+    std::thread caller([&] {
+        call_answer = post(request_line("11", "tools/call",
+                                        {{"name", "echo"}, {"arguments", {{"text", "once"}}}}),
+                           id);
+    });
+    const bool both = poll_until(20s, [&] {
+        const json stats = json::parse(env.ctl({"--json", "stats", "demo"}).out, nullptr, false);
+        return stats["servers"][0]["totals"]["in_flight"] == 2;
+    });
+    ::kill(victim, SIGKILL);
+    reader.join();
+    caller.join();
+    REQUIRE(both);
+    INFO(read_answer.raw);
+    INFO(call_answer.raw);
+    REQUIRE(read_answer.status == 200);
+    REQUIRE(call_answer.status == 200);
+    const json read = json::parse(read_answer.body, nullptr, false);
+    const json call = json::parse(call_answer.body, nullptr, false);
+    // The read is safe to repeat: the next child answered it.
+    CHECK(read["id"] == 10);
+    CHECK(read["result"]["contents"].is_array());
+    // The call may have run: the session is told so, with its own id.
+    CHECK(call["id"] == 11);
+    CHECK(call["error"]["code"] == -32603);
+    CHECK(call["error"]["data"]["outcome"] == "unknown");
+    CHECK(replay_count(env, "safe") == 1);
+    CHECK(replay_count(env, "unknown") == 1);
 }
 
 TEST_CASE("a request that kills every child it reaches is replayed once, then given up",
