@@ -112,6 +112,12 @@ if (tp) {
     rows.push(['2', `lines one core forwards per second of CPU (at saturation), ${most} sessions`, fmt(busiest.mcpd.lines_per_cpu_s, 0), fmt(busiest.relay.lines_per_cpu_s, 0), x(busiest.ratio_lines_per_cpu_s), '≥ 0.7×', met(busiest.ratio_lines_per_cpu_s >= 0.7)]);
   }
 }
+const httpCpu = get(F, 'http', 'summary');
+if (httpCpu) {
+  for (const [s, v] of Object.entries(httpCpu)) {
+    rows.push(['2b', `mcpd CPU per round trip through an HTTP session, ${s} session${s === '1' ? '' : 's'}, one request in flight each (reference: a socket session)`, `${fmt(v.http_cpu_us_per_round_trip, 2)} µs`, `${fmt(v.socket_cpu_us_per_round_trip, 2)} µs`, x(v.ratio_cpu), '≤ 1.3×', met(v.ratio_cpu <= 1.3)]);
+  }
+}
 const large = get(F, 'large', 'summary');
 if (large) {
   for (const [size, v] of Object.entries(large)) {

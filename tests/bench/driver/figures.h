@@ -21,10 +21,12 @@ struct Profile {
     // 1. latency
     int latency_calls = 3000;  // per set-up and round
     int latency_chunk = 100;   // set-ups take turns every this many calls
-    // 2. throughput
+    // 2. throughput (and 2b, HTTP sessions: one request in flight each)
     std::vector<int> sessions = {1, 8, 64, 512};
     int throughput_messages = 30000;  // per set-up, session count and round
     int pipeline_depth = 8;           // requests in flight per session
+    std::vector<int> http_sessions = {1, 8, 32};
+    int http_messages = 6000;  // per set-up, session count and round
     // 3. large payloads
     std::vector<std::size_t> sizes_mib = {1, 4, 16, 64};
     std::size_t large_bytes_per_measure = 32;  // MiB moved per measure (at least one call)
@@ -47,10 +49,25 @@ struct Config {
 
 Json run_latency(const Config& config);
 Json run_throughput(const Config& config);
+Json run_http(const Config& config);
 Json run_large(const Config& config);
 Json run_scale(const Config& config);
 Json run_callgrind(const Config& config);
 Json run_sandbox(const Config& config);
+
+// What one pipelined run through a process in between measured.
+struct Measure {
+    double seconds = 0;
+    std::uint64_t messages = 0;
+    std::uint64_t middle_cpu_ns = 0;
+    std::uint64_t server_cpu_ns = 0;
+    std::uint64_t misrouted = 0;
+};
+
+// `messages` echo round trips spread over the first `count` of `sessions`, each keeping
+// `depth` requests in flight; CPU of `middle` (the relay or mcpd) and of `server`.
+Measure pipeline(std::vector<Session>& sessions, std::size_t count, int messages, int depth,
+                 pid_t middle, pid_t server);
 
 // --- small helpers shared by the figures ---
 

@@ -2,7 +2,7 @@
 // with mcpd, mcpctl, the demo server and the minimal relay of a build, and writes them as JSON.
 //
 //   mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N]
-//              [--only latency,throughput,large,scale,sandbox,callgrind]
+//              [--only latency,throughput,http,large,scale,sandbox,callgrind]
 //
 // --quick: fewer rounds and calls (a few minutes); --smoke: tiny counts, for the ctest check
 // that the harness still runs and produces numbers. Never a pass/fail on timings: the exit
@@ -29,7 +29,7 @@ using bench::Json;
 int usage() {
     std::fputs(
         "usage: mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N]\n"
-        "                  [--only latency,throughput,large,scale,sandbox,callgrind]\n",
+        "                  [--only latency,throughput,http,large,scale,sandbox,callgrind]\n",
         stderr);
     return 2;
 }
@@ -42,6 +42,7 @@ bench::Profile quick_profile() {
     p.large_bytes_per_measure = 16;
     p.idle_sessions = 500;
     p.sandbox_starts = 20;
+    p.http_messages = 3000;
     p.callgrind_calls = 1000;
     return p;
 }
@@ -60,6 +61,8 @@ bench::Profile smoke_profile() {
     p.idle_sessions = 10;
     p.idle_bridges = 1;
     p.sandbox_starts = 3;
+    p.http_sessions = {1, 4};
+    p.http_messages = 200;
     p.callgrind = false;
     return p;
 }
@@ -145,6 +148,7 @@ int main(int argc, char** argv) {
     using Run = Json (*)(const bench::Config&);
     const std::pair<const char*, Run> figures[] = {
         {"latency", bench::run_latency},     {"throughput", bench::run_throughput},
+        {"http", bench::run_http},
         {"large", bench::run_large},         {"scale", bench::run_scale},
         {"sandbox", bench::run_sandbox},     {"callgrind", bench::run_callgrind},
     };

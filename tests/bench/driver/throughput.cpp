@@ -32,15 +32,8 @@ long long reply_id(std::string_view line) {
     return id;
 }
 
-struct Measure {
-    double seconds = 0;
-    std::uint64_t messages = 0;
-    std::uint64_t middle_cpu_ns = 0;
-    std::uint64_t server_cpu_ns = 0;
-    std::uint64_t misrouted = 0;
-};
+}  // namespace
 
-// `messages` round trips spread over `sessions`, each keeping `depth` requests in flight.
 Measure pipeline(std::vector<Session>& sessions, std::size_t count, int messages, int depth,
                  pid_t middle, pid_t server) {
     const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
@@ -107,8 +100,6 @@ Measure pipeline(std::vector<Session>& sessions, std::size_t count, int messages
     ::close(epoll);
     return m;
 }
-
-}  // namespace
 
 Json run_throughput(const Config& config) {
     const Profile& p = config.profile;
