@@ -72,9 +72,9 @@ mkdir -p "$RESULTS"
 command_line="./dev bench${*:+ $*}"
 
 core_args=(--bin-dir "$BUILD_DIR/bin" --out "$RESULTS/core.json" "${profile[@]}")
-if [ "$callgrind" -eq 0 ]; then core_args+=(--only latency,throughput,large,scale); fi
+if [ "$callgrind" -eq 0 ]; then core_args+=(--only latency,throughput,http,large,scale,sandbox); fi
 status=0
-note "figures 1-4 (mcpd-bench)"
+note "figures 1-5 and 2b (mcpd-bench)"
 "$BUILD_DIR/bin/mcpd-bench" "${core_args[@]}" || status=1
 
 peers_json=()
