@@ -1,4 +1,4 @@
-// mcpd-bench: takes the figures 1-4 of docs/PERFORMANCE.md (and callgrind instruction counts)
+// mcpd-bench: takes the figures 1-5 and 2b of docs/PERFORMANCE.md (and callgrind instruction counts)
 // with mcpd, mcpctl, the demo server and the minimal relay of a build, and writes them as JSON.
 //
 //   mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N]
