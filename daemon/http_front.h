@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_envelope.h"
 #include "common/unique_fd.h"
 #include "config/registry.h"
 #include "daemon/control/peer_auth.h"
@@ -75,6 +76,13 @@ private:
                    const PeerCredentials& peer, const std::string& target);
     void post(HttpConnection& connection, const HttpRequest& request, const PeerCredentials& peer,
               const std::string& target);
+    // The usual POST body, one message on one line that is not initialize, checked by the
+    // envelope scanner and kept as it is: no JSON tree. None: the body takes the general path.
+    std::optional<std::string> plain_message(const std::string& body);
+    // A POST's messages to the session its Mcp-Session-Id names (answered when it names none).
+    void post_to_session(HttpConnection& connection, const HttpRequest& request,
+                         const PeerCredentials& peer, const std::string& target,
+                         std::vector<std::string> messages, bool sse, bool batch);
     // http_front_modern.cpp: a 2026-07-28 request, a session of its own.
     void post_modern(HttpConnection& connection, const HttpRequest& request,
                      const PeerCredentials& peer, const std::string& target,
@@ -106,6 +114,10 @@ private:
     std::uint64_t serial_ = 0;
     TimePoint last_keep_alive_ = Clock::now();
     Timer sweeper_;
+    // For plain_message: sized by max_message_bytes when first used, again when it changes.
+    std::unique_ptr<wire::EnvelopeScanner> body_scanner_;
+    std::size_t body_scanner_limit_ = 0;
+    wire::Envelope body_envelope_;
 };
 
 }  // namespace mcpd

@@ -12,6 +12,7 @@
 #include "daemon/daemon.h"
 #include "daemon/group_attach.h"
 #include "daemon/http/modern_headers.h"
+#include "daemon/http/plain_body.h"
 #include "daemon/http_front.h"
 #include "daemon/mux/jsonrpc.h"
 #include "daemon/mux/mcp_versions.h"
@@ -163,12 +164,19 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
                    "the body nests deeper than " + std::to_string(kMaxNesting) + " levels");
         return;
     }
+    const bool stateless = http_era(request.head.header("mcp-protocol-version")) == HttpEra::stateless;
+    if (std::optional<std::string> plain = stateless ? std::nullopt : plain_message(request.body)) {
+        std::vector<std::string> one;
+        one.push_back(std::move(*plain));
+        post_to_session(connection, request, peer, target, std::move(one), sse, false);
+        return;
+    }
     json body = json::parse(request.body, nullptr, false);
     if (body.is_discarded()) {
         refuse_rpc(connection, 400, -32700, "the body is not JSON");
         return;
     }
-    if (http_era(request.head.header("mcp-protocol-version")) == HttpEra::stateless) {
+    if (stateless) {
         post_modern(connection, request, peer, target, body, sse);
         return;
     }
@@ -204,6 +212,12 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
         transport->post(connection, std::move(messages), sse, false);
         return;
     }
+    post_to_session(connection, request, peer, target, std::move(messages), sse, batch);
+}
+
+void HttpFront::post_to_session(HttpConnection& connection, const HttpRequest& request,
+                                const PeerCredentials& peer, const std::string& target,
+                                std::vector<std::string> messages, bool sse, bool batch) {
     const auto session = request.head.header("mcp-session-id");
     if (!session) {
         refuse_rpc(connection, 400, -32600,
@@ -225,6 +239,15 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
         return;
     }
     transport->post(connection, std::move(messages), sse, batch);
+}
+
+std::optional<std::string> HttpFront::plain_message(const std::string& body) {
+    const std::size_t limit = daemon_.registry().daemon.max_message_bytes;
+    if (body_scanner_ == nullptr || body_scanner_limit_ != limit) {
+        body_scanner_ = std::make_unique<wire::EnvelopeScanner>(limit + 4096);
+        body_scanner_limit_ = limit;
+    }
+    return plain_body_message(body, limit, *body_scanner_, body_envelope_);
 }
 
 HttpTransport* HttpFront::open_session(HttpConnection& connection, const PeerCredentials& peer,

@@ -1,0 +1,22 @@
+#include "daemon/http/plain_body.h"
+
+namespace mcpd {
+
+std::optional<std::string> plain_body_message(std::string_view body, std::size_t max_bytes,
+                                              wire::EnvelopeScanner& scanner,
+                                              wire::Envelope& envelope) {
+    const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    while (!body.empty() && blank(body.front())) body.remove_prefix(1);
+    while (!body.empty() && blank(body.back())) body.remove_suffix(1);
+    // A line break inside would end the line early on the session's way to the router.
+    if (body.empty() || body.front() != '{' || body.size() > max_bytes ||
+        body.find_first_of("\r\n") != std::string_view::npos)
+        return std::nullopt;
+    std::string message(body);
+    if (scanner.scan(message, envelope) != wire::ScanStatus::ok || envelope.malformed ||
+        envelope.method_is("initialize"))
+        return std::nullopt;
+    return message;
+}
+
+}  // namespace mcpd
