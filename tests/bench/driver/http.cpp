@@ -194,6 +194,12 @@ Json run_http(const Config& config) {
     Mcpd mcpd(config.bin, dir, "mcpd");
     // mcpd serves HTTP beside its control socket: mcpd.sock -> mcpd-http.sock.
     const std::string socket = dir.file("mcpd-http.sock");
+    // It is bound after the control socket mcpd's readiness is judged by.
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (::access(socket.c_str(), F_OK) != 0) {
+        if (Clock::now() > deadline) throw std::runtime_error("http: " + socket + " never appeared");
+        sleep_ms(20);
+    }
     std::vector<std::unique_ptr<HttpSession>> http;
     std::vector<Session> plain;
     for (int i = 0; i < most; ++i) {
