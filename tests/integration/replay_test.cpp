@@ -35,6 +35,25 @@ std::uint64_t replay_count(TestEnv& env, const char* verdict) {
     return replay_stats(env).value(verdict, std::uint64_t{0});
 }
 
+// demo's child stops reading (its pipe fills, and mcpd holds the rest); `calls` echo calls of
+// `tool` with `text`, ids 0 to calls - 1, are queued on `session` until mcpd has them all in
+// flight; then the child is killed.
+void kill_stopped_child_under(TestEnv& env, McpSession& session, const std::string& tool,
+                              const std::string& text, int calls) {
+    const pid_t victim = *env.server_pid("demo");
+    REQUIRE(::kill(victim, SIGSTOP) == 0);
+    for (int i = 0; i < calls; ++i) {
+        session.queue(request_line(std::to_string(i), "tools/call",
+                                   {{"name", tool}, {"arguments", {{"text", text}}}}));
+    }
+    wait_until("every call at mcpd", 20s, [&] {
+        session.flush();
+        const json stats = json::parse(env.ctl({"--json", "stats", "demo"}).out, nullptr, false);
+        return stats["servers"][0]["totals"]["in_flight"] == calls;
+    });
+    REQUIRE(::kill(victim, SIGKILL) == 0);
+}
+
 // One session's mix of requests: kind by id, what came back.
 struct Mix {
     enum Kind { list, read, prompt, echo, add, slow };
@@ -223,20 +242,9 @@ TEST_CASE("a request the child never read is sent to the next child, whatever re
     session.initialize("unwritten");
 
     // The child stops reading: its pipe fills, and mcpd holds the rest.
-    const pid_t victim = *env.server_pid("demo");
-    REQUIRE(::kill(victim, SIGSTOP) == 0);
     constexpr int kCalls = 1500;
     const std::string padding(200, 'p');
-    for (int i = 0; i < kCalls; ++i) {
-        session.queue(request_line(std::to_string(i), "tools/call",
-                                   {{"name", "echo"}, {"arguments", {{"text", padding}}}}));
-    }
-    wait_until("every call at mcpd", 20s, [&] {
-        session.flush();
-        const json stats = json::parse(env.ctl({"--json", "stats", "demo"}).out, nullptr, false);
-        return stats["servers"][0]["totals"]["in_flight"] == kCalls;
-    });
-    REQUIRE(::kill(victim, SIGKILL) == 0);
+    kill_stopped_child_under(env, session, "echo", padding, kCalls);
 
     int ok = 0, unknown = 0;
     std::set<std::string> answered;
@@ -273,20 +281,9 @@ TEST_CASE("a group session's requests a member never read go to its next child, 
     session.initialize("group replay");
 
     // demo's child stops reading: its pipe fills, and mcpd holds the rest of the group's calls.
-    const pid_t victim = *env.server_pid("demo");
-    REQUIRE(::kill(victim, SIGSTOP) == 0);
     constexpr int kCalls = 1500;
     const std::string padding(200, 'g');
-    for (int i = 0; i < kCalls; ++i) {
-        session.queue(request_line(std::to_string(i), "tools/call",
-                                   {{"name", "demo__echo"}, {"arguments", {{"text", padding}}}}));
-    }
-    wait_until("every call at mcpd", 20s, [&] {
-        session.flush();
-        const json stats = json::parse(env.ctl({"--json", "stats", "demo"}).out, nullptr, false);
-        return stats["servers"][0]["totals"]["in_flight"] == kCalls;
-    });
-    REQUIRE(::kill(victim, SIGKILL) == 0);
+    kill_stopped_child_under(env, session, "demo__echo", padding, kCalls);
     // The other member answers meanwhile.
     session.queue(request_line("\"other\"", "tools/call",
                                {{"name", "other__echo"}, {"arguments", {{"text", "still here"}}}}));
