@@ -32,6 +32,12 @@ inline constexpr EnumName<Replay> kReplayNames[] = {
     {"annotated", Replay::annotated},
 };
 
+inline constexpr EnumName<NetworkAccess> kNetworkNames[] = {
+    {"all", NetworkAccess::all},
+    {"loopback", NetworkAccess::loopback},
+    {"none", NetworkAccess::none},
+};
+
 // The log level's words are the daemon log's own: log::kLevelNames (common/log.h).
 
 }  // namespace mcpd::config

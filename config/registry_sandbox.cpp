@@ -4,6 +4,8 @@
 #include <climits>
 #include <string>
 
+#include "config/enum_names.h"
+
 namespace mcpd::config {
 
 namespace {
@@ -11,12 +13,6 @@ namespace {
 constexpr std::string_view kSandboxKeys[] = {"preset", "read",  "write", "hide",
                                              "network", "memory", "tasks", "cpu",
                                              "open_files", "strict"};
-
-constexpr EnumName<NetworkAccess> kNetworkNames[] = {
-    {"all", NetworkAccess::all},
-    {"loopback", NetworkAccess::loopback},
-    {"none", NetworkAccess::none},
-};
 
 // Fewer descriptors than this and no runtime starts at all.
 constexpr std::int64_t kMinOpenFiles = 16;

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 
+#include "config/enum_names.h"
 #include "config/registry.h"
 
 namespace mcpd::config {
@@ -51,15 +52,7 @@ void add(std::vector<std::string>& to, const std::vector<std::string>& from) {
 }  // namespace
 
 std::string_view to_string(NetworkAccess access) {
-    switch (access) {
-        case NetworkAccess::all:
-            return "all";
-        case NetworkAccess::loopback:
-            return "loopback";
-        case NetworkAccess::none:
-            return "none";
-    }
-    return "all";
+    return name_of<NetworkAccess>(kNetworkNames, access);
 }
 
 std::string to_string(const CpuLimit& cpu) {

@@ -198,15 +198,7 @@ mcpd::Result<ImportResult> convert_mcp_json(std::string_view text, const ServerA
 }
 
 std::string_view project_scoped_package(const ImportedServer& server) {
-    // Servers that work on the agent's roots or its directory: pooled across projects they
-    // would show one project's files to another.
-    static constexpr std::string_view kScoped[] = {
-        "@modelcontextprotocol/server-filesystem",
-        "mcp-server-filesystem",
-        "mcp-server-git",
-        "@modelcontextprotocol/server-git",
-    };
-    return known_package(server.command, server.args, kScoped);
+    return project_scoped(server.command, server.args);
 }
 
 std::string render_toml(const ImportResult& result, std::string_view source) {

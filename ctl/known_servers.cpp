@@ -4,6 +4,13 @@ namespace mcpctl {
 
 namespace {
 
+constexpr std::string_view kProjectScoped[] = {
+    "@modelcontextprotocol/server-filesystem",
+    "mcp-server-filesystem",
+    "mcp-server-git",
+    "@modelcontextprotocol/server-git",
+};
+
 // Servers that need their project (or nothing) and the network at most: the project preset
 // reads the system and the project, writes the project and the package caches, hides the
 // home's secrets.
@@ -38,6 +45,10 @@ std::string_view known_package(const std::string& command, const std::vector<std
         }
     }
     return {};
+}
+
+std::string_view project_scoped(const std::string& command, const std::vector<std::string>& args) {
+    return known_package(command, args, kProjectScoped);
 }
 
 SandboxFit sandbox_fit(const std::string& command, const std::vector<std::string>& args) {

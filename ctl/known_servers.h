@@ -14,6 +14,10 @@ namespace mcpctl {
 std::string_view known_package(const std::string& command, const std::vector<std::string>& args,
                                std::span<const std::string_view> names);
 
+// The well-known server that works on the agent's project (its roots or its directory), which
+// pooled across projects would show one project's files to another; empty if none.
+std::string_view project_scoped(const std::string& command, const std::vector<std::string>& args);
+
 struct SandboxFit {
     std::string_view preset;  // "project"; empty: mcpctl knows no fit
     std::string_view why;     // a comment line for the registry

@@ -134,18 +134,14 @@ Result<SpawnedProcess> ManagedServer::start_process() {
     request.identity = config_.run_as;
     Result<PreparedSandbox> box = prepare_sandbox(config_, request.path);
     if (!box) return box.failure();
-    sandbox_status_ = sandbox_json(config_, box->plan);
     if (box->child) {
+        sandbox_plan_ = box->plan;
         request.sandbox = &*box->child;
         if (!box->tmpdir.empty()) {
             std::erase_if(request.env, [](const std::string& e) { return e.starts_with("TMPDIR="); });
             request.env.push_back("TMPDIR=" + box->tmpdir);
         }
-        std::string how;
-        for (const std::string& rule : box->plan.enforced) how += (how.empty() ? "" : "; ") + rule;
-        if (!how.empty()) log::info(config_.name, "sandbox: " + how);
-        for (const std::string& why : box->plan.unenforced)
-            log::warning(config_.name, "sandbox not enforced: " + why);
+        log_sandbox(config_.name, box->plan);
     }
     if (!box->cgroup_leaf.empty()) request.cgroup_procs = box->cgroup_leaf + "/cgroup.procs";
     request.cgroup_required = box->plan.cgroup.any();
@@ -453,9 +449,7 @@ json ManagedServer::status_json() const {
     } else {
         out["cgroup"] = nullptr;
     }
-    out["sandbox"] = sandbox_status_.is_null() && config_.sandbox.any()
-                         ? sandbox_json(config_, std::nullopt)
-                         : sandbox_status_;
+    out["sandbox"] = sandbox_json(config_, sandbox_plan_);
     if (router_.lazy()) {
         // What a lazy server's sessions are answered from while it sleeps.
         const std::optional<Catalog>& catalog = router_.catalog();

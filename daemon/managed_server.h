@@ -168,8 +168,8 @@ private:
     std::map<TimerKind, std::unique_ptr<Timer>> timers_;  // the Supervisor's, made when first armed
 
     std::unique_ptr<ChildProcess> child_;
-    // How its last child was boxed (status "sandbox"): null when it has no sandbox.
-    nlohmann::json sandbox_status_;
+    // How its last boxed child was boxed (status "sandbox"); none before one.
+    std::optional<sandbox::Plan> sandbox_plan_;
     // Its processes' cgroup leaves, where mcpd has a delegated cgroup.
     ServerCgroup cgroup_;
     bool oom_killed_ = false;  // the last process ended by the kernel's OOM killer

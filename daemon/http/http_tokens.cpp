@@ -12,6 +12,7 @@
 
 #include "common/base64url.h"
 #include "common/hmac.h"
+#include "common/private_directories.h"
 #include "common/unique_fd.h"
 #include "daemon/control/socket_directory.h"
 
@@ -39,15 +40,8 @@ Result<std::string> random_token() {
 }  // namespace
 
 std::string default_http_state_directory() {
-    if (const char* state = std::getenv("STATE_DIRECTORY"); state != nullptr && *state == '/') {
-        std::string first(state);
-        return first.substr(0, first.find(':')) + "/http";
-    }
-    if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state == '/')
-        return std::string(state) + "/mcpd/http";
-    if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/')
-        return std::string(home) + "/.local/state/mcpd/http";
-    return {};
+    const std::string state = own_state_directory();
+    return state.empty() ? std::string() : state + "/http";
 }
 
 Result<Done> prepare_http_state_directory(const std::string& directory) {

@@ -6,10 +6,9 @@
 
 #include <cerrno>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 #include "common/unique_fd.h"
+#include "config/text_file.h"
 
 namespace mcpd::sandbox {
 
@@ -26,11 +25,9 @@ Result<Done> write_text(const std::string& path, const std::string& text) {
 }
 
 std::optional<std::string> read_text(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    std::string text;
+    if (config::read_text_file(path, text) != 0) return std::nullopt;
+    return text;
 }
 
 std::optional<std::uint64_t> number(std::string_view text) {

@@ -7,8 +7,11 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string_view>
+
+#include "config/text_file.h"
 
 namespace mcpd::sandbox {
 
@@ -20,26 +23,16 @@ int probe_landlock() {
     return abi > 0 ? static_cast<int>(abi) : 0;
 }
 
-// Whether a child may unshare `flags`: tried in a throwaway process, so mcpd's own stay.
-bool can_unshare(int flags) {
-    const pid_t pid = ::fork();
-    if (pid < 0) return false;
-    if (pid == 0) _exit(::unshare(flags) == 0 ? 0 : 1);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) return false;
-    }
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-// Whether a process of no privilege may create a user namespace: tried as nobody.
-bool unprivileged_can_unshare_user() {
+// Whether a throwaway child may unshare `flags` (as nobody with `unprivileged`), so that
+// mcpd's own namespaces stay as they are.
+bool can_unshare(int flags, bool unprivileged = false) {
     const pid_t pid = ::fork();
     if (pid < 0) return false;
     if (pid == 0) {
         constexpr uid_t kNobody = 65534;
-        if (::geteuid() == 0 && (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)) _exit(1);
-        _exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+        if (unprivileged && ::geteuid() == 0 && (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0))
+            _exit(1);
+        _exit(::unshare(flags) == 0 ? 0 : 1);
     }
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0) {
@@ -83,13 +76,12 @@ std::string find_delegated_cgroup() {
     const bool delegated = ::getxattr(dir.c_str(), "trusted.delegate", value, sizeof value) > 0 ||
                            ::getxattr(dir.c_str(), "user.delegate", value, sizeof value) > 0;
     if (!delegated || ::access(dir.c_str(), W_OK) != 0) return {};
-    std::ifstream controllers(dir + "/cgroup.controllers");
-    std::string words((std::istreambuf_iterator<char>(controllers)), std::istreambuf_iterator<char>());
+    std::string words;
+    if (config::read_text_file(dir + "/cgroup.controllers", words) != 0) return {};
+    std::replace(words.begin(), words.end(), '\n', ' ');
     words = " " + words + " ";
     for (const std::string_view needed : {"memory", "pids", "cpu"}) {
-        if (words.find(" " + std::string(needed) + " ") == std::string::npos &&
-            words.find(" " + std::string(needed) + "\n") == std::string::npos)
-            return {};
+        if (words.find(" " + std::string(needed) + " ") == std::string::npos) return {};
     }
     return dir;
 }
@@ -103,7 +95,7 @@ KernelSupport probe() {
         support.namespaces = true;
         support.through_user_namespace = true;
     }
-    support.unprivileged_user_namespaces = unprivileged_can_unshare_user();
+    support.unprivileged_user_namespaces = can_unshare(CLONE_NEWUSER, true);
     support.cgroup = delegated_cgroup();
     return support;
 }

@@ -73,17 +73,8 @@ std::string cache_key(const config::ServerConfig& config, std::optional<uid_t> u
 }
 
 std::string default_cache_directory() {
-    if (const char* state = std::getenv("STATE_DIRECTORY"); state != nullptr && *state == '/') {
-        // systemd may give several, separated by colons: the first is mcpd's.
-        std::string first(state);
-        first = first.substr(0, first.find(':'));
-        return first + "/cache";
-    }
-    if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state == '/')
-        return std::string(state) + "/mcpd/cache";
-    if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/')
-        return std::string(home) + "/.local/state/mcpd/cache";
-    return {};
+    const std::string state = own_state_directory();
+    return state.empty() ? std::string() : state + "/cache";
 }
 
 Result<Done> ListCache::prepare() const {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "config/text_file.h"
+
 namespace mcpd {
 namespace {
 
@@ -18,9 +20,10 @@ std::optional<unsigned long long> uptime_ticks(long hz) {
 }
 
 std::optional<std::string> read_proc(pid_t pid, const char* file) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/" + file);
-    if (!in) return std::nullopt;
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text;
+    if (config::read_text_file("/proc/" + std::to_string(pid) + "/" + file, text) != 0)
+        return std::nullopt;
+    return text;
 }
 
 std::optional<std::uint64_t> read_pss(pid_t pid) {

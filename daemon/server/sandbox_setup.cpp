@@ -8,24 +8,11 @@
 
 #include "common/log.h"
 #include "common/private_directories.h"
+#include "daemon/control/socket_directory.h"
 
 namespace mcpd {
 
 namespace {
-
-// The first directory systemd gave in `variable` (CACHE_DIRECTORY, STATE_DIRECTORY), else
-// $xdg/mcpd, else HOME/fallback.
-std::string own_directory(const char* systemd_variable, const char* xdg_variable,
-                          const std::string& home, const char* fallback) {
-    if (const char* given = std::getenv(systemd_variable); given != nullptr && *given == '/') {
-        const std::string all(given);
-        return all.substr(0, all.find(':'));
-    }
-    if (const char* xdg = std::getenv(xdg_variable); xdg != nullptr && *xdg == '/')
-        return std::string(xdg) + "/mcpd";
-    if (home.empty()) return {};
-    return home + fallback;
-}
 
 std::string own_home() {
     if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') return home;
@@ -83,12 +70,6 @@ sandbox::ChildUser child_user(const config::ServerConfig& server) {
     return user;
 }
 
-sandbox::Plan plan_for(const config::ServerConfig& server, const std::string& command) {
-    const sandbox::ChildUser user = child_user(server);
-    return sandbox::make_plan(server.sandbox, sandbox_placeholders(server), effective_support(),
-                              user, command, list_directory);
-}
-
 std::string joined(const std::vector<std::string>& sentences) {
     std::string text;
     for (const std::string& sentence : sentences) text += (text.empty() ? "" : "; ") + sentence;
@@ -107,10 +88,8 @@ sandbox::Placeholders sandbox_placeholders(const config::ServerConfig& server) {
         values.state = values.home + "/.local/state/mcpd" + suffix;
     } else {
         values.home = own_home();
-        const std::string cache =
-            own_directory("CACHE_DIRECTORY", "XDG_CACHE_HOME", values.home, "/.cache/mcpd");
-        const std::string state =
-            own_directory("STATE_DIRECTORY", "XDG_STATE_HOME", values.home, "/.local/state/mcpd");
+        const std::string cache = own_cache_directory();
+        const std::string state = own_state_directory();
         if (!cache.empty()) values.cache = cache + suffix;
         if (!state.empty()) values.state = state + suffix;
     }
@@ -121,36 +100,46 @@ sandbox::Placeholders sandbox_placeholders(const config::ServerConfig& server) {
 Result<PreparedSandbox> prepare_sandbox(const config::ServerConfig& server,
                                         const std::string& command) {
     PreparedSandbox prepared;
-    if (!server.sandbox.any()) {
-        prepared.cgroup_leaf = make_leaf(server, prepared.plan);
-        return prepared;
-    }
-    if (!server.run_as) {
+    if (server.sandbox.any()) {
         const sandbox::Placeholders values = sandbox_placeholders(server);
-        const bool preset = !server.sandbox.preset.empty() && !values.cache.empty();
-        if (preset) prepared.tmpdir = values.cache + "/tmp";
-        for (const std::string& dir : {values.cache, values.state, prepared.tmpdir}) {
-            if (dir.empty()) continue;
-            if (Result<Done> made = make_private_directories(dir); !made)
-                return permanent_failure("cannot make the sandbox's directory: " + made.error());
+        if (!server.run_as) {
+            // Made, or checked as mcpd's own and private (as its socket directory is): the box
+            // writes there, and TMPDIR points there.
+            if (!server.sandbox.preset.empty() && !values.cache.empty())
+                prepared.tmpdir = values.cache + "/tmp";
+            for (const std::string& dir : {values.cache, values.state, prepared.tmpdir}) {
+                std::string error;
+                if (!dir.empty() &&
+                    !prepare_socket_directory(dir, SocketAccess{0600, std::nullopt}, true, error))
+                    return permanent_failure("the sandbox's directory " + dir +
+                                             " cannot be used: " + error);
+            }
+        }
+        prepared.plan = sandbox::make_plan(server.sandbox, values, effective_support(),
+                                           child_user(server), command, list_directory);
+        if (server.sandbox.strict.value_or(false) && !prepared.plan.unenforced.empty()) {
+            return permanent_failure("the sandbox asks for what this machine cannot enforce, and "
+                                     "strict = true: " +
+                                     joined(prepared.plan.unenforced));
         }
     }
-    prepared.plan = plan_for(server, command);
-    if (server.sandbox.strict.value_or(false) && !prepared.plan.unenforced.empty()) {
-        return permanent_failure("the sandbox asks for what this machine cannot enforce, and "
-                                 "strict = true: " +
-                                 joined(prepared.plan.unenforced));
+    // Every process gets a leaf where mcpd has a delegated cgroup, for its accounting.
+    prepared.cgroup_leaf = make_leaf(server, prepared.plan);
+    if (prepared.cgroup_leaf.empty() && prepared.plan.cgroup.any())
+        return permanent_failure("its limits need a cgroup of its own, which could not be made "
+                                 "(see the log)");
+    if (prepared.plan.active) {
+        const uid_t uid = server.run_as ? server.run_as->uid : ::geteuid();
+        const gid_t gid = server.run_as ? server.run_as->gid : ::getegid();
+        prepared.child.emplace(prepared.plan, ::geteuid(), ::getegid(), uid, gid);
     }
-    if (prepared.plan.cgroup.any() || !effective_support().cgroup.empty()) {
-        prepared.cgroup_leaf = make_leaf(server, prepared.plan);
-        if (prepared.cgroup_leaf.empty() && prepared.plan.cgroup.any())
-            return permanent_failure("its limits need a cgroup of its own, which could not be "
-                                     "made (see the log)");
-    }
-    const uid_t uid = server.run_as ? server.run_as->uid : ::geteuid();
-    const gid_t gid = server.run_as ? server.run_as->gid : ::getegid();
-    prepared.child.emplace(prepared.plan, ::geteuid(), ::getegid(), uid, gid);
     return prepared;
+}
+
+void log_sandbox(const std::string& server, const sandbox::Plan& plan) {
+    if (!plan.enforced.empty()) log::info(server, "sandbox: " + joined(plan.enforced));
+    for (const std::string& why : plan.unenforced)
+        log::warning(server, "sandbox not enforced: " + why);
 }
 
 nlohmann::json sandbox_json(const config::ServerConfig& server,

@@ -27,10 +27,14 @@ struct PreparedSandbox {
 };
 
 // For a child of `server` that executes `command`. A failure is permanent: `strict` and a rule
-// this machine cannot enforce, or a directory that cannot be made. Without a sandbox, only the
-// cgroup leaf (where there is a delegated cgroup).
+// this machine cannot enforce, or a directory ({cache}, {state}) that cannot be made or is not
+// mcpd's own and private. Without a sandbox, only the cgroup leaf (where there is a delegated
+// cgroup).
 Result<PreparedSandbox> prepare_sandbox(const config::ServerConfig& server,
                                         const std::string& command);
+
+// The start log's lines for `plan`: how its rules hold, and a warning for each that cannot.
+void log_sandbox(const std::string& server, const sandbox::Plan& plan);
 
 // What --check-config says of `server`'s sandbox on this machine: nothing for a server
 // without one, else how each rule is enforced and which cannot be.

@@ -298,7 +298,7 @@ void TestEnv::wait_state(const std::string& name, const std::string& wanted, Dur
 }
 
 std::vector<std::string> TestEnv::daemon_environment() const {
-    return {"STATE_DIRECTORY=" + path("state")};
+    return {"STATE_DIRECTORY=" + path("state"), "CACHE_DIRECTORY=" + path("cache")};
 }
 
 std::string TestEnv::daemon_log() const {

@@ -95,8 +95,9 @@ public:
     // The live processes carrying this test's marker.
     std::vector<pid_t> marked_processes() const { return processes_with_marker(marker_); }
 
-    // What every mcpd of this test adds to its environment: a state directory of its own
-    // (STATE_DIRECTORY, where lazy servers keep their lists), under dir().
+    // What every mcpd of this test adds to its environment: a state and a cache directory of
+    // its own (STATE_DIRECTORY, where lazy servers keep their lists; CACHE_DIRECTORY, where
+    // boxed servers' {cache} is), under dir().
     std::vector<std::string> daemon_environment() const;
     // The daemon log (every mcpd this test started), for messages.
     std::string daemon_log() const;

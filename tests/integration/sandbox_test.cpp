@@ -148,6 +148,36 @@ TEST_CASE("a boxed server reads and writes only what its rules allow, and never 
     }
 }
 
+TEST_CASE("a sandbox's {cache} that another user made, or that others may write, is refused",
+          "[sandbox]") {
+    const OtherUser user;
+    TestEnv env("sandbox-cache-dir");
+    // As systemd's CacheDirectory= gives it (the harness sets CACHE_DIRECTORY): {cache} is
+    // cache/servers/NAME, and another user got there first.
+    const std::string cache = env.path("cache/servers/demo");
+    std::filesystem::create_directories(cache);
+    REQUIRE(::chown(cache.c_str(), user.uid(), user.gid()) == 0);
+    REQUIRE(::chmod(cache.c_str(), 0777) == 0);
+    env.write_registry(server_toml("demo", {"--probe-tools"},
+                                   {{"restart", "\"never\""},
+                                    {"sandbox", sandbox_table("preset = \"project\"")}}));
+    env.start_daemon();
+    env.wait_state("demo", "failed");
+    const std::string error = env.server("demo").at("error").get<std::string>();
+    INFO(error);
+    CHECK(holds(error, "the sandbox's directory " + cache + " cannot be used"));
+    CHECK(env.marked_processes().empty());
+
+    // Its own, private one (made by mcpd) is used, with TMPDIR inside it.
+    std::filesystem::remove_all(env.path("cache"));
+    REQUIRE(env.ctl({"start", "demo", "--wait"}).exit_code == 0);
+    struct stat st {};
+    REQUIRE(::stat(cache.c_str(), &st) == 0);
+    CHECK(st.st_uid == ::geteuid());
+    CHECK((st.st_mode & 0777) == 0700);
+    CHECK(std::filesystem::is_directory(cache + "/tmp"));
+}
+
 TEST_CASE("a server with network = \"none\" reaches nothing, one without a sandbox does",
           "[sandbox]") {
     TestEnv env("sandbox-network");
