@@ -425,3 +425,23 @@ TEST_CASE("mcpctl adopt explains what it cannot do", "[adopt]") {
     CHECK(no_backup.exit_code == 1);
     CHECK_THAT(no_backup.err, Catch::Contains("no " + dir.path("bad.json") + ".mcpd-backup"));
 }
+
+TEST_CASE("mcpctl adopt boxes a well-known server in its sandbox, with the comment, and no other",
+          "[adopt][sandbox]") {
+    TempDir dir("mcpctl-adopt");
+    const std::string file = dir.path("mcp.json");
+    const std::string registry = dir.path("mcpd.toml");
+    const AdoptEnvironment environment(dir.path(""), dir.path(""), dir.path("state"));
+    { std::ofstream(file, std::ios::binary) << R"({"mcpServers": {
+        "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/w"]},
+        "other": {"command": "some-server"}}})"; }
+    REQUIRE(run({"--socket", dir.path("nobody.sock"), "adopt", file, "--registry", registry})
+                .exit_code == 0);
+    const std::string text = read_file(registry);
+    INFO(text);
+    const toml::table tables = toml::parse(text);
+    CHECK(tables["servers"]["fs"]["sandbox"].value<std::string>() == "project");
+    CHECK_FALSE(tables["servers"]["other"]["sandbox"]);
+    CHECK(text.find("# it needs no more than its project and its package caches") !=
+          std::string::npos);
+}
