@@ -15,7 +15,6 @@ namespace {
 
 constexpr std::array<std::string_view, 8> kLevels = {"debug", "info",     "notice", "warning",
                                                      "error", "critical", "alert",  "emergency"};
-constexpr std::size_t kMaxTombstones = 4096;
 
 }  // namespace
 
@@ -100,7 +99,7 @@ void Router::detach(SessionId session) {
     // The child's requests waiting on it: answer them so the child is not left waiting.
     fail_child_requests_of(session, "the client session this request went to has disconnected");
     // Progress routes of its requests were released with them; stragglers go too.
-    std::erase_if(progress_, [session](const auto& p) { return p.second.session == session; });
+    requests_.drop_progress_of(session);
     std::erase_if(queue_, [session](const Queued& q) { return q.session == session; });
     for (auto t = task_owners_.begin(); t != task_owners_.end();) {
         if (t->second != session) {
@@ -166,14 +165,13 @@ void Router::drop_subscriptions(SessionId session, const std::set<std::string>& 
 }
 
 void Router::release(std::uint64_t child_id, bool tombstoned, Outcome outcome) {
-    const auto it = pending_.find(child_id);
-    if (it == pending_.end()) return;
-    SessionState* s = find(it->second.session);
-    settle(child_id, it->second, s, outcome, 0);
-    if (!it->second.own_token.empty()) progress_.erase(it->second.own_token);
-    if (s != nullptr) s->in_flight.erase(it->second.original_id);
-    pending_.erase(it);
-    if (tombstoned) tombstone(child_id);
+    std::optional<Pending> p = requests_.take(child_id);
+    if (!p) return;
+    SessionState* s = find(p->session);
+    settle(child_id, *p, s, outcome, 0);
+    if (!p->own_token.empty()) requests_.drop_progress(p->own_token);
+    if (s != nullptr) s->in_flight.erase(p->original_id);
+    if (tombstoned) requests_.tombstone(child_id);
     pump_serialized();
 }
 
@@ -183,37 +181,23 @@ void Router::settle(std::uint64_t child_id, const Pending& p, SessionState* s, O
     const TimePoint now = env_.now();
     stats_.answered(p.counted, s != nullptr ? &s->counters : nullptr, outcome, bytes_out,
                     now - p.sent, now);
-    if (logged_names_.empty()) return;
-    const auto names = logged_names_.find(child_id);
-    if (names == logged_names_.end()) return;  // sent before the log was turned on
-    if (log_requests_) {
-        env_.request_settled(SettledRequest{
-            p.session, s == nullptr ? std::string_view() : std::string_view(s->client_name),
-            names->second.first, names->second.second, outcome, now - p.sent, p.bytes_in,
-            bytes_out});
-    }
-    logged_names_.erase(names);
-}
-
-void Router::tombstone(std::uint64_t child_id) {
-    tombstones_.insert(child_id);
-    tombstone_order_.push_back(child_id);
-    if (tombstone_order_.size() > kMaxTombstones) {
-        tombstones_.erase(tombstone_order_.front());
-        tombstone_order_.pop_front();
-    }
+    const auto names = requests_.take_names(child_id);
+    if (!names || !log_requests_) return;
+    env_.request_settled(SettledRequest{
+        p.session, s == nullptr ? std::string_view() : std::string_view(s->client_name),
+        names->first, names->second, outcome, now - p.sent, p.bytes_in, bytes_out});
 }
 
 bool Router::serialized_busy() const {
     // An open listen stream is not a request waiting for its answer.
-    return std::any_of(pending_.begin(), pending_.end(), [](const auto& p) {
+    return std::any_of(requests_.begin(), requests_.end(), [](const auto& p) {
         return p.second.session != 0 && p.second.kind != PendingKind::listen;
     });
 }
 
 std::optional<SessionId> Router::only_busy_session() const {
     std::optional<SessionId> only;
-    for (const auto& [id, p] : pending_) {
+    for (const auto& [id, p] : requests_) {
         if (p.session == 0 || p.kind == PendingKind::listen) continue;
         if (only && *only != p.session) return std::nullopt;
         // A session that moved to another child cannot be asked anything of this one.
@@ -257,7 +241,7 @@ std::optional<TimePoint> Router::next_deadline() const {
         if (!next || t < *next) next = t;
     };
     if (!queue_.empty()) consider(queue_.front().deadline);
-    for (const auto& [id, p] : pending_) {
+    for (const auto& [id, p] : requests_) {
         if (p.deadline) consider(*p.deadline);
     }
     for (const auto& [id, deadline] : roots_deadlines_) consider(deadline);
@@ -285,11 +269,11 @@ void Router::on_timer() {
                     "server not ready");
     }
     std::vector<std::uint64_t> expired;
-    for (const auto& [id, p] : pending_) {
+    for (const auto& [id, p] : requests_) {
         if (p.deadline && *p.deadline <= now) expired.push_back(id);
     }
     for (std::uint64_t id : expired) {
-        const Pending p = pending_.at(id);
+        const Pending p = requests_.at(id);
         env_.child_send(jsonrpc::cancelled(id, "request_timeout"));
         release(id, true, Outcome::timeout);
         std::string message = "no answer within request_timeout (";
@@ -335,8 +319,8 @@ std::size_t Router::unanswered(SessionId session) const {
         // A listen stream is never answered while it lives: a client that closed its input
         // has no use for it, and leaving cancels it at the child.
         for (const auto& [raw, entry] : it->second.in_flight) {
-            const auto p = pending_.find(entry.child_id);
-            count += p != pending_.end() && p->second.kind == PendingKind::listen ? 0 : 1;
+            const Pending* p = requests_.find(entry.child_id);
+            count += p != nullptr && p->kind == PendingKind::listen ? 0 : 1;
         }
         count += it->second.waiting.size();
     }

@@ -28,6 +28,7 @@
 #include "common/json_envelope.h"
 #include "config/registry.h"
 #include "daemon/mux/catalog.h"
+#include "daemon/mux/in_flight.h"
 #include "daemon/mux/project.h"
 #include "daemon/mux/replay_state.h"
 #include "daemon/mux/router_records.h"
@@ -179,7 +180,7 @@ public:
     void on_timer();
 
     // Requests at the child on behalf of sessions (for tests and status).
-    std::size_t in_flight() const { return pending_.size(); }
+    std::size_t in_flight() const { return requests_.size(); }
     // Messages of `session` not yet settled: requests at the child, and lines (requests or
     // notifications) queued until it is ready or waiting their turn.
     // A session whose client closed its input stays open until this is 0.
@@ -364,13 +365,12 @@ private:
     // the child is not idle.
     bool open_work() const;
     std::optional<TimePoint> idle_deadline() const;
-    // A request leaves pending_ unanswered; it counts as `outcome`.
+    // A request leaves requests_ unanswered; it counts as `outcome`.
     void release(std::uint64_t child_id, bool tombstone, Outcome outcome = Outcome::cancelled);
     // Count request `p` (child id `child_id`) as settled (no-op for one not counted), and log
     // it when asked to. `s`: its session, which the caller has looked up; null when gone.
     void settle(std::uint64_t child_id, const Pending& p, SessionState* s, Outcome outcome,
                 std::size_t bytes_out);
-    void tombstone(std::uint64_t child_id);
     void flush_queue();
     // sharing = "serialized": one session request at the child at a time.
     bool serialized_busy() const;
@@ -431,11 +431,8 @@ private:
     std::uint64_t answered_from_cache_ = 0;
     TimePoint discover_received_{};
 
-    std::unordered_map<std::uint64_t, Pending> pending_;
-    std::unordered_map<std::string, ProgressRoute> progress_;  // own raw token → owner
+    InFlight requests_;  // the requests at the child, their progress tokens, tombstones
     ChildRequestMap child_requests_;
-    std::deque<std::uint64_t> tombstone_order_;
-    std::unordered_set<std::uint64_t> tombstones_;
     std::map<std::string, std::set<SessionId>> subscribers_;  // uri → sessions
     std::optional<int> child_level_;
     // The most verbose level the child has had while sessions that never set one were
@@ -447,7 +444,6 @@ private:
     std::unordered_map<std::string, std::string> task_tokens_;  // task id → own raw token
     std::deque<Queued> queue_;
     std::deque<Waiting> serial_queue_;
-    std::uint64_t next_token_ = 1;
     std::uint64_t contained_failures_ = 0;
     std::uint64_t next_child_request_ = 1;
     std::optional<Project> first_roots_;  // the first roots a session answered the child with
@@ -459,9 +455,6 @@ private:
     TrafficStats stats_;
     ReplayState replay_;
     bool log_requests_ = false;
-    // While the request log is on: each counted request's method and tool (each cut to
-    // kMaxNameBytes), by child id (kept apart so that Pending stays small when it is off).
-    std::unordered_map<std::uint64_t, std::pair<std::string, std::string>> logged_names_;
 };
 
 // RFC 5424 severities as MCP names them, most verbose first; -1 when unknown.

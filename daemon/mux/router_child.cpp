@@ -73,7 +73,7 @@ json Router::parse_forwarded(std::string_view line) {
 void Router::mark_task_ended(const std::string& task_id) {
     // Its progress token lived as long as the task: nothing more may come for it.
     if (const auto token = task_tokens_.find(task_id); token != task_tokens_.end()) {
-        progress_.erase(token->second);
+        requests_.drop_progress(token->second);
         task_tokens_.erase(token);
     }
     const auto owner = task_owners_.find(task_id);
@@ -142,15 +142,14 @@ void Router::route_child_message(std::string_view line, const wire::Envelope& e)
 void Router::handle_child_response(std::string_view line, const wire::Envelope& e) {
     const std::optional<std::uint64_t> child_id =
         e.id_kind == wire::IdKind::integer ? jsonrpc::given_id(e.id.in(line)) : std::nullopt;
-    const auto it = child_id ? pending_.find(*child_id) : pending_.end();
-    if (it == pending_.end()) {
-        if (child_id && tombstones_.contains(*child_id)) return;  // answered after a cancel
+    std::optional<Pending> taken = child_id ? requests_.take(*child_id) : std::nullopt;
+    if (!taken) {
+        if (child_id && requests_.tombstoned(*child_id)) return;  // answered after a cancel
         env_.note_repeated("dropped a response with an id mcpd never sent",
                            e.id.empty() ? std::string("(none)") : log::excerpt(e.id.in(line)));
         return;
     }
-    Pending p = std::move(it->second);
-    pending_.erase(it);
+    Pending p = std::move(*taken);
     SessionState* s = find(p.session);
     settle(*child_id, p, s,
            e.has_error ? Outcome::error : e.is_error ? Outcome::tool_error : Outcome::reply,
@@ -160,13 +159,13 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
         if (!e.created_task_id.empty() && e.has_result) {
             task_tokens_[e.created_task_id] = p.own_token;  // progress continues for the task
         } else {
-            progress_.erase(p.own_token);
+            requests_.drop_progress(p.own_token);
         }
     }
     if (!p.task_id.empty()) {
         // tasks/result answered (the task is over) or tasks/cancel accepted: its progress ends.
         if (const auto token = task_tokens_.find(p.task_id); token != task_tokens_.end()) {
-            progress_.erase(token->second);
+            requests_.drop_progress(token->second);
             task_tokens_.erase(token);
         }
     }
@@ -194,7 +193,7 @@ void Router::handle_child_response(std::string_view line, const wire::Envelope& 
     if (lazy_) {
         last_answer_ = env_.now();
         if (p.catalog_list) on_catalog_page(p, line, e);
-        if (pending_.empty()) env_.deadlines_changed();  // its idle time starts now
+        if (requests_.empty()) env_.deadlines_changed();  // its idle time starts now
     }
     if (p.session == 0 || p.kind == PendingKind::internal || s == nullptr) return;
     if (!e.created_task_id.empty()) {
@@ -227,15 +226,15 @@ void Router::answer_null_id(std::string_view line, const wire::Envelope& e) {
         env_.note_repeated("dropped a result from the server whose id is null", start);
         return;
     }
-    if (pending_.size() != 1) {
-        std::string detail = pending_.empty() ? std::string("no request is")
-                                              : std::to_string(pending_.size()) + " requests are";
+    if (requests_.size() != 1) {
+        std::string detail = requests_.empty() ? std::string("no request is")
+                                               : std::to_string(requests_.size()) + " requests are";
         detail += " at the server, so it cannot be told which one failed; ";
         detail += start;
         env_.note_repeated("dropped an error from the server whose id is null", detail);
         return;
     }
-    const std::string child_id = std::to_string(pending_.begin()->first);
+    const std::string child_id = std::to_string(requests_.begin()->first);
     std::string answer;
     wire::splice(line, {{e.id, child_id}}, answer);
     wire::Envelope envelope;
@@ -252,7 +251,7 @@ void Router::answer_null_id(std::string_view line, const wire::Envelope& e) {
 bool Router::on_child_reply_lost(std::string_view raw_id, std::string_view message,
                                  std::string_view reason) {
     const std::optional<std::uint64_t> child_id = jsonrpc::given_id(raw_id);
-    if (!child_id || !pending_.contains(*child_id)) return false;
+    if (!child_id || !requests_.contains(*child_id)) return false;
     // As if the child had answered with this error: the usual bookkeeping, then the session.
     std::string line = jsonrpc::error(raw_id, jsonrpc::kInternalError, message, reason);
     wire::Envelope e;
@@ -278,12 +277,12 @@ void Router::handle_child_notification(std::string_view line, const wire::Envelo
     }
     if (method == "notifications/progress") {
         // progressToken sits in params, not params._meta, on the notification itself.
-        const auto route = progress_.find(std::string(e.reported_token.in(line)));
-        if (!e.reported_token.empty() && route != progress_.end()) {
-            send_spliced(route->second.session, line, {{e.reported_token, route->second.original_token}});
+        const ProgressRoute* route =
+            e.reported_token.empty() ? nullptr : requests_.progress_route(e.reported_token.in(line));
+        if (route != nullptr) {
+            send_spliced(route->session, line, {{e.reported_token, route->original_token}});
             // Reported to the client: the request is under way, never to be replayed.
-            if (const auto p = pending_.find(route->second.child_id); p != pending_.end())
-                p->second.progressed = true;
+            if (Pending* p = requests_.find(route->child_id)) p->progressed = true;
         }
         return;
     }

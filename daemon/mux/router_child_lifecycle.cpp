@@ -58,7 +58,7 @@ void Router::restore_child_state() {
         if (who.empty()) continue;
         const std::uint64_t id =
             send_internal("resources/subscribe", {{"uri", uri}}, PendingKind::internal, uri);
-        pending_.at(id).subscribes = true;
+        requests_.at(id).subscribes = true;
     }
     update_child_level();
     bool any_initialized = false;
@@ -104,7 +104,7 @@ void Router::on_child_gone(const std::string& reason, std::string_view unwritten
     // outcome (router_replay.cpp); the rest fail as before.
     std::unordered_map<std::uint64_t, std::string> never_written = unwritten_requests(unwritten);
     std::vector<Replay> replays;
-    for (auto& [child_id, p] : pending_) {
+    for (auto& [child_id, p] : requests_) {
         SessionState* s = find(p.session);
         std::optional<ReplayVerdict> verdict;
         Replay replay;
@@ -139,16 +139,13 @@ void Router::on_child_gone(const std::string& reason, std::string_view unwritten
                         "the server stopped before answering", reason);
         }
     }
-    pending_.clear();
     task_tokens_.clear();
     // Requests waiting their turn (sharing = "serialized") never reached the child: they
     // wait for the next one, behind the replayed ones (requeue, below).
     std::deque<Waiting> turns;
     turns.swap(serial_queue_);
     for (auto& [id, s] : sessions_) s.serial_bytes = 0;
-    progress_.clear();
-    tombstones_.clear();
-    tombstone_order_.clear();
+    requests_.child_gone();
     // The child's own requests to sessions died with it: each session is told (a client may
     // be showing a prompt or a form for one), and late answers are dropped.
     for (const auto& [session_id, request] : child_requests_) {

@@ -184,7 +184,7 @@ void Router::refresh_catalog() {
 void Router::ask_catalog_page(ListKind kind, const std::string& cursor) {
     const json params = cursor.empty() ? json::object() : json{{"cursor", cursor}};
     const std::uint64_t id = send_internal(list_method(kind), params, PendingKind::internal);
-    Pending& page = pending_.at(id);
+    Pending& page = requests_.at(id);
     page.catalog_list = kind;
     page.catalog_generation = refresh_generation_;
 }
@@ -250,7 +250,7 @@ void Router::finish_catalog_refresh() {
 }
 
 bool Router::open_work() const {
-    if (!pending_.empty() || !child_requests_.empty() || !queue_.empty() ||
+    if (!requests_.empty() || !child_requests_.empty() || !queue_.empty() ||
         !serial_queue_.empty())
         return true;
     for (const auto& [uri, who] : subscribers_) {

@@ -128,10 +128,10 @@ void Router::send_own_tasks(SessionId session, std::string_view line, const wire
 Router::Pending* Router::listen_stream(std::string_view raw_own_id, std::uint64_t& child_id) {
     const std::optional<std::uint64_t> id = jsonrpc::given_id(raw_own_id);
     if (!id) return nullptr;
-    const auto it = pending_.find(*id);
-    if (it == pending_.end() || it->second.kind != PendingKind::listen) return nullptr;
+    Pending* p = requests_.find(*id);
+    if (p == nullptr || p->kind != PendingKind::listen) return nullptr;
     child_id = *id;
-    return &it->second;
+    return p;
 }
 
 void Router::end_listen_stream(std::string_view line, const wire::Envelope& e) {

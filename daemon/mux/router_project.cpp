@@ -184,7 +184,7 @@ void Router::sweep_departed() {
         if (s.departed && s.in_flight.empty()) gone.push_back(id);
     }
     for (SessionId id : gone) {
-        std::erase_if(progress_, [id](const auto& p) { return p.second.session == id; });
+        requests_.drop_progress_of(id);
         sessions_.erase(id);
         --departed_;
         env_.departed_session_gone(id);
@@ -241,7 +241,7 @@ void Router::adopt_session(MovedSession moved) {
         if (holders.size() == 1 && child_ready_ && !modern_) {
             const std::uint64_t id =
                 send_internal("resources/subscribe", {{"uri", uri}}, PendingKind::internal, uri);
-            pending_.at(id).subscribes = true;
+            requests_.at(id).subscribes = true;
         }
     }
     const SessionId id = s.id;

@@ -25,10 +25,10 @@ void Router::keep_for_replay(std::uint64_t child_id, std::string_view line,
         }
         if (!worth_keeping(e.method, hints, config_.replay)) return;
     }
-    const auto it = pending_.find(child_id);
-    if (it == pending_.end()) return;
-    it->second.kept = replay_.keep(line);
-    it->second.unsent = !sent;
+    Pending* p = requests_.find(child_id);
+    if (p == nullptr) return;
+    p->kept = replay_.keep(line);
+    p->unsent = !sent;
 }
 
 std::unordered_map<std::uint64_t, std::string> Router::unwritten_requests(
@@ -47,13 +47,13 @@ std::unordered_map<std::uint64_t, std::string> Router::unwritten_requests(
         if (scanner_.scan(line, e) != wire::ScanStatus::ok || !e.is_request()) continue;
         const std::optional<std::uint64_t> child_id = jsonrpc::given_id(e.id.in(line));
         if (!child_id) continue;
-        const auto p = pending_.find(*child_id);
-        if (p == pending_.end() || p->second.kind != PendingKind::forward) continue;
-        wire::Replacements changes{{e.id, p->second.original_id}};
+        const Pending* p = requests_.find(*child_id);
+        if (p == nullptr || p->kind != PendingKind::forward) continue;
+        wire::Replacements changes{{e.id, p->original_id}};
         if (!e.progress_token.empty()) {
-            const auto route = progress_.find(std::string(e.progress_token.in(line)));
-            if (route == progress_.end()) continue;
-            changes.push_back({e.progress_token, route->second.original_token});
+            const ProgressRoute* route = requests_.progress_route(e.progress_token.in(line));
+            if (route == nullptr) continue;
+            changes.push_back({e.progress_token, route->original_token});
         }
         std::string original;
         wire::splice(line, changes, original);

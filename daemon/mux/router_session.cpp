@@ -362,9 +362,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
     wire::Replacements changes{{e.id, id_text}};
     std::string token_text;
     if (!e.progress_token.empty()) {
-        token_text = "\"mcpd-p" + std::to_string(next_token_++) + "\"";
-        progress_[token_text] =
-            ProgressRoute{s.id, std::string(e.progress_token.in(line)), child_id};
+        token_text = requests_.route_progress(s.id, e.progress_token.in(line), child_id);
         p.own_token = token_text;
         changes.push_back({e.progress_token, token_text});
     }
@@ -376,14 +374,14 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
         p.sent = now;
         p.bytes_in = line.size();
         if (log_requests_)
-            logged_names_[child_id] = {std::string(cut_to(e.method, kMaxNameBytes)),
-                                       std::string(cut_to(tool, kMaxNameBytes))};
+            requests_.log_names(child_id, std::string(cut_to(e.method, kMaxNameBytes)),
+                                std::string(cut_to(tool, kMaxNameBytes)));
     }
     s.in_flight.set(p.original_id, child_id,
                     p.uri.size() + p.task_id.size() + e.progress_token.length);
     const bool timed = p.deadline.has_value();
     p.crashes = replay_.routing_crashes;
-    pending_[child_id] = std::move(p);
+    requests_.add(child_id, std::move(p));
     const bool sent = send_spliced_to_child(line, changes);
     if (kind == PendingKind::forward) keep_for_replay(child_id, line, e, tool, sent);
     if (timed) env_.deadlines_changed();

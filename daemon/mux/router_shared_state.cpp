@@ -17,7 +17,7 @@ std::uint64_t Router::send_internal(std::string_view method, const json& params,
     Pending p;
     p.kind = kind;
     p.uri = std::move(uri);
-    pending_[id] = std::move(p);
+    requests_.add(id, std::move(p));
     json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
     if (modern_) {
         // A modern child reads each request's revision and client from its own _meta.
@@ -56,33 +56,34 @@ void Router::update_child_level() {
     child_level_ = most_verbose;
     level_request_ = send_internal("logging/setLevel", {{"level", log_level_name(*most_verbose)}},
                                    PendingKind::internal);
-    pending_.at(level_request_).level = most_verbose;
+    requests_.at(level_request_).level = most_verbose;
     note_unset_view();
 }
 
 std::optional<std::uint64_t> Router::unanswered_subscribe(const std::string& uri) const {
-    for (const auto& [id, p] : pending_) {
+    for (const auto& [id, p] : requests_) {
         if (p.subscribes && p.uri == uri) return id;
     }
     return std::nullopt;
 }
 
 std::optional<std::uint64_t> Router::unanswered_level() const {
-    const auto it = pending_.find(level_request_);
-    if (it == pending_.end() || !it->second.level) return std::nullopt;
+    const Pending* p = requests_.find(level_request_);
+    if (p == nullptr || !p->level) return std::nullopt;
     return level_request_;
 }
 
 void Router::wait_on(SessionState& s, std::uint64_t child_id, std::string_view raw_id) {
-    pending_.at(child_id).waiters.push_back(Waiter{s.id, std::string(raw_id)});
-    s.waiting.set(std::string(raw_id), child_id, pending_.at(child_id).uri.size());
+    Pending& p = requests_.at(child_id);
+    p.waiters.push_back(Waiter{s.id, std::string(raw_id)});
+    s.waiting.set(std::string(raw_id), child_id, p.uri.size());
 }
 
 void Router::drop_waiter(SessionState& s, std::string_view raw_id) {
     const auto it = s.waiting.find(std::string(raw_id));
     if (it == s.waiting.end()) return;
-    if (const auto p = pending_.find(it->second.child_id); p != pending_.end()) {
-        std::erase_if(p->second.waiters,
+    if (Pending* p = requests_.find(it->second.child_id)) {
+        std::erase_if(p->waiters,
                       [&](const Waiter& w) { return w.session == s.id && w.raw_id == raw_id; });
     }
     s.waiting.erase(it);
@@ -113,14 +114,14 @@ void Router::fail_waiters(const Pending& p, std::string_view message, std::strin
 }
 
 bool Router::hand_over(std::uint64_t child_id) {
-    const auto it = pending_.find(child_id);
-    if (it == pending_.end() || it->second.waiters.empty()) return false;
-    Pending& p = it->second;
+    Pending* found = requests_.find(child_id);
+    if (found == nullptr || found->waiters.empty()) return false;
+    Pending& p = *found;
     const Waiter next = p.waiters.front();
     p.waiters.erase(p.waiters.begin());
     if (SessionState* old = find(p.session)) old->in_flight.erase(p.original_id);
     // Progress on it was the old sender's; the new one never asked for any.
-    if (!p.own_token.empty()) progress_.erase(p.own_token);
+    if (!p.own_token.empty()) requests_.drop_progress(p.own_token);
     p.own_token.clear();
     p.session = next.session;
     p.original_id = next.raw_id;
