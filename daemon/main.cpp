@@ -15,6 +15,7 @@
 #include "daemon/sandbox/kernel_support.h"
 #include "daemon/server/sandbox_setup.h"
 #include "daemon/systemd/journal.h"
+#include "daemon/upgrade_state.h"
 
 namespace {
 
@@ -104,6 +105,8 @@ int main(int argc, char** argv) {
             return 0;
         case mcpd::CommandLine::Mode::check_config:
             return check_config(cli.config_path, cli.socket_path);
+        case mcpd::CommandLine::Mode::check_state:
+            return mcpd::check_state_command(cli.state_fd);
         case mcpd::CommandLine::Mode::run:
             break;
     }

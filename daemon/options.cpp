@@ -47,6 +47,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
         } else if (arg == "--check-config") {
             out.mode = CommandLine::Mode::check_config;
             if (!take(out.config_path)) return out;
+        } else if (arg == "--check-state") {
+            out.mode = CommandLine::Mode::check_state;
+            if (!take(out.state_fd)) return out;
         } else if (arg == "-s" || arg == "--socket") {
             if (!take(out.socket_path)) return out;
         } else if (arg == "--log-level") {
@@ -96,6 +99,7 @@ std::string default_config_path() {
 std::string usage_text() {
     return "usage: mcpd [--config FILE] [--socket PATH] [--log-level LEVEL]\n"
            "       mcpd --check-config FILE\n"
+           "       mcpd --check-state FD\n"
            "       mcpd --help | --version\n"
            "\n"
            "Supervises the MCP servers listed in a TOML registry and shares them through a\n"
@@ -108,6 +112,8 @@ std::string usage_text() {
            "                        [daemon].socket, else $XDG_RUNTIME_DIR/mcpd/mcpd.sock)\n"
            "      --log-level LEVEL debug, info, warning or error (default: the registry's)\n"
            "      --check-config FILE  report every problem in FILE and exit (1 if any)\n"
+           "      --check-state FD  read an upgrade's state from descriptor FD, say whether\n"
+           "                        this binary can take it, and exit (1 if not)\n"
            "\n"
            "Signals: SIGTERM/SIGINT stop every server and exit (a second one kills them at\n"
            "once); SIGHUP reloads the registry.\n";

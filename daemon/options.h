@@ -10,11 +10,12 @@
 namespace mcpd {
 
 struct CommandLine {
-    enum class Mode { run, check_config, help, version };
+    enum class Mode { run, check_config, check_state, help, version };
     Mode mode = Mode::run;
     std::string config_path;  // empty: the default for this user
     std::string socket_path;  // empty: $MCPD_SOCKET, the registry, or the default
     std::string log_level;    // empty: the registry's
+    std::string state_fd;     // --check-state: the descriptor the state is in
     std::string error;        // a usage error, when not empty
 };
 

@@ -32,6 +32,8 @@ public:
     }
 
     std::optional<bool> modern() const { return verdict_; }
+    // What an upgraded mcpd's predecessor had learned (docs/UPGRADE.md).
+    void restore(std::optional<bool> verdict) { verdict_ = verdict; }
 
 private:
     config::Era pinned_;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <deque>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -193,6 +194,15 @@ public:
     // once for access, else the era is forgotten and the server restarted if it is wanted up,
     // or started if it now autostarts.
     void apply_config(const config::ServerConfig& config, ConfigChange change);
+
+    // An upgrade in place (supervisor_snapshot.cpp, docs/UPGRADE.md). Whether the server has
+    // no process now (stopped, failed or in backoff): only then can its state be carried.
+    bool without_process() const;
+    // Everything it decides by, its times as ages and remaining times.
+    nlohmann::json snapshot() const;
+    // The state of a fresh Supervisor (stopped, never started) from a snapshot; a backoff's
+    // timer is armed with what was left of it. Nothing changes unless all of it is valid.
+    Result<Done> restore(const nlohmann::json& snapshot);
 
     ServerState state() const { return state_; }
     bool wanted_up() const { return wanted_up_; }

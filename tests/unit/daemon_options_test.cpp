@@ -66,9 +66,19 @@ TEST_CASE("options: --check-config takes the file to check") {
     }
 }
 
+TEST_CASE("options: --check-state takes the descriptor the state is in") {
+    for (const Args& args : {Args{"--check-state", "3"}, Args{"--check-state=3"}}) {
+        INFO(Catch::Detail::stringify(args));
+        const CommandLine cl = parse_command_line(args);
+        CHECK(cl.error.empty());
+        CHECK(cl.mode == Mode::check_state);
+        CHECK(cl.state_fd == "3");
+    }
+}
+
 TEST_CASE("options: a flag missing its value is a usage error naming the flag") {
-    const std::string flag =
-        GENERATE("-c", "--config", "-s", "--socket", "--log-level", "--check-config");
+    const std::string flag = GENERATE("-c", "--config", "-s", "--socket", "--log-level",
+                                      "--check-config", "--check-state");
     const CommandLine cl = parse_command_line({flag});
     CHECK(cl.error == flag + " needs a value");
     // Also when it comes last after good options.

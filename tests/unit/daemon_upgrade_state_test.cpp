@@ -1,0 +1,166 @@
+// The state an upgrade in place hands over (docs/UPGRADE.md): its file format, refused when
+// truncated, altered or of another version, and each server's supervisor state, which must come
+// back exactly as it was.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/state_file.h"
+#include "daemon/upgrade_state.h"
+#include "fake_supervisor_environment.h"
+
+using namespace mcpd;
+using namespace mcpd::testing;
+using nlohmann::json;
+
+TEST_CASE("upgrade state: a state decodes to its body, byte for byte, through a sealed memfd") {
+    const json body = {{"servers", json::array({{{"name", "a"}, {"restarts", 3}}})},
+                       {"text", "é\n\"quoted\""}};
+    const std::string text = state_file::encode(body);
+    CHECK(text.starts_with("mcpd-state 1 "));
+    const Result<UniqueFd> fd = state_file::to_sealed_memfd(text);
+    REQUIRE(fd.ok());
+    // Sealed: nobody can change it any more.
+    CHECK(::write(fd->get(), "x", 1) < 0);
+    CHECK(::ftruncate(fd->get(), 0) != 0);
+    const Result<std::string> read = state_file::read_all(fd->get());
+    REQUIRE(read.ok());
+    CHECK(read.value() == text);
+    const Result<state_file::Decoded> decoded = state_file::decode(read.value());
+    REQUIRE(decoded.ok());
+    CHECK(decoded->version == state_file::kVersion);
+    CHECK(decoded->body == body);
+    CHECK(state_file::encode(decoded->body) == text);
+    CHECK(state_file::acknowledgement(decoded.value()) ==
+          "mcpd-state ok 1 " + decoded->digest);
+}
+
+TEST_CASE("upgrade state: truncated, altered, foreign or newer states are refused, saying why") {
+    const std::string text = state_file::encode({{"servers", json::array()}, {"pid", 42}});
+    const auto refused = [](std::string_view bad) {
+        const Result<state_file::Decoded> decoded = state_file::decode(bad);
+        REQUIRE_FALSE(decoded.ok());
+        return decoded.error();
+    };
+    CHECK_THAT(refused(text.substr(0, text.size() - 1)),
+               Catch::Contains("truncated"));
+    std::string altered = text;
+    altered[altered.size() - 3] = altered[altered.size() - 3] == '4' ? '5' : '4';
+    CHECK_THAT(refused(altered), Catch::Contains("corrupt"));
+    CHECK_THAT(refused(text + "x"), Catch::Contains("after its end"));
+    CHECK_THAT(refused(""), Catch::Contains("not an mcpd state"));
+    CHECK_THAT(refused("{\"servers\": []}\n"), Catch::Contains("not an mcpd state"));
+    CHECK_THAT(refused(state_file::encode({{"pid", 1}}, state_file::kVersion + 1)),
+               Catch::Contains("of version 2; this mcpd reads versions 1 to 1"));
+    CHECK_THAT(refused(state_file::encode({{"pid", 1}}, 0)), Catch::Contains("of version 0"));
+    CHECK_THAT(refused("mcpd-state 1 2 " + std::string(64, '0') + "\n[]"),
+               Catch::Contains("corrupt"));
+    std::string not_object = state_file::encode(json::object());
+    not_object = "mcpd-state 1 2 " + not_object.substr(not_object.find('\n') - 64, 64) + "\n[]";
+    CHECK_FALSE(state_file::decode(not_object).ok());
+}
+
+TEST_CASE("upgrade state: a failed server's supervisor comes back exactly as it was") {
+    config::ServerConfig config = demo_config();
+    config.restart = config::RestartPolicy::never;
+    SupervisorFixture before(config);
+    before.crash(3);
+    REQUIRE(before.sup.state() == ServerState::failed);
+    before.env.advance(5s);
+    const json snapshot = before.sup.snapshot();
+
+    SupervisorFixture after(config);
+    after.env.advance(std::chrono::duration_cast<Duration>(before.env.now() - after.env.now()));
+    REQUIRE(after.sup.restore(snapshot).ok());
+    CHECK(after.sup.state() == ServerState::failed);
+    CHECK(after.sup.error() == before.sup.error());
+    CHECK(after.sup.last_exit().status == 3);
+    CHECK(after.sup.snapshot() == snapshot);
+    CHECK(after.sup.snapshot().dump() == snapshot.dump());
+    // Observers hear of the state it is in, once.
+    REQUIRE(after.env.transitions.size() == 1);
+    CHECK(after.env.transitions[0].second == ServerState::failed);
+}
+
+TEST_CASE("upgrade state: a server in backoff keeps its remaining wait and its counters") {
+    SupervisorFixture before;
+    before.crash(1);
+    REQUIRE(before.sup.state() == ServerState::backoff);
+    before.env.advance(300ms);  // of its 1 s backoff
+    const json snapshot = before.sup.snapshot();
+    CHECK(snapshot["next_start_in_ms"] == 700);
+
+    SupervisorFixture after;
+    REQUIRE(after.sup.restore(snapshot).ok());
+    CHECK(after.sup.state() == ServerState::backoff);
+    CHECK(after.sup.consecutive_failures() == 1);
+    CHECK(after.sup.restarts() == before.sup.restarts());
+    CHECK(after.sup.restart_reasons() == before.sup.restart_reasons());
+    REQUIRE(after.env.armed(TimerKind::backoff));
+    CHECK(after.env.last_armed(TimerKind::backoff) == 700ms);
+    CHECK(after.sup.snapshot().dump() == snapshot.dump());
+    after.fire(TimerKind::backoff);
+    CHECK(after.sup.state() == ServerState::starting);
+}
+
+TEST_CASE("upgrade state: a supervisor state that is bad or had a process changes nothing") {
+    SupervisorFixture running;
+    running.run();
+    CHECK_FALSE(running.sup.without_process());
+    const json with_process = running.sup.snapshot();
+
+    SupervisorFixture stopped;
+    CHECK(stopped.sup.without_process());
+    json good = stopped.sup.snapshot();
+    const auto refused = [](const json& bad) {
+        SupervisorFixture f;
+        const Result<Done> restored = f.sup.restore(bad);
+        CHECK(f.sup.state() == ServerState::stopped);
+        CHECK(f.env.transitions.empty());
+        return restored.ok() ? std::string() : restored.error();
+    };
+    CHECK_THAT(refused(with_process), Catch::Contains("had a process (running)"));
+    json bad = good;
+    bad["state"] = "sleeping";
+    CHECK_THAT(refused(bad), Catch::Contains("\"state\" is not one mcpd knows"));
+    bad = good;
+    bad.erase("restarts");
+    CHECK_THAT(refused(bad), Catch::Contains("\"restarts\" is missing"));
+    bad = good;
+    bad["restarts"] = -1;
+    CHECK_THAT(refused(bad), Catch::Contains("negative"));
+    bad = good;
+    bad["last_exit"] = "yesterday";
+    CHECK_THAT(refused(bad), Catch::Contains("last_exit"));
+    CHECK_THAT(refused(json::array()), Catch::Contains("not an object"));
+    CHECK(refused(good).empty());
+}
+
+TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses all of it") {
+    SupervisorFixture backoff;
+    backoff.crash(1);
+    UpgradeState state;
+    state.mcpd_version = "0.1.0";
+    state.pid = 77;
+    state.config_path = "/etc/mcpd/mcpd.toml";
+    state.socket_path = "/run/mcpd/mcpd.sock";
+    state.uptime_ms = 1234;
+    state.upgrades = 2;
+    state.servers.push_back({"a", backoff.sup.snapshot()});
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot()});
+    const json body = to_json(state);
+    const Result<UpgradeState> parsed = parse_upgrade_state(body);
+    REQUIRE(parsed.ok());
+    CHECK(to_json(parsed.value()).dump() == body.dump());
+
+    json bad = body;
+    bad["servers"][1]["supervisor"]["state"] = "running";
+    const Result<UpgradeState> refused = parse_upgrade_state(bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error(), Catch::Contains("server 'b'"));
+    bad = body;
+    bad.erase("config");
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"config\""));
+}
