@@ -119,6 +119,12 @@ json to_json(const ReloadRequest& r) {
     return out;
 }
 
+json to_json(const UpgradeRequest& r) {
+    json out = request(Command::upgrade);
+    if (!r.binary.empty()) out["binary"] = r.binary;
+    return out;
+}
+
 json to_json(const LogsRequest& r) {
     json out = request(Command::logs);
     out["server"] = r.server;
@@ -188,6 +194,18 @@ Result<ReloadRequest> parse_reload(const json& request) {
     const Result<bool> allow_remove_all = flag(request, "allow_remove_all", false);
     if (!allow_remove_all) return allow_remove_all.failure();
     return ReloadRequest{allow_remove_all.value()};
+}
+
+Result<UpgradeRequest> parse_upgrade(const json& request) {
+    UpgradeRequest out;
+    if (const auto it = request.find("binary"); it != request.end()) {
+        if (!it->is_string() || it->get_ref<const std::string&>().empty() ||
+            it->get_ref<const std::string&>().size() > kMaxBinaryPathBytes ||
+            it->get_ref<const std::string&>().find('\0') != std::string::npos)
+            return permanent_failure("\"binary\" must be a path of 1 to 4096 bytes");
+        out.binary = it->get<std::string>();
+    }
+    return out;
 }
 
 Result<LogsRequest> parse_logs(const json& request) {
@@ -345,6 +363,10 @@ json clear_cache_result(std::size_t entries, const std::vector<ClearedCache>& se
 
 json shutdown_result() {
     return json::object();
+}
+
+json to_json(const UpgradeResult& r) {
+    return {{"binary", r.binary}, {"state_bytes", r.state_bytes}, {"upgrades", r.upgrades}};
 }
 
 json to_json(const AttachResult& r) {

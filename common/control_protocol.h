@@ -35,6 +35,7 @@ inline constexpr std::string_view timeout = "timeout";      // --wait ran out
 inline constexpr std::string_view config = "config";        // reload found errors
 inline constexpr std::string_view shutting_down = "shutting_down";
 inline constexpr std::string_view limit = "limit";  // max_sessions reached
+inline constexpr std::string_view busy = "busy";    // upgrade: something stands in the way now
 }  // namespace code
 
 // What a request may leave out, and how far its numbers may go: the same on both sides.
@@ -59,7 +60,8 @@ enum class Command {
     sessions,
     stats,
     clear_cache,
-    http_token
+    http_token,
+    upgrade
 };
 
 inline constexpr EnumName<Command> kCommandNames[] = {
@@ -68,6 +70,7 @@ inline constexpr EnumName<Command> kCommandNames[] = {
     {"logs", Command::logs},         {"shutdown", Command::shutdown}, {"attach", Command::attach},
     {"sessions", Command::sessions}, {"stats", Command::stats},
     {"clear_cache", Command::clear_cache}, {"http_token", Command::http_token},
+    {"upgrade", Command::upgrade},
 };
 
 std::string_view to_string(Command command);
@@ -99,6 +102,12 @@ struct ActionRequest {
     bool wait = false;
     std::chrono::milliseconds timeout = kDefaultWait;  // sent only with wait
 };
+// upgrade: replace mcpd in place with `binary` (docs/UPGRADE.md).
+struct UpgradeRequest {
+    std::string binary;  // empty: the file mcpd was started from
+};
+// At most this long: a path, not a document.
+inline constexpr std::size_t kMaxBinaryPathBytes = 4096;
 struct ReloadRequest {
     bool allow_remove_all = false;
 };
@@ -141,6 +150,7 @@ struct HttpTokenRequest {
 nlohmann::json to_json(const StatusRequest& request);
 nlohmann::json to_json(const ActionRequest& request);
 nlohmann::json to_json(const ReloadRequest& request);
+nlohmann::json to_json(const UpgradeRequest& request);
 nlohmann::json to_json(const LogsRequest& request);
 nlohmann::json to_json(const AttachRequest& request);
 nlohmann::json to_json(const SessionsRequest& request);
@@ -152,6 +162,7 @@ Result<StatusRequest> parse_status(const nlohmann::json& request);
 // `command` is the one the request was dispatched as: start, stop or restart.
 Result<ActionRequest> parse_action(const nlohmann::json& request, Command command);
 Result<ReloadRequest> parse_reload(const nlohmann::json& request);
+Result<UpgradeRequest> parse_upgrade(const nlohmann::json& request);
 Result<LogsRequest> parse_logs(const nlohmann::json& request);
 Result<AttachRequest> parse_attach(const nlohmann::json& request);
 // Never fails: a "server" that is not a string is read as none, as mcpd always has.
@@ -186,6 +197,14 @@ struct ReloadResult {
 nlohmann::json to_json(const ReloadResult& result);
 nlohmann::json logs_result(const std::vector<std::string>& lines);
 nlohmann::json shutdown_result();
+// What the upgrade is about to exec: the binary, the state's size, and the count of upgrades in
+// place mcpd's status will show once the new binary has taken over.
+struct UpgradeResult {
+    std::string binary;
+    std::size_t state_bytes = 0;
+    std::uint64_t upgrades = 0;
+};
+nlohmann::json to_json(const UpgradeResult& result);
 struct AttachResult {
     std::string server;
     std::uint64_t session = 0;

@@ -70,6 +70,8 @@ void ControlCommands::dispatch(ControlConnection& c, Command command, const json
             return clear_cache(c, request);
         case Command::http_token:
             return http_token(c, request);
+        case Command::upgrade:
+            return upgrade(c, request);
     }
 }
 
@@ -410,6 +412,16 @@ void ControlCommands::shutdown(ControlConnection& c) {
     log::info("shutdown requested by pid " + std::to_string(c.peer().pid));
     c.reply_ok(control::shutdown_result());
     daemon_.shutdown();
+}
+
+void ControlCommands::upgrade(ControlConnection& c, const json& request) {
+    if (!privileged(c)) return;
+    Result<control::UpgradeRequest> parsed = control::parse_upgrade(request);
+    if (!parsed) {
+        c.reply_error(control::code::bad_request, parsed.error());
+        return;
+    }
+    daemon_.begin_upgrade(c, std::move(parsed.value().binary));
 }
 
 void ControlCommands::sessions(ControlConnection& c, const json& request) {

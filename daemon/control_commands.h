@@ -42,6 +42,8 @@ private:
     void reload(ControlConnection& c, const nlohmann::json& request);
     void logs(ControlConnection& c, const nlohmann::json& request);
     void shutdown(ControlConnection& c);
+    // upgrade: replace mcpd in place (the owner and root only; docs/UPGRADE.md).
+    void upgrade(ControlConnection& c, const nlohmann::json& request);
     void attach(ControlConnection& c, const nlohmann::json& request);
     // attach with pass_fds, once the client's descriptors arrived.
     void attach_fds(ControlConnection& link, const std::string& server_name, std::uint64_t session,

@@ -17,6 +17,7 @@
 #include "daemon/server/keeper.h"
 #include "daemon/server/server_processes.h"
 #include "daemon/systemd/socket_activation.h"
+#include "daemon/upgrade_state.h"
 
 namespace mcpd {
 
@@ -48,7 +49,8 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
       heap_trim_(loop_.base()),
       pool_(*this, [this] { maybe_finish_shutdown(); }),
       placement_(pool_),
-      sessions_(loop_, registry_.daemon, placement_, authority_, limits_, budget_) {}
+      sessions_(loop_, registry_.daemon, placement_, authority_, limits_, budget_),
+      upgrade_cleanup_(loop_.base(), [this] { finished_upgrade_.reset(); }) {}
 
 Daemon::~Daemon() {
     // Sessions before the connections they are linked to, those before the servers.
@@ -59,7 +61,7 @@ Daemon::~Daemon() {
     pool_.clear();
 }
 
-int Daemon::run() {
+int Daemon::run(const UpgradeState* restored) {
     // Orphaned grandchildren (npx → node) come back to us instead of init.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     ::signal(SIGPIPE, SIG_IGN);
@@ -69,19 +71,29 @@ int Daemon::run() {
     max_descriptors_ = raise_descriptor_limit();
     limits_.set_descriptor_limit(max_descriptors_);
 
-    Result<UniqueFd> bound = activated_control_socket();
-    const bool activated = bound.ok() && bound.value();
-    if (bound.ok() && !activated)
+    // After an upgrade in place the listener is the one the process had before the exec.
+    Result<UniqueFd> bound = restored != nullptr ? Result<UniqueFd>(UniqueFd(restored->control_fd))
+                                                 : activated_control_socket();
+    const bool activated =
+        restored != nullptr ? restored->socket_activated : bound.ok() && bound.value();
+    activated_ = activated;
+    if (restored == nullptr && bound.ok() && !activated)
         bound = bind_control_socket(options_.socket_path, options_.socket_access,
                                     options_.socket_is_default);
     if (!bound) {
         log::error(bound.error());
         return 1;
     }
-    // Before any server starts and before the loop runs: see daemon/server/keeper.h.
-    Keeper::instance().start();
-    if (activated) log::info("using the control socket passed by systemd");
-    listening_path_ = activated ? bound_socket_path(bound.value().get()) : options_.socket_path;
+    // Before any server starts and before the loop runs: see daemon/server/keeper.h. The
+    // keeper of the process this one replaced is still running, its pipe still open.
+    if (restored != nullptr && restored->keeper_pid > 0)
+        Keeper::instance().adopt(restored->keeper_pid, UniqueFd(restored->keeper_fd));
+    else
+        Keeper::instance().start();
+    if (activated && restored == nullptr) log::info("using the control socket passed by systemd");
+    listening_path_ = restored != nullptr ? restored->listening_path
+                      : activated         ? bound_socket_path(bound.value().get())
+                                          : options_.socket_path;
     start_watchdog();
     commands_ = std::make_unique<ControlCommands>(*this);
     control_ = std::make_unique<ControlServer>(
@@ -99,7 +111,7 @@ int Daemon::run() {
         if (!report.errors.empty()) log::error("reload on SIGHUP refused; the old registry stays");
     }));
 
-    if (!activated)
+    if (!activated && restored == nullptr)
         log::info("control socket " + options_.socket_path + ": " + options_.socket_reason);
     warn_unreachable_peers();
     log::info("mcpd " MCPD_VERSION " listening on " + options_.socket_path + " with " +
@@ -109,10 +121,14 @@ int Daemon::run() {
     serve_metrics(registry_.daemon);
     http_ = std::make_unique<HttpFront>(*this);
     serve_http(registry_.daemon);
-    for (ManagedServer* server : pool_.servers()) {
-        if (server->config().autostart && !server->config().lazy.value_or(false) &&
-            !config::starts_children(server->config()))
-            server->supervisor().request_start();
+    if (restored != nullptr) {
+        restore_servers(*restored);
+    } else {
+        for (ManagedServer* server : pool_.servers()) {
+            if (server->config().autostart && !server->config().lazy.value_or(false) &&
+                !config::starts_children(server->config()))
+                server->supervisor().request_start();
+        }
     }
     ready_ = true;
     notifier_.ready(status_text());
@@ -145,6 +161,7 @@ json Daemon::daemon_status() const {
         {"config", registry_.path},
         {"socket", options_.socket_path},
         {"socket_reason", options_.socket_reason},
+        {"upgrades", upgrades_},
         {"servers", pool_.size()},
         {"running", running},
         {"queued_output",

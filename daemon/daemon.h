@@ -28,6 +28,7 @@
 #include "daemon/session_table.h"
 #include "daemon/stats_report.h"
 #include "daemon/systemd/notifier.h"
+#include "daemon/upgrade_check.h"
 
 namespace mcpd {
 
@@ -39,7 +40,13 @@ struct DaemonOptions {
     std::string socket_reason;       // why that one, for the log and `mcpctl version`
     bool socket_is_default = false;  // a per-user default: its directory is mcpd's own
     SocketAccess socket_access;
+    // How it was started: its arguments (without argv[0] and without --restore-state) and the
+    // file it runs, which an upgrade in place execs again by default (docs/UPGRADE.md).
+    std::vector<std::string> args;
+    std::string binary;
 };
+
+struct UpgradeState;
 
 // What a reload did (the plan it applied), or why it changed nothing (errors).
 struct ReloadReport : ReloadPlan {
@@ -55,7 +62,15 @@ public:
     ~Daemon() override;
 
     // Bind the socket, start autostart servers, run until shut down. Returns the exit code.
-    int run();
+    // `restored`: the state of the mcpd this process replaced in place (docs/UPGRADE.md):
+    // its control socket and keeper are taken over and its servers' states restored.
+    int run(const UpgradeState* restored = nullptr);
+
+    // daemon_upgrade.cpp: replace this process in place with `binary` (empty: the file it
+    // runs), answering `asker` once the new binary has read the state, or with why not.
+    void begin_upgrade(ControlConnection& asker, std::string binary);
+    // Upgrades in place this process has been through.
+    std::uint64_t upgrades() const { return upgrades_; }
 
     // Re-read the registry and apply the difference (plan_reload).
     ReloadReport reload(bool allow_remove_all = false);
@@ -187,6 +202,28 @@ private:
     // Serve HTTP where `settings` says, by default beside the control socket.
     void serve_http(const config::DaemonConfig& settings);
 
+    // daemon_upgrade.cpp. What keeps an upgrade from carrying everything now, as a sentence
+    // (empty: nothing); `asker` is the connection that asked, carried by its reply.
+    std::string upgrade_blockers(const ControlConnection* asker) const;
+    UpgradeState upgrade_state() const;
+    void upgrade_checked(Result<Done> checked);
+    // Answer the upgrade's asker with an error and forget the upgrade.
+    void refuse_upgrade(const std::string& why);
+    // Keep the state's descriptors open and exec; returns only when the exec failed.
+    void exec_upgrade();
+    void restore_servers(const UpgradeState& state);
+    struct PendingUpgrade {
+        std::string binary;
+        UniqueFd state;  // the sealed memfd
+        std::size_t state_bytes = 0;
+        ControlConnection* asker = nullptr;  // null once it has gone
+        std::unique_ptr<StateCheck> check;
+    };
+    std::unique_ptr<PendingUpgrade> upgrade_;
+    Timer upgrade_cleanup_;  // frees a finished upgrade on the next turn, outside its callbacks
+    std::unique_ptr<PendingUpgrade> finished_upgrade_;
+    std::uint64_t upgrades_ = 0;
+    bool activated_ = false;  // the control socket came from systemd
     std::map<std::uint64_t, Waiter> waiters_;
     std::uint64_t next_waiter_ = 1;
 

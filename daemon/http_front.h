@@ -48,6 +48,8 @@ public:
     Result<std::string> token_for(uid_t uid, bool rotate);
     // HTTP sessions open now.
     std::size_t session_count() const { return transports_.size(); }
+    // HTTP connections open now, idle kept-alive ones included.
+    std::size_t connection_count() const { return clients_.size(); }
 
 private:
     struct Listener {

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "daemon/sandbox/kernel_support.h"
 #include "daemon/server/sandbox_setup.h"
 #include "daemon/systemd/journal.h"
+#include "daemon/upgrade_binary.h"
 #include "daemon/upgrade_state.h"
 
 namespace {
@@ -135,6 +137,18 @@ int main(int argc, char** argv) {
         loaded.registry->daemon.log_level = level;
     }
 
+    // An upgrade in place: this binary replaces the mcpd that exec'd it, from its state.
+    std::optional<mcpd::UpgradeState> restored;
+    if (cli.restore) {
+        mcpd::Result<mcpd::UpgradeState> state = mcpd::take_upgrade_state(cli.state_fd);
+        if (!state) {
+            mcpd::log::error("cannot take over from the mcpd this binary replaces: " +
+                             state.error());
+            return 1;
+        }
+        restored = std::move(state).value();
+    }
+
     mcpd::DaemonOptions options;
     options.config_path = config_path;
     mcpd::SocketSettings socket =
@@ -143,6 +157,8 @@ int main(int argc, char** argv) {
     options.socket_reason = std::move(socket.reason);
     options.socket_is_default = socket.is_default;
     options.socket_access = socket.access;
+    options.args = mcpd::arguments_to_keep(std::vector<std::string>(argv + 1, argv + argc));
+    options.binary = mcpd::running_binary();
     mcpd::Daemon daemon(std::move(options), std::move(*loaded.registry));
-    return daemon.run();
+    return daemon.run(restored ? &*restored : nullptr);
 }

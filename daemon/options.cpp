@@ -50,6 +50,10 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
         } else if (arg == "--check-state") {
             out.mode = CommandLine::Mode::check_state;
             if (!take(out.state_fd)) return out;
+        } else if (arg == "--restore-state") {
+            // Only what an upgrade in place passes (docs/UPGRADE.md): run, from its state.
+            out.restore = true;
+            if (!take(out.state_fd)) return out;
         } else if (arg == "-s" || arg == "--socket") {
             if (!take(out.socket_path)) return out;
         } else if (arg == "--log-level") {

@@ -15,7 +15,8 @@ struct CommandLine {
     std::string config_path;  // empty: the default for this user
     std::string socket_path;  // empty: $MCPD_SOCKET, the registry, or the default
     std::string log_level;    // empty: the registry's
-    std::string state_fd;     // --check-state: the descriptor the state is in
+    std::string state_fd;     // --check-state, --restore-state: the descriptor the state is in
+    bool restore = false;     // --restore-state: take over from the mcpd this binary replaces
     std::string error;        // a usage error, when not empty
 };
 

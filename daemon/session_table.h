@@ -37,6 +37,8 @@ public:
     ~SessionTable() override;
 
     SessionId next_id() { return next_id_++; }
+    // Client sessions open now (a group session is one).
+    std::size_t size() const { return sessions_.size(); }
     // A session of a client, or a member session of a group session.
     bool contains(SessionId id) const { return sessions_.contains(id) || members_.contains(id); }
     // Who attached session `id` (for a group's member, the group's client); none when unknown.

@@ -3,8 +3,10 @@
 
 #include <charconv>
 #include <cstdio>
+#include <optional>
 
 #include "common/state_file.h"
+#include "common/unique_fd.h"
 #include "config/registry.h"
 #include "daemon/server/supervisor.h"
 
@@ -39,6 +41,7 @@ bool read_field(const json& object, const char* key, T& out, std::string& error)
     bool ok = it != object.end();
     if (ok) {
         if constexpr (std::is_same_v<T, std::string>) ok = it->is_string();
+        else if constexpr (std::is_same_v<T, bool>) ok = it->is_boolean();
         else if constexpr (std::is_unsigned_v<T>) ok = it->is_number_unsigned();
         else ok = it->is_number_integer();
     }
@@ -56,9 +59,17 @@ json to_json(const UpgradeState& state) {
     json servers = json::array();
     for (const CarriedServer& server : state.servers)
         servers.push_back({{"name", server.name}, {"supervisor", server.supervisor}});
-    return {{"mcpd_version", state.mcpd_version}, {"pid", state.pid},
-            {"config", state.config_path},        {"socket", state.socket_path},
-            {"uptime_ms", state.uptime_ms},       {"upgrades", state.upgrades},
+    return {{"mcpd_version", state.mcpd_version},
+            {"pid", state.pid},
+            {"config", state.config_path},
+            {"socket", state.socket_path},
+            {"listening", state.listening_path},
+            {"socket_activated", state.socket_activated},
+            {"control_fd", state.control_fd},
+            {"keeper_pid", state.keeper_pid},
+            {"keeper_fd", state.keeper_fd},
+            {"uptime_ms", state.uptime_ms},
+            {"upgrades", state.upgrades},
             {"servers", std::move(servers)}};
 }
 
@@ -69,11 +80,23 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
     read_field(body, "pid", out.pid, error);
     read_field(body, "config", out.config_path, error);
     read_field(body, "socket", out.socket_path, error);
+    read_field(body, "listening", out.listening_path, error);
+    read_field(body, "socket_activated", out.socket_activated, error);
+    read_field(body, "control_fd", out.control_fd, error);
+    read_field(body, "keeper_pid", out.keeper_pid, error);
+    read_field(body, "keeper_fd", out.keeper_fd, error);
     read_field(body, "uptime_ms", out.uptime_ms, error);
     read_field(body, "upgrades", out.upgrades, error);
     const auto servers = body.find("servers");
     if (error.empty() && (servers == body.end() || !servers->is_array()))
         error = "its \"servers\" is missing or not an array";
+    // Descriptors are small numbers above stdio; a keeper is a pid or none.
+    if (error.empty() && (out.control_fd < 3 || out.control_fd > 1 << 20))
+        error = "its \"control_fd\" is not a descriptor mcpd could have kept";
+    if (error.empty() && (out.keeper_pid != -1 || out.keeper_fd != -1) &&
+        (out.keeper_pid < 2 || out.keeper_fd < 3 || out.keeper_fd > 1 << 20 ||
+         out.keeper_fd == out.control_fd))
+        error = "its keeper is neither a process with a pipe nor none";
     if (!error.empty()) return permanent_failure("the state cannot be taken: " + error);
     for (const json& entry : *servers) {
         CarriedServer server;
@@ -95,29 +118,63 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
     return out;
 }
 
-int check_state_command(const std::string& fd_text) {
+namespace {
+
+std::optional<int> descriptor_number(const std::string& text) {
     int fd = -1;
-    const auto [end, parse_error] =
-        std::from_chars(fd_text.data(), fd_text.data() + fd_text.size(), fd);
-    if (parse_error != std::errc() || end != fd_text.data() + fd_text.size() || fd < 0) {
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), fd);
+    if (error != std::errc() || end != text.data() + text.size() || fd < 0) return std::nullopt;
+    return fd;
+}
+
+// The state in `fd`, decoded and its body checked.
+Result<UpgradeState> load(int fd, state_file::Decoded& decoded) {
+    const Result<std::string> text = state_file::read_all(fd);
+    if (!text) return text.failure();
+    Result<state_file::Decoded> read = state_file::decode(text.value());
+    if (!read) return read.failure();
+    decoded = std::move(read).value();
+    return parse_upgrade_state(decoded.body);
+}
+
+}  // namespace
+
+int check_state_command(const std::string& fd_text) {
+    const std::optional<int> fd = descriptor_number(fd_text);
+    if (!fd) {
         std::fprintf(stderr, "mcpd: --check-state needs a descriptor number, not '%s'\n",
                      fd_text.c_str());
         return 2;
     }
-    const Result<std::string> text = state_file::read_all(fd);
-    Result<state_file::Decoded> decoded =
-        text ? state_file::decode(text.value()) : Result<state_file::Decoded>(text.failure());
-    if (!decoded) {
-        std::fprintf(stderr, "mcpd: %s\n", decoded.error().c_str());
-        return 1;
-    }
-    const Result<UpgradeState> state = parse_upgrade_state(decoded->body);
+    state_file::Decoded decoded;
+    const Result<UpgradeState> state = load(*fd, decoded);
     if (!state) {
         std::fprintf(stderr, "mcpd: %s\n", state.error().c_str());
         return 1;
     }
-    std::printf("%s\n", state_file::acknowledgement(decoded.value()).c_str());
+    std::printf("%s\n", state_file::acknowledgement(decoded).c_str());
     return 0;
+}
+
+Result<UpgradeState> take_upgrade_state(const std::string& fd_text) {
+    const std::optional<int> fd = descriptor_number(fd_text);
+    if (!fd) return permanent_failure("--restore-state needs a descriptor number, not '" + fd_text + "'");
+    const UniqueFd owned(*fd);
+    state_file::Decoded decoded;
+    return load(*fd, decoded);
+}
+
+std::vector<std::string> arguments_to_keep(const std::vector<std::string>& args) {
+    std::vector<std::string> kept;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--restore-state") {
+            ++i;  // and its value
+            continue;
+        }
+        if (args[i].starts_with("--restore-state=")) continue;
+        kept.push_back(args[i]);
+    }
+    return kept;
 }
 
 }  // namespace mcpd

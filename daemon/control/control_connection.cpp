@@ -1,9 +1,11 @@
 #include "daemon/control/control_connection.h"
 
 #include <event2/buffer.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstdint>
 
 #include "common/check.h"
@@ -161,6 +163,29 @@ void ControlConnection::cut_off(const std::string& reason) {
 void ControlConnection::close_after_flush() {
     closing_ = true;
     if (bev_ != nullptr && evbuffer_get_length(bev_.output()) == 0) close();
+}
+
+bool ControlConnection::flush_now(Duration limit) {
+    if (bev_ == nullptr) return false;
+    evbuffer* out = bev_.output();
+    // A socket bufferevent keeps its output's start frozen outside its own write callback.
+    evbuffer_unfreeze(out, 1);
+    const TimePoint deadline = Clock::now() + limit;
+    bool written = true;
+    while (evbuffer_get_length(out) > 0) {
+        if (evbuffer_write(out, bev_.fd()) >= 0) continue;
+        if (errno == EINTR) continue;
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) || left.count() <= 0) {
+            written = false;
+            break;
+        }
+        pollfd waiting{bev_.fd(), POLLOUT, 0};
+        ::poll(&waiting, 1, static_cast<int>(left.count()));
+    }
+    evbuffer_freeze(out, 1);
+    return written;
 }
 
 void ControlConnection::on_read(bufferevent*, void* self) {

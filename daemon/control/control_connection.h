@@ -66,6 +66,9 @@ public:
     void refuse(std::string_view code, const std::string& message);
     // Close once everything queued has been written.
     void close_after_flush();
+    // Write what is queued now, waiting up to `limit` for the socket to take it: the last
+    // reply before the process is replaced (an upgrade in place). Whether all of it went.
+    bool flush_now(Duration limit);
     // Runs when the connection goes away (unfollow logs, drop waiters); at once when it has
     // gone already (cut off while the request that registers it was being answered).
     void on_close(std::function<void()> cleanup);

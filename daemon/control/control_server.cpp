@@ -173,4 +173,8 @@ void ControlServer::out_of_descriptors(int err) {
     resume_.arm(std::chrono::seconds(1));
 }
 
+int ControlServer::fd() const {
+    return evconnlistener_get_fd(listener_.get());
+}
+
 }  // namespace mcpd

@@ -42,6 +42,8 @@ public:
     ControlServer& operator=(const ControlServer&) = delete;
 
     void stop_accepting();
+    // The listening socket (an upgrade in place keeps it open across the exec).
+    int fd() const;
 
 private:
     static void on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* self);

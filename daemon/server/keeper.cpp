@@ -130,6 +130,13 @@ void Keeper::start() {
     log::debug("keeper started, pid " + std::to_string(pid_));
 }
 
+void Keeper::adopt(pid_t pid, UniqueFd pipe) {
+    pid_ = pid;
+    pipe_ = std::move(pipe);
+    tracked_.clear();  // an upgrade carries no process group yet (docs/UPGRADE.md)
+    log::debug("keeper taken over, pid " + std::to_string(pid_));
+}
+
 void Keeper::track(pid_t pgid, std::uint32_t serial) {
     if (running() && tracked_.insert(pgid).second) send(KeeperOp::add, pgid, serial);
 }

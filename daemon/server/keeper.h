@@ -70,6 +70,11 @@ public:
 
     // Fork the keeper (before the event loop runs). On failure mcpd runs on without one.
     void start();
+    // Take over the keeper an upgraded mcpd's predecessor started (docs/UPGRADE.md): the
+    // same process, its pipe kept open across the exec.
+    void adopt(pid_t pid, UniqueFd pipe);
+    // The pipe's write end (an upgrade keeps it open across the exec); -1 without a keeper.
+    int pipe_fd() const { return pipe_.get(); }
     bool running() const { return static_cast<bool>(pipe_); }
     pid_t pid() const { return pid_; }
 

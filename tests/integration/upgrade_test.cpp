@@ -1,8 +1,14 @@
 // An upgrade in place (docs/UPGRADE.md), as far as it is built: the binary that is to replace
 // mcpd reads the state it would be handed from a descriptor (`mcpd --check-state FD`) and
 // acknowledges it with its digest, or refuses it with a sentence, so a state the new binary
-// cannot take is caught before any exec.
+// cannot take is caught before any exec; `mcpctl upgrade` then execs it under the same pid,
+// which takes over the control socket and every server's state, or refuses, saying why, and
+// mcpd carries on.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +16,8 @@
 #include "common/sha256.h"
 #include "common/state_file.h"
 #include "harness.h"
+#include "mcp_session.h"
+#include "other_user.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -28,8 +36,48 @@ json supervisor_state(const std::string& state) {
 
 json state_body(const std::string& server_state) {
     return {{"mcpd_version", "0.1.0"}, {"pid", 4242},       {"config", "/etc/mcpd/mcpd.toml"},
-            {"socket", "/run/mcpd/mcpd.sock"}, {"uptime_ms", 60000}, {"upgrades", 0},
+            {"socket", "/run/mcpd/mcpd.sock"}, {"listening", "/run/mcpd/mcpd.sock"},
+            {"socket_activated", false}, {"control_fd", 5}, {"keeper_pid", 99},
+            {"keeper_fd", 6}, {"uptime_ms", 60000}, {"upgrades", 0},
             {"servers", {{{"name", "demo"}, {"supervisor", supervisor_state(server_state)}}}}};
+}
+
+// How many descriptors `pid` has open.
+std::size_t open_descriptors(pid_t pid) {
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
+        ++count;
+    return count;
+}
+
+// A server that failed (restart = "never"), one waiting out a long backoff, one stopped.
+std::string three_servers_without_processes() {
+    return server_toml("bad", {}, {{"restart", "\"never\""}}, "/bin/false") +
+           server_toml("flaky", {}, {{"restart", "\"always\""}, {"restart_delay", "\"1h\""}},
+                       "/bin/false") +
+           server_toml("later", {}, {{"autostart", "false"}});
+}
+
+void start_without_processes(TestEnv& env) {
+    env.write_registry(three_servers_without_processes());
+    env.start_daemon();
+    env.wait_state("bad", "failed");
+    env.wait_state("flaky", "backoff");
+}
+
+// `mcpctl upgrade ARGS` refused with a sentence holding `why`; mcpd still the same and whole.
+void expect_refused(TestEnv& env, const std::vector<std::string>& args, const std::string& why) {
+    const pid_t pid = env.daemon_pid();
+    std::vector<std::string> command = {"upgrade"};
+    command.insert(command.end(), args.begin(), args.end());
+    const RunResult refused = env.ctl(command);
+    INFO(refused.describe());
+    CHECK(refused.exit_code == 1);
+    CHECK(refused.err.find(why) != std::string::npos);
+    const nlohmann::json status = env.status_json();
+    CHECK(status["daemon"]["pid"] == pid);
+    CHECK(status["daemon"]["upgrades"] == 0);
 }
 
 // `mcpd --check-state 3` with `text` on descriptor 3.
@@ -80,4 +128,141 @@ TEST_CASE("mcpd --check-state refuses a truncated, corrupt, foreign or unsupport
     INFO(closed.describe());
     CHECK(closed.exit_code == 1);
     CHECK(closed.err.find("descriptor 9") != std::string::npos);
+}
+
+TEST_CASE("mcpctl upgrade replaces mcpd in place ten times: same pid and socket, every server's state kept",
+          "[upgrade]") {
+    TestEnv env("upgrade-in-place");
+    start_without_processes(env);
+    const pid_t pid = env.daemon_pid();
+    const nlohmann::json before = env.status_json();
+    const nlohmann::json bad = env.server("bad");
+    const nlohmann::json flaky = env.server("flaky");
+    const std::size_t descriptors = open_descriptors(pid);
+
+    for (int round = 1; round <= 10; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO("round " << round << ": " << upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+        CHECK(upgraded.out.find("mcpd upgraded in place to " + bin("mcpd")) != std::string::npos);
+        const nlohmann::json status = env.status_json();
+        CHECK(status["daemon"]["pid"] == pid);
+        CHECK(status["daemon"]["upgrades"] == round);
+        CHECK(open_descriptors(pid) == descriptors);
+    }
+    const nlohmann::json after = env.status_json();
+    // The uptime runs on across the execs.
+    CHECK(after["daemon"]["uptime_ms"].get<long long>() >=
+          before["daemon"]["uptime_ms"].get<long long>());
+    // The failed server is failed for the same reason; the backoff still waits, counted the same.
+    CHECK(env.state("bad") == "failed");
+    CHECK(env.server("bad")["error"] == bad["error"]);
+    CHECK(env.server("bad")["last_exit"]["status"] == bad["last_exit"]["status"]);
+    CHECK(env.state("flaky") == "backoff");
+    CHECK(env.server("flaky")["restarts"] == flaky["restarts"]);
+    CHECK(env.server("flaky")["wanted"] == "up");
+    CHECK(env.server("flaky")["last_exit"]["status"] == flaky["last_exit"]["status"]);
+    // Its hour of backoff runs on, neither restarted nor forgotten; its age in the state too.
+    CHECK(env.server("flaky")["next_start_ms"].get<long long>() > 3'000'000);
+    CHECK(env.server("flaky")["next_start_ms"].get<long long>() <=
+          flaky["next_start_ms"].get<long long>());
+    CHECK(env.server("flaky")["state_ms"].get<long long>() >= flaky["state_ms"].get<long long>());
+    // The new process supervises as the old one did: a server starts and serves a session,
+    // and the keeper still knows its process group (it is killed with mcpd, below).
+    REQUIRE(env.ctl({"start", "later", "--wait"}).exit_code == 0);
+    McpSession session(env.socket(), "later");
+    session.initialize("after-upgrade");
+    CHECK(session.wait_response(session.call_tool("echo", {{"text", "carried"}})).tool_text() ==
+          "carried");
+    // The mcpd log says what happened.
+    CHECK(env.daemon_log().find("upgraded in place from mcpd") != std::string::npos);
+    CHECK(env.daemon_log().find("(upgrade 10 of pid " + std::to_string(pid) + ")") !=
+          std::string::npos);
+}
+
+TEST_CASE("mcpctl upgrade --binary runs the binary named, which a later upgrade runs again",
+          "[upgrade]") {
+    TestEnv env("upgrade-binary");
+    start_without_processes(env);
+    const std::string copy = env.path("mcpd-new");
+    std::filesystem::copy_file(bin("mcpd"), copy);
+    const RunResult upgraded = env.ctl({"upgrade", "--binary", copy, "--wait"});
+    INFO(upgraded.describe());
+    REQUIRE(upgraded.exit_code == 0);
+    CHECK(process_cmdline(env.daemon_pid()).starts_with(copy + '\0'));
+    const RunResult again = env.ctl({"--json", "upgrade", "--wait"});
+    INFO(again.describe());
+    REQUIRE(again.exit_code == 0);
+    CHECK(nlohmann::json::parse(again.out)["binary"] == copy);
+    CHECK(env.status_json()["daemon"]["upgrades"] == 2);
+}
+
+TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and mcpd carries on",
+          "[upgrade]") {
+    TestEnv env("upgrade-refused");
+    start_without_processes(env);
+
+    SECTION("a binary that is missing, not mcpd, or that others may write") {
+        expect_refused(env, {"--binary", env.path("nothing-here")}, "No such file or directory");
+        expect_refused(env, {"--binary", "/bin/true"},
+                       "/bin/true --check-state printed nothing");
+        const std::string liar = env.path("liar");
+        std::ofstream(liar) << "#!/bin/sh\necho 'mcpd-state ok 1 0000'\n";
+        ::chmod(liar.c_str(), 0755);
+        expect_refused(env, {"--binary", liar}, "did not acknowledge this state: mcpd-state ok 1 0000");
+        const std::string failing = env.path("failing");
+        std::ofstream(failing) << "#!/bin/sh\necho 'mcpd: the state is of version 9' >&2\nexit 1\n";
+        ::chmod(failing.c_str(), 0755);
+        expect_refused(env, {"--binary", failing},
+                       "exited with status 1: mcpd: the state is of version 9");
+        const std::string open_copy = env.path("mcpd-open");
+        std::filesystem::copy_file(bin("mcpd"), open_copy);
+        ::chmod(open_copy.c_str(), 0777);
+        expect_refused(env, {"--binary", open_copy}, "may be written by others");
+    }
+    SECTION("a server with a process, an attached session, another control connection") {
+        REQUIRE(env.ctl({"start", "later", "--wait"}).exit_code == 0);
+        expect_refused(env, {}, "servers with a process cannot be carried yet (later)");
+        {
+            McpSession session(env.socket(), "later");
+            expect_refused(env, {}, "1 client session(s) are attached");
+        }
+        REQUIRE(env.ctl({"stop", "later", "--wait"}).exit_code == 0);
+        {
+            BackgroundProcess follower({bin("mcpctl"), "--socket", env.socket(), "logs", "-f", "bad"});
+            // Refused for as long as it follows (it may take a moment to connect).
+            CHECK(poll_until(10s, [&] {
+                return env.ctl({"upgrade"}).err.find("1 other control connection(s) are busy") !=
+                       std::string::npos;
+            }));
+            expect_refused(env, {}, "1 other control connection(s) are busy");
+        }
+        // mcpctl makes a relative path absolute where it runs; mcpd names what it looked for.
+        expect_refused(env, {"--binary", "relative/mcpd"}, "relative/mcpd: No such file or directory");
+    }
+    SECTION("a registry edited since mcpd read it") {
+        env.write_registry(three_servers_without_processes() + server_toml("added"));
+        expect_refused(env, {}, "changed since mcpd read it: run 'mcpctl reload' first");
+    }
+    // mcpd still upgrades once nothing stands in the way.
+    env.write_registry(three_servers_without_processes());
+    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    INFO(upgraded.describe());
+    CHECK(upgraded.exit_code == 0);
+}
+
+TEST_CASE("only root and mcpd's own user may ask for an upgrade", "[upgrade][access]") {
+    const OtherUser user;
+    TestEnv env("upgrade-access");
+    env.write_registry(kOpenSocket + server_toml("shared", {}, {{"autostart", "false"},
+                                                                {"allow_users", "[\"" + user.id() + "\"]"}}));
+    env.start_daemon();
+    open_directory(env.dir());
+    const RunResult denied = run_process(
+        user.command({bin("mcpctl"), "--socket", env.socket(), "upgrade", "--binary", "/bin/true"}));
+    INFO(denied.describe());
+    CHECK(denied.exit_code == 1);
+    CHECK(denied.err.find("permission denied: only root and mcpd's own user may do this") !=
+          std::string::npos);
+    CHECK(env.status_json()["daemon"]["upgrades"] == 0);
 }

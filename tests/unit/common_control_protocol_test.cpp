@@ -49,7 +49,7 @@ TEST_CASE("every command has one word, read both ways", "[common][control]") {
         CHECK(to_string(command) == name);
         CHECK(command_named(name) == command);
     }
-    CHECK(std::size(kCommandNames) == 13);
+    CHECK(std::size(kCommandNames) == 14);
     CHECK_FALSE(command_named("frobnicate"));
     CHECK_FALSE(command_named("Status"));
     CHECK(request(Command::shutdown) ==
@@ -101,6 +101,12 @@ TEST_CASE("requests are built as docs/CONTROL.md spells them and read back", "[c
         CHECK(to_json(ReloadRequest{true})["allow_remove_all"] == true);
         CHECK(parse_reload(wire(to_json(ReloadRequest{true})))->allow_remove_all);
         CHECK_FALSE(parse_reload(wire(to_json(ReloadRequest{})))->allow_remove_all);
+    }
+    SECTION("upgrade") {
+        CHECK(to_json(UpgradeRequest{}) == json{{"protocol", 1}, {"command", "upgrade"}});
+        CHECK(parse_upgrade(wire(to_json(UpgradeRequest{"/usr/sbin/mcpd"})))->binary ==
+              "/usr/sbin/mcpd");
+        CHECK(parse_upgrade(wire(to_json(UpgradeRequest{})))->binary.empty());
     }
     SECTION("logs") {
         const json built = to_json(LogsRequest{"demo", 7, true});
@@ -176,6 +182,10 @@ TEST_CASE("a field of the wrong type is refused with the field and what it needs
           "\"pass_fds\" must be true or false, not an integer");
     CHECK(error(parse_reload(json{{"allow_remove_all", nullptr}})) ==
           "\"allow_remove_all\" must be true or false, not null");
+    for (const json& binary : {json(1), json(""), json(std::string(4097, 'a')),
+                               json(std::string("/a\0b", 4)), json::array()})
+        CHECK(error(parse_upgrade(json{{"binary", binary}})) ==
+              "\"binary\" must be a path of 1 to 4096 bytes");
     // The wait flag is read before the servers: the first bad field is the one named.
     CHECK(error(parse_action(json{{"wait", 1}, {"servers", 1}}, Command::start)) ==
           "\"wait\" must be true or false, not an integer");

@@ -68,7 +68,7 @@ TEST_CASE("the real table holds every command, sorted", "[ctl][command]") {
     }
     CHECK(names == std::vector<std::string>{"adopt", "cache", "connect", "dial", "help", "http-token", "import", "logs",
                                             "metrics", "reload", "restart", "sessions", "shutdown",
-                                            "start", "stats", "status", "stop", "top", "version",
+                                            "start", "stats", "status", "stop", "top", "upgrade", "version",
                                             "warm"});
 
     std::string error;

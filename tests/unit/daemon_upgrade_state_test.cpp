@@ -146,6 +146,10 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     state.pid = 77;
     state.config_path = "/etc/mcpd/mcpd.toml";
     state.socket_path = "/run/mcpd/mcpd.sock";
+    state.listening_path = state.socket_path;
+    state.control_fd = 5;
+    state.keeper_pid = 78;
+    state.keeper_fd = 6;
     state.uptime_ms = 1234;
     state.upgrades = 2;
     state.servers.push_back({"a", backoff.sup.snapshot()});
@@ -163,4 +167,13 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     bad = body;
     bad.erase("config");
     CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"config\""));
+    bad = body;
+    bad["control_fd"] = 1;
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"control_fd\""));
+    bad = body;
+    bad["keeper_fd"] = -1;
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("keeper"));
+    bad = body;
+    bad["socket_activated"] = 0;
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"socket_activated\""));
 }

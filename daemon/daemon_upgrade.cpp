@@ -1,0 +1,227 @@
+// Daemon: an upgrade in place (docs/UPGRADE.md). What stands in the way, the state written and
+// checked by the new binary, the exec, and, in the new process, the servers restored.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+#include "common/log_output.h"
+#include "common/state_file.h"
+#include "daemon/daemon.h"
+#include "daemon/server/keeper.h"
+#include "daemon/upgrade_binary.h"
+#include "daemon/upgrade_state.h"
+
+namespace mcpd {
+
+namespace {
+
+// "a, b and 3 more": names in a sentence, bounded.
+std::string some_names(const std::vector<std::string>& names) {
+    std::string out;
+    const std::size_t shown = std::min<std::size_t>(names.size(), 5);
+    for (std::size_t i = 0; i < shown; ++i) out += (i == 0 ? "" : ", ") + names[i];
+    if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+    return out;
+}
+
+bool set_cloexec(int fd, bool on) {
+    const int flags = ::fcntl(fd, F_GETFD);
+    return flags >= 0 && ::fcntl(fd, F_SETFD, on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC) == 0;
+}
+
+}  // namespace
+
+std::string Daemon::upgrade_blockers(const ControlConnection* asker) const {
+    // Until each kind of thing joins the state (docs/UPGRADE.md, "The steps"), its presence
+    // refuses the upgrade: nothing is dropped silently.
+    std::vector<std::string> blockers;
+    std::vector<std::string> running, instances;
+    pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
+        if (role.kind != "shared") {
+            instances.push_back(server.name() + " (" + std::string(role.kind) + ")");
+        } else if (!server.supervisor().without_process()) {
+            running.push_back(server.name());
+        }
+    });
+    if (!running.empty())
+        blockers.push_back("servers with a process cannot be carried yet (" + some_names(running) +
+                           "): stop them first");
+    if (!instances.empty())
+        blockers.push_back("project, exclusive and legacy instances cannot be carried yet (" +
+                           some_names(instances) + ")");
+    if (sessions_.size() > 0)
+        blockers.push_back(std::to_string(sessions_.size()) +
+                           " client session(s) are attached, which cannot be carried yet");
+    // An idle connection, owed nothing and with nothing unread, is simply closed by the exec
+    // (its client sees mcpd hang up, as at a restart); any other is busy with something.
+    std::size_t busy = 0;
+    for (const auto& [raw, connection] : connections_)
+        busy += raw != asker && !raw->idle_and_silent() ? 1 : 0;
+    if (busy > 0)
+        blockers.push_back(std::to_string(busy) +
+                           " other control connection(s) are busy (mcpctl logs -f, a --wait, "
+                           "or a request being answered)");
+    if (http_ != nullptr && http_->connection_count() > 0)
+        blockers.push_back(std::to_string(http_->connection_count()) +
+                           " HTTP connection(s) are open");
+    // The new process reads the registry from its file: it must be the one running now.
+    const config::LoadResult loaded = config::load_registry(options_.config_path);
+    if (!loaded.registry) {
+        blockers.push_back("the registry " + options_.config_path +
+                           " has errors now (check it with 'mcpd --check-config')");
+    } else {
+        const ReloadPlan plan = plan_reload(registry_, *loaded.registry, true);
+        if (!plan.added.empty() || !plan.removed.empty() || !plan.changed.empty() ||
+            !plan.access_only.empty() || loaded.registry->daemon != registry_.daemon ||
+            loaded.registry->groups != registry_.groups)
+            blockers.push_back("the registry " + options_.config_path +
+                               " changed since mcpd read it: run 'mcpctl reload' first");
+    }
+    std::string sentence;
+    for (const std::string& blocker : blockers) sentence += (sentence.empty() ? "" : "; ") + blocker;
+    return sentence;
+}
+
+UpgradeState Daemon::upgrade_state() const {
+    UpgradeState state;
+    state.mcpd_version = MCPD_VERSION;
+    state.pid = ::getpid();
+    state.config_path = options_.config_path;
+    state.socket_path = options_.socket_path;
+    state.listening_path = listening_path_;
+    state.socket_activated = activated_;
+    state.control_fd = control_ != nullptr ? control_->fd() : -1;
+    if (Keeper::instance().running()) {
+        state.keeper_pid = Keeper::instance().pid();
+        state.keeper_fd = Keeper::instance().pipe_fd();
+    }
+    state.uptime_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count();
+    state.upgrades = upgrades_;
+    for (const ManagedServer* server : pool_.servers())
+        state.servers.push_back({server->name(), server->supervisor().snapshot()});
+    return state;
+}
+
+void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
+    if (upgrade_ != nullptr) {
+        asker.reply_error(control::code::busy, "an upgrade is already under way");
+        return;
+    }
+    if (control_ == nullptr) {
+        asker.reply_error(control::code::busy, "mcpd is not serving yet");
+        return;
+    }
+    if (binary.empty()) binary = options_.binary;
+    if (Result<Done> usable = check_upgrade_binary(binary, authority_.owner()); !usable) {
+        asker.reply_error(control::code::bad_request,
+                          "cannot upgrade to this binary: " + usable.error());
+        return;
+    }
+    if (const std::string blocked = upgrade_blockers(&asker); !blocked.empty()) {
+        asker.reply_error(control::code::busy, "cannot upgrade now: " + blocked);
+        return;
+    }
+    const std::string text = state_file::encode(to_json(upgrade_state()));
+    Result<UniqueFd> memfd = state_file::to_sealed_memfd(text);
+    const Result<state_file::Decoded> decoded = state_file::decode(text);
+    if (!memfd || !decoded) {
+        asker.reply_error(control::code::failed,
+                          "cannot write mcpd's state: " +
+                              (memfd ? decoded.error() : memfd.error()));
+        return;
+    }
+    upgrade_ = std::make_unique<PendingUpgrade>();
+    upgrade_->binary = binary;
+    upgrade_->state = std::move(memfd).value();
+    upgrade_->state_bytes = text.size();
+    upgrade_->asker = &asker;
+    asker.defer_reply();
+    PendingUpgrade* pending = upgrade_.get();
+    asker.on_close([this, pending] {
+        if (upgrade_.get() == pending) pending->asker = nullptr;
+    });
+    log::info("upgrade in place to " + binary + " asked by pid " + std::to_string(asker.peer().pid) +
+              ": the new binary reads the state (" + std::to_string(text.size()) + " bytes)");
+    upgrade_->check = std::make_unique<StateCheck>(
+        loop_.base(), reaper_, binary, upgrade_->state.get(),
+        state_file::acknowledgement(decoded.value()),
+        [this](Result<Done> checked) { upgrade_checked(std::move(checked)); });
+}
+
+void Daemon::refuse_upgrade(const std::string& why) {
+    log::error("upgrade in place refused: " + why + "; mcpd carries on");
+    if (upgrade_->asker != nullptr) upgrade_->asker->reply_error(control::code::failed, why);
+    // Freed on the next turn: this may run inside the check's own callbacks.
+    finished_upgrade_ = std::move(upgrade_);
+    upgrade_cleanup_.arm(Duration(0));
+}
+
+void Daemon::upgrade_checked(Result<Done> checked) {
+    if (!checked) {
+        refuse_upgrade("the new binary cannot take this mcpd's state: " + checked.error());
+        return;
+    }
+    if (upgrade_->asker == nullptr) {
+        refuse_upgrade("the client that asked for it has gone");
+        return;
+    }
+    // The check took a moment: what it read must still be all there is.
+    if (const std::string blocked = upgrade_blockers(upgrade_->asker); !blocked.empty()) {
+        refuse_upgrade("while the new binary read the state, " + blocked);
+        return;
+    }
+    upgrade_->asker->reply_ok(control::to_json(
+        control::UpgradeResult{upgrade_->binary, upgrade_->state_bytes, upgrades_ + 1}));
+    upgrade_->asker->flush_now(std::chrono::seconds(1));
+    exec_upgrade();
+    // Only when the exec failed: the old process is still whole and serves on.
+    refuse_upgrade("the exec of " + upgrade_->binary + " failed");
+}
+
+void Daemon::exec_upgrade() {
+    const std::vector<int> kept = {control_->fd(), Keeper::instance().pipe_fd(),
+                                   upgrade_->state.get()};
+    std::vector<std::string> args = {upgrade_->binary};
+    for (const std::string& arg : options_.args) args.push_back(arg);
+    args.push_back("--restore-state");
+    args.push_back(std::to_string(upgrade_->state.get()));
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+
+    log::info("upgrading in place: exec " + upgrade_->binary);
+    log::stderr_output().flush();
+    notifier_.reloading();
+    for (const int fd : kept)
+        if (fd >= 0) set_cloexec(fd, false);
+    ::execv(argv[0], argv.data());
+    const int exec_errno = errno;
+    for (const int fd : kept)
+        if (fd >= 0) set_cloexec(fd, true);
+    log::error("upgrade in place: cannot exec " + upgrade_->binary + ": " +
+               std::strerror(exec_errno));
+    if (ready_) notifier_.ready(status_text());
+}
+
+void Daemon::restore_servers(const UpgradeState& state) {
+    started_at_ = Clock::now() - std::chrono::milliseconds(state.uptime_ms);
+    upgrades_ = state.upgrades + 1;
+    for (const CarriedServer& carried : state.servers) {
+        ManagedServer* server = pool_.find(carried.name);
+        if (server == nullptr) {
+            log::warning("upgrade in place: server '" + carried.name +
+                         "' of the old state is not in the registry; its state is dropped");
+            continue;
+        }
+        if (Result<Done> restored = server->supervisor().restore(carried.supervisor); !restored)
+            log::error("upgrade in place: " + restored.error());
+    }
+    log::info("upgraded in place from mcpd " + state.mcpd_version + " (upgrade " +
+              std::to_string(upgrades_) + " of pid " + std::to_string(state.pid) + ")");
+}
+
+}  // namespace mcpd
