@@ -1,6 +1,9 @@
 #include "daemon/daemon.h"
 
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -71,7 +74,20 @@ int Daemon::run(const UpgradeState* restored) {
     max_descriptors_ = raise_descriptor_limit();
     limits_.set_descriptor_limit(max_descriptors_);
 
-    // After an upgrade in place the listener is the one the process had before the exec.
+    // After an upgrade in place the listener is the one the process had before the exec; it and
+    // the keeper's pipe were kept open across it, and are closed at the next exec again.
+    if (restored != nullptr) {
+        for (const int fd : {restored->control_fd, restored->keeper_fd})
+            if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+        int listening = 0;
+        socklen_t size = sizeof listening;
+        if (::getsockopt(restored->control_fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0 ||
+            listening == 0) {
+            log::error("cannot take over: descriptor " + std::to_string(restored->control_fd) +
+                       " of the state is not a listening socket");
+            return 1;
+        }
+    }
     Result<UniqueFd> bound = restored != nullptr ? Result<UniqueFd>(UniqueFd(restored->control_fd))
                                                  : activated_control_socket();
     const bool activated =
@@ -86,7 +102,9 @@ int Daemon::run(const UpgradeState* restored) {
     }
     // Before any server starts and before the loop runs: see daemon/server/keeper.h. The
     // keeper of the process this one replaced is still running, its pipe still open.
-    if (restored != nullptr && restored->keeper_pid > 0)
+    struct stat keeper_pipe {};
+    if (restored != nullptr && restored->keeper_pid > 0 &&
+        ::fstat(restored->keeper_fd, &keeper_pipe) == 0 && S_ISFIFO(keeper_pipe.st_mode))
         Keeper::instance().adopt(restored->keeper_pid, UniqueFd(restored->keeper_fd));
     else
         Keeper::instance().start();
