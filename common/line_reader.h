@@ -68,6 +68,8 @@ public:
     std::string_view unread() const { return {buffer_.data() + begin_, end_ - begin_}; }
     // Bytes of memory held (the buffer's capacity).
     std::size_t capacity() const { return buffer_.capacity(); }
+    // Inside an oversized line, discarding it.
+    bool discarding() const { return discarding_; }
     // Size of the last oversized line seen (bytes discarded so far for it).
     std::size_t discarded_bytes() const { return discarded_; }
     std::size_t max_line_bytes() const { return max_line_; }

@@ -105,7 +105,8 @@ int Daemon::run(const UpgradeState* restored) {
     struct stat keeper_pipe {};
     if (restored != nullptr && restored->keeper_pid > 0 &&
         ::fstat(restored->keeper_fd, &keeper_pipe) == 0 && S_ISFIFO(keeper_pipe.st_mode))
-        Keeper::instance().adopt(restored->keeper_pid, UniqueFd(restored->keeper_fd));
+        Keeper::instance().adopt(restored->keeper_pid, UniqueFd(restored->keeper_fd),
+                                 carried_groups(*restored));
     else
         Keeper::instance().start();
     if (activated && restored == nullptr) log::info("using the control socket passed by systemd");

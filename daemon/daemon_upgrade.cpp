@@ -38,17 +38,14 @@ std::string Daemon::upgrade_blockers(const ControlConnection* asker) const {
     // Until each kind of thing joins the state (docs/UPGRADE.md, "The steps"), its presence
     // refuses the upgrade: nothing is dropped silently.
     std::vector<std::string> blockers;
-    std::vector<std::string> running, instances;
+    std::vector<std::string> instances;
     pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
         if (role.kind != "shared") {
             instances.push_back(server.name() + " (" + std::string(role.kind) + ")");
-        } else if (!server.supervisor().without_process()) {
-            running.push_back(server.name());
+        } else if (const std::string why = server.why_not_carried(); !why.empty()) {
+            blockers.push_back("server " + server.name() + ": " + why);
         }
     });
-    if (!running.empty())
-        blockers.push_back("servers with a process cannot be carried yet (" + some_names(running) +
-                           "): stop them first");
     if (!instances.empty())
         blockers.push_back("project, exclusive and legacy instances cannot be carried yet (" +
                            some_names(instances) + ")");
@@ -102,7 +99,8 @@ UpgradeState Daemon::upgrade_state() const {
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count();
     state.upgrades = upgrades_;
     for (const ManagedServer* server : pool_.servers())
-        state.servers.push_back({server->name(), server->supervisor().snapshot()});
+        state.servers.push_back(
+            {server->name(), server->supervisor().snapshot(), server->carried_process()});
     return state;
 }
 
@@ -134,6 +132,9 @@ void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
                               (memfd ? decoded.error() : memfd.error()));
         return;
     }
+    // What the state says the servers' processes had begun to write stays true until the exec:
+    // nothing more is read from them meanwhile (it waits in their pipes for the new process).
+    for (ManagedServer* server : pool_.servers()) server->hold_output(true);
     upgrade_ = std::make_unique<PendingUpgrade>();
     upgrade_->binary = binary;
     upgrade_->state = std::move(memfd).value();
@@ -154,6 +155,7 @@ void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
 
 void Daemon::refuse_upgrade(const std::string& why) {
     log::error("upgrade in place refused: " + why + "; mcpd carries on");
+    for (ManagedServer* server : pool_.servers()) server->hold_output(false);
     if (upgrade_->asker != nullptr) upgrade_->asker->reply_error(control::code::failed, why);
     // Freed on the next turn: this may run inside the check's own callbacks.
     finished_upgrade_ = std::move(upgrade_);
@@ -183,8 +185,12 @@ void Daemon::upgrade_checked(Result<Done> checked) {
 }
 
 void Daemon::exec_upgrade() {
-    const std::vector<int> kept = {control_->fd(), Keeper::instance().pipe_fd(),
-                                   upgrade_->state.get()};
+    std::vector<int> kept = {control_->fd(), Keeper::instance().pipe_fd(), upgrade_->state.get()};
+    // Every running server's three pipes (the state names them).
+    for (const ManagedServer* server : pool_.servers()) {
+        if (const std::optional<CarriedProcess> p = server->carried_process())
+            kept.insert(kept.end(), {p->stdin_fd, p->stdout_fd, p->stderr_fd});
+    }
     std::vector<std::string> args = {upgrade_->binary};
     for (const std::string& arg : options_.args) args.push_back(arg);
     args.push_back("--restore-state");
@@ -217,7 +223,8 @@ void Daemon::restore_servers(const UpgradeState& state) {
                          "' of the old state is not in the registry; its state is dropped");
             continue;
         }
-        if (Result<Done> restored = server->supervisor().restore(carried.supervisor); !restored)
+        if (Result<Done> restored = server->take_over(carried.supervisor, carried.process);
+            !restored)
             log::error("upgrade in place: " + restored.error());
     }
     log::info("upgraded in place from mcpd " + state.mcpd_version + " (upgrade " +

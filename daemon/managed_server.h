@@ -28,6 +28,7 @@
 #include "daemon/server/server_cgroup.h"
 #include "daemon/server/spawn.h"
 #include "daemon/server/supervisor.h"
+#include "daemon/upgrade_state.h"
 
 namespace mcpd {
 
@@ -137,6 +138,22 @@ public:
     void request_settled(const SettledRequest& request) override;
     void catalog_refreshed(const Catalog& catalog) override;
     void child_idle() override;
+
+    // An upgrade in place (managed_server_upgrade.cpp, docs/UPGRADE.md). Why its state cannot
+    // be carried now; empty when it can (no process, or a running one with nothing under way).
+    std::string why_not_carried() const;
+    // Its running process as the state carries it (none when it has none): pid, tag, the
+    // three pipes' descriptors, the lines they had begun, mcpd's handshake and id counter.
+    std::optional<CarriedProcess> carried_process() const;
+    // While the new binary checks the state: its process's output is not read (it waits in the
+    // pipes), so what the state says it had begun stays true; or it is read on.
+    void hold_output(bool hold) {
+        if (child_) child_->hold_output(hold);
+    }
+    // In the new process: `supervisor` restored, and `process` (when there is one) taken over
+    // as the current one, ready, without a handshake.
+    Result<Done> take_over(const nlohmann::json& supervisor,
+                           const std::optional<CarriedProcess>& process);
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const { return supervisor_.failure(); }

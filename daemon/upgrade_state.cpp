@@ -2,9 +2,11 @@
 #include "daemon/upgrade_state.h"
 
 #include <charconv>
+#include <limits>
 #include <cstdio>
 #include <optional>
 
+#include "common/base64url.h"
 #include "common/state_file.h"
 #include "common/unique_fd.h"
 #include "config/registry.h"
@@ -42,8 +44,13 @@ bool read_field(const json& object, const char* key, T& out, std::string& error)
     if (ok) {
         if constexpr (std::is_same_v<T, std::string>) ok = it->is_string();
         else if constexpr (std::is_same_v<T, bool>) ok = it->is_boolean();
-        else if constexpr (std::is_unsigned_v<T>) ok = it->is_number_unsigned();
-        else ok = it->is_number_integer();
+        else if constexpr (std::is_unsigned_v<T>)
+            ok = it->is_number_unsigned() &&
+                 it->template get<std::uint64_t>() <= std::numeric_limits<T>::max();
+        else
+            ok = it->is_number_integer() &&
+                 it->template get<std::int64_t>() >= std::numeric_limits<T>::min() &&
+                 it->template get<std::int64_t>() <= std::numeric_limits<T>::max();
     }
     if (!ok) {
         if (error.empty()) error = std::string("its \"") + key + "\" is missing or of the wrong type";
@@ -55,10 +62,84 @@ bool read_field(const json& object, const char* key, T& out, std::string& error)
 
 }  // namespace
 
+json to_json(const CarriedProcess& p) {
+    return {{"pid", p.pid},
+            {"tag", p.tag},
+            {"stdin_fd", p.stdin_fd},
+            {"stdout_fd", p.stdout_fd},
+            {"stderr_fd", p.stderr_fd},
+            {"begun_stdout", base64url_encode(p.begun_stdout)},
+            {"begun_stderr", base64url_encode(p.begun_stderr)},
+            {"next_id", p.next_id},
+            {"initialize_result", p.initialize_result},
+            {"protocol_version", p.protocol_version},
+            {"modern", p.modern},
+            {"abandoned", p.abandoned},
+            {"idle_armed", p.idle_armed},
+            {"logs", p.logs}};
+}
+
+Result<CarriedProcess> read_carried_process(const json& body) {
+    if (!body.is_object()) return permanent_failure("a carried process is not an object");
+    CarriedProcess p;
+    std::string error;
+    std::string begun_out, begun_err;
+    read_field(body, "pid", p.pid, error);
+    read_field(body, "tag", p.tag, error);
+    read_field(body, "stdin_fd", p.stdin_fd, error);
+    read_field(body, "stdout_fd", p.stdout_fd, error);
+    read_field(body, "stderr_fd", p.stderr_fd, error);
+    read_field(body, "begun_stdout", begun_out, error);
+    read_field(body, "begun_stderr", begun_err, error);
+    read_field(body, "next_id", p.next_id, error);
+    read_field(body, "protocol_version", p.protocol_version, error);
+    read_field(body, "modern", p.modern, error);
+    read_field(body, "idle_armed", p.idle_armed, error);
+    const auto result = body.find("initialize_result");
+    if (error.empty() && (result == body.end() || !result->is_object()))
+        error = "its \"initialize_result\" is missing or not an object";
+    if (error.empty()) p.initialize_result = *result;
+    for (const char* key : {"abandoned", "logs"}) {
+        const auto list = body.find(key);
+        if (!error.empty()) break;
+        if (list == body.end() || !list->is_array()) {
+            error = std::string("its \"") + key + "\" is missing or not an array";
+            break;
+        }
+        for (const json& item : *list) {
+            if (std::string_view(key) == "abandoned" && item.is_number_unsigned())
+                p.abandoned.push_back(item.get<std::uint64_t>());
+            else if (std::string_view(key) == "logs" && item.is_string())
+                p.logs.push_back(item.get<std::string>());
+            else
+                error = std::string("an item of its \"") + key + "\" is of the wrong type";
+        }
+    }
+    if (error.empty()) {
+        const std::optional<std::string> out = base64url_decode(begun_out);
+        const std::optional<std::string> err = base64url_decode(begun_err);
+        if (!out || !err) error = "a begun line is not base64url";
+        else {
+            p.begun_stdout = *out;
+            p.begun_stderr = *err;
+        }
+    }
+    const auto descriptor = [](int fd) { return fd >= 3 && fd < (1 << 20); };
+    if (error.empty() && (!descriptor(p.stdin_fd) || !descriptor(p.stdout_fd) ||
+                          !descriptor(p.stderr_fd) || p.stdin_fd == p.stdout_fd ||
+                          p.stdin_fd == p.stderr_fd || p.stdout_fd == p.stderr_fd))
+        error = "its pipes are not three descriptors above stdio";
+    if (error.empty() && p.pid <= 1) error = "its pid is not a process mcpd could have run";
+    if (!error.empty()) return permanent_failure("a carried process: " + error);
+    return p;
+}
+
 json to_json(const UpgradeState& state) {
     json servers = json::array();
     for (const CarriedServer& server : state.servers)
-        servers.push_back({{"name", server.name}, {"supervisor", server.supervisor}});
+        servers.push_back({{"name", server.name},
+                           {"supervisor", server.supervisor},
+                           {"process", server.process ? to_json(*server.process) : json()}});
     return {{"mcpd_version", state.mcpd_version},
             {"pid", state.pid},
             {"config", state.config_path},
@@ -71,6 +152,13 @@ json to_json(const UpgradeState& state) {
             {"uptime_ms", state.uptime_ms},
             {"upgrades", state.upgrades},
             {"servers", std::move(servers)}};
+}
+
+std::vector<pid_t> carried_groups(const UpgradeState& state) {
+    std::vector<pid_t> groups;
+    for (const CarriedServer& server : state.servers)
+        if (server.process) groups.push_back(server.process->pid);
+    return groups;
 }
 
 Result<UpgradeState> parse_upgrade_state(const json& body) {
@@ -105,6 +193,23 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
             return permanent_failure("the state cannot be taken: a server in it has no name or "
                                      "no supervisor state");
         server.supervisor = entry["supervisor"];
+        const auto process = entry.find("process");
+        if (process == entry.end())
+            return permanent_failure("the state cannot be taken: server '" + server.name +
+                                     "' has no \"process\"");
+        if (!process->is_null()) {
+            Result<CarriedProcess> carried = read_carried_process(*process);
+            if (!carried)
+                return permanent_failure("the state cannot be taken: server '" + server.name +
+                                         "': " + carried.error());
+            if (server.supervisor.value("pid", json()) != carried->pid)
+                return permanent_failure("the state cannot be taken: server '" + server.name +
+                                         "': its process is not the one its supervisor ran");
+            server.process = std::move(carried).value();
+        } else if (server.supervisor.value("state", json()) == "running") {
+            return permanent_failure("the state cannot be taken: server '" + server.name +
+                                     "' is running without its process");
+        }
         ScratchEnvironment scratch;
         config::ServerConfig config;
         config.name = server.name;

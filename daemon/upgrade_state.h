@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,29 @@
 
 namespace mcpd {
 
+// A running server process handed to the new binary (ManagedServer::take_over).
+struct CarriedProcess {
+    int pid = -1;
+    std::string tag;  // MCPD_PROCESS_TAG (daemon/server/server_processes.h)
+    int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // kept open across the exec
+    std::string begun_stdout, begun_stderr;  // a line each pipe had begun, read, not ended
+    std::uint64_t next_id = 1;               // mcpd's next request id for the child
+    nlohmann::json initialize_result = nlohmann::json::object();
+    std::string protocol_version;
+    bool modern = false;
+    std::vector<std::uint64_t> abandoned;  // mcpd's requests whose answers are swallowed
+    bool idle_armed = false;               // its idle_timeout was counting
+    std::vector<std::string> logs;         // its stderr lines mcpd keeps (mcpctl logs)
+};
+
+nlohmann::json to_json(const CarriedProcess& process);
+// Every field by its type; begun lines are base64url; descriptors above stdio.
+Result<CarriedProcess> read_carried_process(const nlohmann::json& process);
+
 struct CarriedServer {
     std::string name;
     nlohmann::json supervisor;  // Supervisor::snapshot()
+    std::optional<CarriedProcess> process;  // its running process, when it has one
 };
 
 struct UpgradeState {
@@ -37,6 +58,8 @@ struct UpgradeState {
 };
 
 nlohmann::json to_json(const UpgradeState& state);
+// The process groups of the carried processes (each leads its own): what the keeper lists.
+std::vector<pid_t> carried_groups(const UpgradeState& state);
 // Every field read by its type, and every server's supervisor state restored into a scratch
 // supervisor, so that a state the new binary would not take is refused before the exec.
 Result<UpgradeState> parse_upgrade_state(const nlohmann::json& body);

@@ -87,6 +87,35 @@ bool ChildProcess::send(std::span<const std::string_view> pieces) {
     return true;
 }
 
+int ChildProcess::stdin_fd() const {
+    return stdin_ ? stdin_.fd() : -1;
+}
+
+std::string ChildProcess::why_not_carried() const {
+    if (exited_ || !stdin_ || !stdout_.open() || !stderr_.open())
+        return "its process is ending";
+    if (queued_input_bytes() > 0) return "mcpd is writing to it";
+    for (const LineSource* source : {&stdout_, &stderr_}) {
+        // (Only an upgrade pauses them, and a held source is what it carries.)
+        if (source->reader().discarding() ||
+            source->reader().unread().find('\n') != std::string_view::npos)
+            return "lines it wrote wait to be read";
+    }
+    return {};
+}
+
+void ChildProcess::hold_output(bool hold) {
+    for (LineSource* source : {&stdout_, &stderr_}) {
+        if (hold) source->pause();
+        else source->resume();
+    }
+}
+
+void ChildProcess::resume_begun(std::string_view out, std::string_view err) {
+    stdout_.reader().append(out);
+    stderr_.reader().append(err);
+}
+
 std::size_t ChildProcess::queued_input_bytes() const {
     return !stdin_ ? 0 : evbuffer_get_length(stdin_.output()) + writes_.held_bytes(stdin_.get());
 }

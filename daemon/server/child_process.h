@@ -68,6 +68,23 @@ public:
     // Signal its process group, and the descendants that left it (daemon/server/server_processes.h).
     void signal_group(int signo) const;
 
+    // An upgrade in place (docs/UPGRADE.md). Whether its pipes can be handed to the binary
+    // that replaces mcpd now: all three open, nothing queued for stdin, no whole line or
+    // oversized line read and not yet handed out; empty when they can, else why not.
+    std::string why_not_carried() const;
+    // The descriptors of stdin, stdout and stderr, and the bytes of a line each output pipe
+    // has begun (read, not yet ended by a newline).
+    int stdin_fd() const;
+    int stdout_fd() const { return stdout_fd_.get(); }
+    int stderr_fd() const { return stderr_fd_.get(); }
+    std::string_view begun_stdout() const { return stdout_.reader().unread(); }
+    std::string_view begun_stderr() const { return stderr_.reader().unread(); }
+    // In the new process: those begun lines, ahead of whatever the pipes bring next.
+    void resume_begun(std::string_view out, std::string_view err);
+    // Stop reading stdout and stderr while the new binary checks the state that holds their
+    // begun lines (what it writes meanwhile waits in the pipes), or read on (a refusal).
+    void hold_output(bool hold);
+
     // From the reaper (the status is the supervisor's to judge).
     void mark_exited(int status);
     bool exited() const { return exited_; }

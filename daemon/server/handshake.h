@@ -76,6 +76,22 @@ public:
                pending_pings_.contains(id) || abandoned_.contains(id);
     }
 
+    // Ready, with no ping or probe of mcpd's own waiting for an answer: what an upgrade in
+    // place can carry (docs/UPGRADE.md).
+    bool settled() const { return ready_ && probe_ == Probe::none && pending_pings_.empty(); }
+    // mcpd's requests whose answers are swallowed if they still come.
+    const std::unordered_set<std::uint64_t>& abandoned() const { return abandoned_; }
+    // A handshake the process before an upgrade in place completed with this child.
+    void restore_ready(nlohmann::json initialize_result, std::string protocol_version, bool modern,
+                       std::unordered_set<std::uint64_t> abandoned) {
+        initialize_result_ = std::move(initialize_result);
+        protocol_version_ = std::move(protocol_version);
+        modern_ = modern;
+        abandoned_ = std::move(abandoned);
+        probe_ = Probe::none;
+        ready_ = true;
+    }
+
     bool ready() const { return ready_; }
     bool modern() const { return modern_; }
     const nlohmann::json& initialize_result() const { return initialize_result_; }

@@ -130,10 +130,10 @@ void Keeper::start() {
     log::debug("keeper started, pid " + std::to_string(pid_));
 }
 
-void Keeper::adopt(pid_t pid, UniqueFd pipe) {
+void Keeper::adopt(pid_t pid, UniqueFd pipe, const std::vector<pid_t>& tracked) {
     pid_ = pid;
     pipe_ = std::move(pipe);
-    tracked_.clear();  // an upgrade carries no process group yet (docs/UPGRADE.md)
+    tracked_ = std::unordered_set<pid_t>(tracked.begin(), tracked.end());
     log::debug("keeper taken over, pid " + std::to_string(pid_));
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
@@ -71,8 +72,8 @@ public:
     // Fork the keeper (before the event loop runs). On failure mcpd runs on without one.
     void start();
     // Take over the keeper an upgraded mcpd's predecessor started (docs/UPGRADE.md): the
-    // same process, its pipe kept open across the exec.
-    void adopt(pid_t pid, UniqueFd pipe);
+    // same process, its pipe kept open across the exec, listing the groups of `tracked`.
+    void adopt(pid_t pid, UniqueFd pipe, const std::vector<pid_t>& tracked = {});
     // The pipe's write end (an upgrade keeps it open across the exec); -1 without a keeper.
     int pipe_fd() const { return pipe_.get(); }
     bool running() const { return static_cast<bool>(pipe_); }

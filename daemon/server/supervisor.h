@@ -196,12 +196,17 @@ public:
     void apply_config(const config::ServerConfig& config, ConfigChange change);
 
     // An upgrade in place (supervisor_snapshot.cpp, docs/UPGRADE.md). Whether the server has
-    // no process now (stopped, failed or in backoff): only then can its state be carried.
+    // no process now (stopped, failed or in backoff).
     bool without_process() const;
+    // Whether its state can be carried now: no process, or one running with no health ping
+    // waiting for its answer.
+    bool carriable() const;
     // Everything it decides by, its times as ages and remaining times.
     nlohmann::json snapshot() const;
     // The state of a fresh Supervisor (stopped, never started) from a snapshot; a backoff's
-    // timer is armed with what was left of it. Nothing changes unless all of it is valid.
+    // timer is armed with what was left of it, a running process's stability and health
+    // timers too (the caller has taken over the process itself). Nothing changes unless all of
+    // it is valid.
     Result<Done> restore(const nlohmann::json& snapshot);
 
     ServerState state() const { return state_; }

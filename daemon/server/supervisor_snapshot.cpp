@@ -1,5 +1,6 @@
 // Supervisor: its state carried across an upgrade in place (docs/UPGRADE.md). Times are kept
 // as ages ("this long ago") and remaining times, so they mean the same after the exec.
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "daemon/server/supervisor.h"
@@ -83,6 +84,11 @@ bool Supervisor::without_process() const {
            state_ == ServerState::backoff;
 }
 
+bool Supervisor::carriable() const {
+    return without_process() ||
+           (state_ == ServerState::running && pid_ > 0 && !ping_outstanding_ && !respawn_at_exit_);
+}
+
 json Supervisor::snapshot() const {
     const TimePoint now = env_.now();
     json failures = json::array();
@@ -102,6 +108,8 @@ json Supervisor::snapshot() const {
         {"stop_reason", to_string(stop_reason_)},
         {"era_modern", era_.modern() ? json(*era_.modern()) : json(nullptr)},
         {"last_exit", nullptr},
+        {"pid", state_ == ServerState::running ? pid_ : -1},
+        {"running_ms", state_ == ServerState::running ? ms(now - spawned_at_) : 0},
     };
     if (has_last_exit_) {
         out["last_exit"] = {{"status", last_exit_.status},
@@ -162,10 +170,15 @@ Result<Done> Supervisor::restore(const json& snapshot) {
     } else if (it == snapshot.end() || !it->is_null()) {
         in.fail("its \"last_exit\" is neither an object nor null");
     }
-    if (in.error().empty() && (state == ServerState::starting || state == ServerState::running ||
-                               state == ServerState::stopping))
-        in.fail("it had a process (" + std::string(to_string(state)) +
-                "), which this state cannot carry");
+    const std::int64_t pid = in.number("pid");
+    const Duration running_for = from_ms(in.milliseconds("running_ms"));
+    if (in.error().empty() && (state == ServerState::starting || state == ServerState::stopping))
+        in.fail("it had a process " + std::string(to_string(state)) +
+                ", which this state cannot carry");
+    if (in.error().empty() && (state == ServerState::running) != (pid > 1))
+        in.fail(state == ServerState::running ? "it is running without a process"
+                                              : "it has a process without running");
+    if (in.error().empty() && pid > std::numeric_limits<int>::max()) in.fail("its pid is out of range");
     if (in.error().empty() && (restarts < 0 || consecutive < 0 || transient < 0))
         in.fail("a count is negative");
     if (!in.error().empty()) return permanent_failure("a server's state: " + in.error());
@@ -188,6 +201,18 @@ Result<Done> Supervisor::restore(const json& snapshot) {
         const Duration left = std::max(next_in, Duration::zero());
         next_start_ = now + left;
         env_.arm_timer(TimerKind::backoff, left);
+    }
+    if (state_ == ServerState::running) {
+        pid_ = static_cast<int>(pid);
+        spawned_at_ = now - running_for;
+        ping_outstanding_ = false;
+        // What on_ready armed: stability counted from when it became ready (as near as the
+        // state knows: from its spawn), health from now.
+        if (config_.stable_after.count() > 0)
+            env_.arm_timer(TimerKind::stable,
+                           std::max(Duration::zero(), config_.stable_after - running_for));
+        if (config_.health_interval.count() > 0)
+            env_.arm_timer(TimerKind::health, config_.health_interval);
     }
     if (state_ != ServerState::stopped) env_.state_changed(ServerState::stopped, state_);
     return Done{};

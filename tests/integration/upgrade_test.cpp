@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include "harness.h"
 #include "mcp_session.h"
 #include "other_user.h"
+#include "proc_fs.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -32,7 +35,8 @@ json supervisor_state(const std::string& state) {
             {"restart_reason", "exit 1"}, {"consecutive_failures", 1},
             {"transient_failures", 0}, {"failure_ages_ms", {900}},
             {"error", ""},             {"stop_reason", "none"},
-            {"era_modern", false},     {"last_exit", nullptr}};
+            {"era_modern", false},     {"last_exit", nullptr},
+            {"pid", -1},               {"running_ms", 0}};
 }
 
 json state_body(const std::string& server_state) {
@@ -40,7 +44,8 @@ json state_body(const std::string& server_state) {
             {"socket", "/run/mcpd/mcpd.sock"}, {"listening", "/run/mcpd/mcpd.sock"},
             {"socket_activated", false}, {"control_fd", 5}, {"keeper_pid", 99},
             {"keeper_fd", 6}, {"uptime_ms", 60000}, {"upgrades", 0},
-            {"servers", {{{"name", "demo"}, {"supervisor", supervisor_state(server_state)}}}}};
+            {"servers",
+             {{{"name", "demo"}, {"supervisor", supervisor_state(server_state)}, {"process", nullptr}}}}};
 }
 
 // How many descriptors `pid` has open.
@@ -235,14 +240,12 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
         ::chmod(open_copy.c_str(), 0777);
         expect_refused(env, {"--binary", open_copy}, "may be written by others");
     }
-    SECTION("a server with a process, an attached session, another control connection") {
+    SECTION("an attached session, another control connection") {
         REQUIRE(env.ctl({"start", "later", "--wait"}).exit_code == 0);
-        expect_refused(env, {}, "servers with a process cannot be carried yet (later)");
         {
             McpSession session(env.socket(), "later");
             expect_refused(env, {}, "1 client session(s) are attached");
         }
-        REQUIRE(env.ctl({"stop", "later", "--wait"}).exit_code == 0);
         {
             BackgroundProcess follower({bin("mcpctl"), "--socket", env.socket(), "logs", "-f", "bad"});
             // Refused for as long as it follows (it may take a moment to connect).
@@ -264,6 +267,70 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
     const RunResult upgraded = env.ctl({"upgrade", "--wait"});
     INFO(upgraded.describe());
     CHECK(upgraded.exit_code == 0);
+}
+
+TEST_CASE("a running server is carried across upgrades: same pid, no new handshake, still supervised, killed with mcpd",
+          "[upgrade]") {
+    TestEnv env("upgrade-running");
+    env.write_registry(server_toml("live", {"--stderr-banner=hello from live"}) +
+                       server_toml("bad", {}, {{"restart", "\"never\""}}, "/bin/false"));
+    env.start_daemon();
+    env.wait_state("live", "running");
+    env.wait_state("bad", "failed");
+    const pid_t live = *env.server_pid("live");
+    {
+        McpSession session(env.socket(), "live");
+        session.initialize("before-upgrade");
+        CHECK(session.wait_response(session.call_tool("echo", {{"text", "before"}})).tool_text() ==
+              "before");
+    }
+    // The session's end reaches mcpd a moment after the client closes.
+    REQUIRE(poll_until(5s, [&] { return env.server("live")["sessions"] == 0; }));
+    const std::size_t descriptors = settled_descriptors(env.daemon_pid());
+
+    for (int round = 1; round <= 3; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO(upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+        CHECK(env.server_pid("live") == live);
+        CHECK(env.state("live") == "running");
+        CHECK(env.server("live")["restarts"] == 0);
+        CHECK(poll_until(3s, [&] { return open_descriptors(env.daemon_pid()) == descriptors; }));
+    }
+    // It serves a new session at once, on the handshake it did with the first mcpd.
+    McpSession session(env.socket(), "live");
+    session.initialize("after-upgrade");
+    CHECK(session.wait_response(session.call_tool("echo", {{"text", "after"}})).tool_text() ==
+          "after");
+    const std::string log = env.daemon_log();
+    CHECK(count_of(log, "[live] ready: protocol") == 1);
+    CHECK(count_of(log, "pid " + std::to_string(live) + " carried across the upgrade") == 3);
+    // Its stderr lines from before the upgrades are still what mcpctl logs shows.
+    const RunResult logs = env.ctl({"logs", "live"});
+    CHECK(logs.out.find("hello from live") != std::string::npos);
+    // It is still supervised: a crash is seen and restarted.
+    session.call_tool("crash", nlohmann::json::object());
+    REQUIRE(poll_until(10s, [&] {
+        const auto pid = env.server_pid("live");
+        return pid && *pid != live && env.state("live") == "running";
+    }));
+    CHECK(env.server("live")["restarts"] == 1);
+}
+
+TEST_CASE("a server carried across an upgrade dies with a killed mcpd: the keeper still lists it",
+          "[upgrade]") {
+    TestEnv env("upgrade-keeper");
+    env.write_registry(server_toml("live"));
+    env.start_daemon();
+    env.wait_state("live", "running");
+    const pid_t live = *env.server_pid("live");
+    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    INFO(upgraded.describe());
+    REQUIRE(upgraded.exit_code == 0);
+    REQUIRE(env.server_pid("live") == live);
+    CHECK(env.daemon().kill_hard() == -SIGKILL);
+    CHECK(poll_until(10s, [&] { return !process_alive(live); }));
+    env.drop_daemon();
 }
 
 TEST_CASE("only root and mcpd's own user may ask for an upgrade", "[upgrade][access]") {

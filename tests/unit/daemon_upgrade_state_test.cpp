@@ -106,23 +106,31 @@ TEST_CASE("upgrade state: a server in backoff keeps its remaining wait and its c
 }
 
 TEST_CASE("upgrade state: a supervisor state that is bad or had a process changes nothing") {
-    SupervisorFixture running;
-    running.run();
-    CHECK_FALSE(running.sup.without_process());
-    const json with_process = running.sup.snapshot();
+    SupervisorFixture starting;
+    starting.sup.request_start();
+    CHECK_FALSE(starting.sup.without_process());
+    CHECK_FALSE(starting.sup.carriable());
+    const json with_process = starting.sup.snapshot();
 
     SupervisorFixture stopped;
     CHECK(stopped.sup.without_process());
     json good = stopped.sup.snapshot();
-    const auto refused = [](const json& bad) {
+    json bad;
+    const auto refused = [](const json& state) {
         SupervisorFixture f;
-        const Result<Done> restored = f.sup.restore(bad);
+        const Result<Done> restored = f.sup.restore(state);
         CHECK(f.sup.state() == ServerState::stopped);
         CHECK(f.env.transitions.empty());
         return restored.ok() ? std::string() : restored.error();
     };
-    CHECK_THAT(refused(with_process), Catch::Contains("had a process (running)"));
-    json bad = good;
+    CHECK_THAT(refused(with_process), Catch::Contains("had a process starting"));
+    bad = good;
+    bad["state"] = "running";
+    CHECK_THAT(refused(bad), Catch::Contains("running without a process"));
+    bad = good;
+    bad["pid"] = 4321;
+    CHECK_THAT(refused(bad), Catch::Contains("a process without running"));
+    bad = good;
     bad["state"] = "sleeping";
     CHECK_THAT(refused(bad), Catch::Contains("\"state\" is not one mcpd knows"));
     bad = good;
@@ -152,8 +160,25 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     state.keeper_fd = 6;
     state.uptime_ms = 1234;
     state.upgrades = 2;
-    state.servers.push_back({"a", backoff.sup.snapshot()});
-    state.servers.push_back({"b", SupervisorFixture().sup.snapshot()});
+    state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt});
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt});
+    SupervisorFixture running;
+    running.run();
+    CarriedProcess process;
+    process.pid = running.sup.pid();
+    process.tag = "1234-7";
+    process.stdin_fd = 10;
+    process.stdout_fd = 11;
+    process.stderr_fd = 12;
+    process.begun_stdout = std::string("{\"jsonrpc\":\"2.0\",\"method\":\"no\xff", 30);
+    process.begun_stderr = "half a log li";
+    process.next_id = 42;
+    process.initialize_result = {{"protocolVersion", "2025-11-25"}};
+    process.protocol_version = "2025-11-25";
+    process.abandoned = {3, 5};
+    process.idle_armed = true;
+    process.logs = {"started", "listening"};
+    state.servers.push_back({"c", running.sup.snapshot(), process});
     const json body = to_json(state);
     const Result<UpgradeState> parsed = parse_upgrade_state(body);
     REQUIRE(parsed.ok());
@@ -164,6 +189,29 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     const Result<UpgradeState> refused = parse_upgrade_state(bad);
     REQUIRE_FALSE(refused.ok());
     CHECK_THAT(refused.error(), Catch::Contains("server 'b'"));
+    REQUIRE(parsed->servers[2].process.has_value());
+    CHECK(parsed->servers[2].process->begun_stdout == process.begun_stdout);
+    CHECK(parsed->servers[2].process->abandoned == process.abandoned);
+    CHECK(carried_groups(parsed.value()) == std::vector<pid_t>{process.pid});
+    bad = body;
+    bad["servers"][2]["process"] = nullptr;
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("running without its process"));
+    bad = body;
+    bad["servers"][2]["process"]["pid"] = process.pid + 1;
+    CHECK_THAT(parse_upgrade_state(bad).error(),
+               Catch::Contains("not the one its supervisor ran"));
+    bad = body;
+    bad["servers"][2]["process"]["stdout_fd"] = 10;
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("three descriptors"));
+    bad = body;
+    bad["servers"][2]["process"]["begun_stderr"] = "not base64!";
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("base64url"));
+    bad = body;
+    bad["servers"][2]["process"]["stdin_fd"] = 4294967306LL;  // 10 once cut to 32 bits
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"stdin_fd\""));
+    bad = body;
+    bad["servers"][0].erase("process");
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("has no \"process\""));
     bad = body;
     bad.erase("config");
     CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"config\""));
@@ -176,4 +224,33 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     bad = body;
     bad["socket_activated"] = 0;
     CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"socket_activated\""));
+}
+
+TEST_CASE("upgrade state: a running server's supervisor keeps its pid, stability and health") {
+    SupervisorFixture before;
+    before.run();
+    REQUIRE(before.sup.state() == ServerState::running);
+    CHECK(before.sup.carriable());
+    before.env.advance(10s);  // of its 30 s until stable
+    const json snapshot = before.sup.snapshot();
+    CHECK(snapshot["pid"] == before.sup.pid());
+    CHECK(snapshot["running_ms"] == 10000);
+
+    SupervisorFixture after;
+    after.env.advance(std::chrono::duration_cast<Duration>(before.env.now() - after.env.now()));
+    REQUIRE(after.sup.restore(snapshot).ok());
+    CHECK(after.sup.state() == ServerState::running);
+    CHECK(after.sup.pid() == before.sup.pid());
+    CHECK(after.env.spawn_calls == 0);  // the process is taken over, never started again
+    CHECK(after.env.last_armed(TimerKind::stable) == 20s);
+    CHECK(after.env.last_armed(TimerKind::health) == 20s);
+    CHECK(after.sup.snapshot().dump() == snapshot.dump());
+    // It is supervised as before: a health ping goes unanswered, it is ended as unresponsive.
+    after.fire(TimerKind::health);
+    CHECK(after.env.pings == 1);
+    CHECK_FALSE(after.sup.carriable());  // its ping waits for an answer
+    // A crash of the carried process restarts it, counted.
+    after.sup.on_health_reply();
+    after.sup.on_exit(1);
+    CHECK(after.sup.state() == ServerState::backoff);
 }
