@@ -24,16 +24,7 @@ mcpd::Result<nlohmann::json> build(const CommandLine& line) {
 // process exits. Probing the socket instead would not work under socket activation: systemd
 // keeps listening and would start a fresh mcpd for the probe.
 bool wait_for_exit(const Context& ctx, DaemonClient& client, mcpd::Duration timeout) {
-    const auto deadline = mcpd::Clock::now() + timeout;
-    nlohmann::json ignored;
-    DaemonClient::Read read;
-    do {
-        const auto left =
-            std::chrono::duration_cast<mcpd::Duration>(deadline - mcpd::Clock::now());
-        read = client.read(ignored, std::max(left, mcpd::Duration::zero()));
-    } while (read == DaemonClient::Read::message);
-    // However else the connection ended (closed, reset, cut mid-line), mcpd let go of it.
-    if (read != DaemonClient::Read::failed || client.error().code != "timeout") return true;
+    if (client.wait_closed(timeout)) return true;
     ctx.output.client_error(ClientError{kExitError, "timeout",
                                         "mcpd is still shutting down after " +
                                             mcpd::format_duration(timeout) +

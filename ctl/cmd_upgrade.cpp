@@ -66,12 +66,7 @@ std::optional<std::uint64_t> upgrades_now(const Context& ctx) {
 bool wait_for_new_mcpd(const Context& ctx, DaemonClient& client, std::uint64_t upgrades,
                        mcpd::Duration timeout) {
     const auto deadline = mcpd::Clock::now() + timeout;
-    nlohmann::json ignored;
-    while (client.read(ignored, std::chrono::duration_cast<mcpd::Duration>(
-                                    std::max(deadline - mcpd::Clock::now(),
-                                             mcpd::Clock::duration::zero()))) ==
-           DaemonClient::Read::message) {
-    }
+    client.wait_closed(timeout);  // a timeout here is the one reported below
     while (mcpd::Clock::now() < deadline) {
         if (const auto now = upgrades_now(ctx); now && *now >= upgrades) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));

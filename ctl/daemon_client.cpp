@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -241,6 +242,17 @@ bool DaemonClient::call(const nlohmann::json& request, mcpd::control::Reply& rep
         return fail(kExitError, "bad_reply", "mcpd sent a malformed reply: " + parsed.error());
     reply = std::move(parsed).value();
     return true;
+}
+
+bool DaemonClient::wait_closed(mcpd::Duration timeout) {
+    const auto deadline = mcpd::Clock::now() + timeout;
+    nlohmann::json ignored;
+    Read result;
+    do {
+        const auto left = std::chrono::duration_cast<mcpd::Duration>(deadline - mcpd::Clock::now());
+        result = read(ignored, std::max(left, mcpd::Duration::zero()));
+    } while (result == Read::message);
+    return result != Read::failed || error().code != "timeout";
 }
 
 }  // namespace mcpctl

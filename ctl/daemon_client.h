@@ -48,6 +48,10 @@ public:
     Read read(nlohmann::json& message, std::optional<mcpd::Duration> timeout,
               const InterruptGuard* interrupt = nullptr);
 
+    // Read and drop messages until mcpd closes the connection, however it ends (an exit, an
+    // exec, a reset); false when `timeout` ran out first (error() then says so).
+    bool wait_closed(mcpd::Duration timeout);
+
     // send, then read the one reply (waiting forever when `timeout` is nullopt), checked to be
     // well formed; a close before it is a failure.
     bool call(const nlohmann::json& request, mcpd::control::Reply& reply,

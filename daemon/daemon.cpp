@@ -139,6 +139,15 @@ int Daemon::run(const UpgradeState* restored) {
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
     serve_metrics(registry_.daemon);
     http_ = std::make_unique<HttpFront>(*this);
+    if (restored != nullptr) {
+        // The listeners the process before the exec had: served on, never bound again.
+        std::map<std::string, UniqueFd> kept;
+        for (const auto& [address, fd] : restored->http_listeners) {
+            ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+            kept.emplace(address, UniqueFd(fd));
+        }
+        http_->inherit(std::move(kept));
+    }
     serve_http(registry_.daemon);
     if (restored != nullptr) {
         restore_servers(*restored);

@@ -95,6 +95,7 @@ UpgradeState Daemon::upgrade_state() const {
         state.keeper_pid = Keeper::instance().pid();
         state.keeper_fd = Keeper::instance().pipe_fd();
     }
+    if (http_ != nullptr) state.http_listeners = http_->listening_descriptors();
     state.uptime_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count();
     state.upgrades = upgrades_;
@@ -186,6 +187,7 @@ void Daemon::upgrade_checked(Result<Done> checked) {
 
 void Daemon::exec_upgrade() {
     std::vector<int> kept = {control_->fd(), Keeper::instance().pipe_fd(), upgrade_->state.get()};
+    for (const auto& [address, fd] : http_->listening_descriptors()) kept.push_back(fd);
     // Every running server's three pipes (the state names them).
     for (const ManagedServer* server : pool_.servers()) {
         if (const std::optional<CarriedProcess> p = server->carried_process())

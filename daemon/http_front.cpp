@@ -60,8 +60,24 @@ void HttpFront::apply(const config::DaemonConfig& settings, const std::string& d
     listeners_.clear();
     for (const std::string& address : wanted) {
         auto listener = std::make_unique<Listener>();
+        listener->configured = address;
         listener->address = address;
-        if (address.starts_with("unix:")) {
+        UniqueFd kept;
+        if (auto it = inherited_.find(address); it != inherited_.end()) {
+            kept = std::move(it->second);
+            inherited_.erase(it);
+        }
+        if (kept && address.starts_with("unix:")) {
+            listener->unix_socket = true;
+            listener->policy = origin_policy_for("");
+            listener->fd = std::move(kept);
+        } else if (kept) {
+            Result<ListenAddress> parsed = parse_listen_address(address);
+            if (!parsed) continue;
+            listener->policy = origin_policy_for(bind_host_of(address));
+            listener->address = to_string(parsed.value());
+            listener->fd = std::move(kept);
+        } else if (address.starts_with("unix:")) {
             listener->unix_socket = true;
             listener->policy = origin_policy_for("");
             Result<UniqueFd> fd = bind_control_socket(address.substr(5), access, false);
@@ -89,7 +105,15 @@ void HttpFront::apply(const config::DaemonConfig& settings, const std::string& d
                   (raw->unix_socket ? raw->address : "http://" + raw->address + "/mcp/NAME"));
         listeners_.push_back(std::move(listener));
     }
+    // Sockets of addresses no longer configured are closed (the registry was checked equal).
+    inherited_.clear();
     if (!listeners_.empty() && !sweeper_.pending()) sweeper_.arm(kSweepEvery);
+}
+
+std::vector<std::pair<std::string, int>> HttpFront::listening_descriptors() const {
+    std::vector<std::pair<std::string, int>> out;
+    for (const auto& listener : listeners_) out.emplace_back(listener->configured, listener->fd.get());
+    return out;
 }
 
 std::vector<std::string> HttpFront::addresses() const {

@@ -44,6 +44,11 @@ public:
                const SocketAccess& access);
     // The addresses served now ("unix:/run/…", "127.0.0.1:8080").
     std::vector<std::string> addresses() const;
+    // An upgrade in place (docs/UPGRADE.md): each listening socket by the address it was
+    // configured as, kept open across the exec; and, in the new process before the first
+    // apply(), those sockets, used instead of binding the same addresses again.
+    std::vector<std::pair<std::string, int>> listening_descriptors() const;
+    void inherit(std::map<std::string, UniqueFd> listeners) { inherited_ = std::move(listeners); }
     // User `uid`'s bearer token for the TCP addresses (made or rotated on request).
     Result<std::string> token_for(uid_t uid, bool rotate);
     // HTTP sessions open now.
@@ -53,6 +58,7 @@ public:
 
 private:
     struct Listener {
+        std::string configured;  // as the registry wrote it
         std::string address;  // as configured
         bool unix_socket = false;
         OriginPolicy policy;
@@ -103,6 +109,7 @@ private:
     void sweep();
 
     Daemon& daemon_;
+    std::map<std::string, UniqueFd> inherited_;  // by configured address, until used
     std::string applied_;  // the addresses applied last, joined
     std::vector<std::unique_ptr<Listener>> listeners_;
     std::map<std::uint64_t, Client> clients_;

@@ -135,6 +135,9 @@ Result<CarriedProcess> read_carried_process(const json& body) {
 }
 
 json to_json(const UpgradeState& state) {
+    json http = json::array();
+    for (const auto& [address, fd] : state.http_listeners)
+        http.push_back({{"address", address}, {"fd", fd}});
     json servers = json::array();
     for (const CarriedServer& server : state.servers)
         servers.push_back({{"name", server.name},
@@ -149,6 +152,7 @@ json to_json(const UpgradeState& state) {
             {"control_fd", state.control_fd},
             {"keeper_pid", state.keeper_pid},
             {"keeper_fd", state.keeper_fd},
+            {"http_listeners", http},
             {"uptime_ms", state.uptime_ms},
             {"upgrades", state.upgrades},
             {"servers", std::move(servers)}};
@@ -175,6 +179,25 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
     read_field(body, "keeper_fd", out.keeper_fd, error);
     read_field(body, "uptime_ms", out.uptime_ms, error);
     read_field(body, "upgrades", out.upgrades, error);
+    if (const auto http = body.find("http_listeners"); error.empty()) {
+        if (http == body.end() || !http->is_array()) {
+            error = "its \"http_listeners\" is missing or not an array";
+        } else {
+            for (const json& listener : *http) {
+                std::string address;
+                int fd = -1;
+                if (!listener.is_object() || !read_field(listener, "address", address, error) ||
+                    !read_field(listener, "fd", fd, error))
+                    break;
+                if (address.empty() || address.size() > 4096 || fd < 3 || fd >= (1 << 20) ||
+                    fd == out.control_fd || fd == out.keeper_fd) {
+                    error = "an HTTP listener is not an address with a descriptor of its own";
+                    break;
+                }
+                out.http_listeners.emplace_back(std::move(address), fd);
+            }
+        }
+    }
     const auto servers = body.find("servers");
     if (error.empty() && (servers == body.end() || !servers->is_array()))
         error = "its \"servers\" is missing or not an array";

@@ -52,6 +52,8 @@ struct UpgradeState {
     // The keeper (daemon/server/keeper.h) and its pipe's write end; -1: none.
     pid_t keeper_pid = -1;
     int keeper_fd = -1;
+    // The HTTP front door's listening sockets, by configured address, kept open.
+    std::vector<std::pair<std::string, int>> http_listeners;
     std::int64_t uptime_ms = 0;
     std::uint64_t upgrades = 0;  // upgrades in place before this one
     std::vector<CarriedServer> servers;

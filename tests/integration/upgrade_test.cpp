@@ -16,8 +16,11 @@
 #include <string>
 #include <thread>
 
+#include <algorithm>
+
 #include "common/sha256.h"
 #include "common/state_file.h"
+#include "curl_client.h"
 #include "harness.h"
 #include "mcp_session.h"
 #include "other_user.h"
@@ -43,7 +46,8 @@ json state_body(const std::string& server_state) {
     return {{"mcpd_version", "0.1.0"}, {"pid", 4242},       {"config", "/etc/mcpd/mcpd.toml"},
             {"socket", "/run/mcpd/mcpd.sock"}, {"listening", "/run/mcpd/mcpd.sock"},
             {"socket_activated", false}, {"control_fd", 5}, {"keeper_pid", 99},
-            {"keeper_fd", 6}, {"uptime_ms", 60000}, {"upgrades", 0},
+            {"keeper_fd", 6}, {"http_listeners", {{{"address", "unix:/run/mcpd/mcpd-http.sock"}, {"fd", 7}}}},
+            {"uptime_ms", 60000}, {"upgrades", 0},
             {"servers",
              {{{"name", "demo"}, {"supervisor", supervisor_state(server_state)}, {"process", nullptr}}}}};
 }
@@ -68,6 +72,19 @@ std::size_t settled_descriptors(pid_t pid) {
         last = now;
     }
     return last;
+}
+
+// The sockets `pid` holds open ("socket:[INODE]"), sorted.
+std::vector<std::string> open_sockets(pid_t pid) {
+    std::vector<std::string> sockets;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+        std::error_code error;
+        const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+        if (target.starts_with("socket:")) sockets.push_back(target);
+    }
+    std::sort(sockets.begin(), sockets.end());
+    return sockets;
 }
 
 // A server that failed (restart = "never"), one waiting out a long backoff, one stopped.
@@ -331,6 +348,33 @@ TEST_CASE("a server carried across an upgrade dies with a killed mcpd: the keepe
     CHECK(env.daemon().kill_hard() == -SIGKILL);
     CHECK(poll_until(10s, [&] { return !process_alive(live); }));
     env.drop_daemon();
+}
+
+TEST_CASE("the control and HTTP listeners are the same sockets after an upgrade, and both serve",
+          "[upgrade][http]") {
+    TestEnv env("upgrade-listeners");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
+    env.start_daemon();
+    env.wait_state("demo", "running");
+    const pid_t pid = env.daemon_pid();
+    settled_descriptors(pid);
+    const std::vector<std::string> before = open_sockets(pid);
+    REQUIRE(before.size() == 2);  // the control socket and the HTTP socket, listening
+    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    INFO(upgraded.describe());
+    REQUIRE(upgraded.exit_code == 0);
+    settled_descriptors(pid);
+    CHECK(open_sockets(pid) == before);
+    CHECK(env.daemon_log().find("replacing stale socket " + http) == std::string::npos);
+    // MCP over HTTP on the socket that was never closed.
+    const HttpAnswer init = curl({"--unix-socket", http, "-X", "POST", "-H",
+                                  "Content-Type: application/json", "-H",
+                                  "Accept: application/json, text/event-stream", "--data-binary",
+                                  initialize_body("after-upgrade"), "http://localhost/mcp/demo"});
+    INFO(init.raw);
+    CHECK(init.status == 200);
+    CHECK(init.body.find("mcpd-demo-server") != std::string::npos);
 }
 
 TEST_CASE("only root and mcpd's own user may ask for an upgrade", "[upgrade][access]") {

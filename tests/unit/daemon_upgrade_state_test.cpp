@@ -158,6 +158,7 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     state.control_fd = 5;
     state.keeper_pid = 78;
     state.keeper_fd = 6;
+    state.http_listeners = {{"unix:/run/mcpd/mcpd-http.sock", 7}, {"127.0.0.1:8080", 8}};
     state.uptime_ms = 1234;
     state.upgrades = 2;
     state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt});
@@ -221,6 +222,12 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     bad = body;
     bad["keeper_fd"] = -1;
     CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("keeper"));
+    bad = body;
+    bad["http_listeners"][1]["fd"] = 5;  // the control socket's
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("descriptor of its own"));
+    bad = body;
+    bad.erase("http_listeners");
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"http_listeners\""));
     bad = body;
     bad["socket_activated"] = 0;
     CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"socket_activated\""));
