@@ -53,7 +53,10 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
       pool_(*this, [this] { maybe_finish_shutdown(); }),
       placement_(pool_),
       sessions_(loop_, registry_.daemon, placement_, authority_, limits_, budget_),
-      upgrade_cleanup_(loop_.base(), [this] { finished_upgrade_.reset(); }) {}
+      upgrade_cleanup_(loop_.base(), [this] {
+          finished_upgrade_.reset();
+          spent_check_.reset();
+      }) {}
 
 Daemon::~Daemon() {
     // Sessions before the connections they are linked to, those before the servers.

@@ -202,26 +202,38 @@ private:
     // Serve HTTP where `settings` says, by default beside the control socket.
     void serve_http(const config::DaemonConfig& settings);
 
-    // daemon_upgrade.cpp. What keeps an upgrade from carrying everything now, as a sentence
-    // (empty: nothing); `asker` is the connection that asked, carried by its reply.
-    std::string upgrade_blockers(const ControlConnection* asker) const;
+    // daemon_upgrade.cpp. What keeps an upgrade from carrying everything now: what lasts
+    // until someone acts (a session, an edit) and what passes in a moment (an answer due);
+    // `asker` is the connection that asked, carried by its reply.
+    struct UpgradeBlockers {
+        std::vector<std::string> lasting, passing;
+    };
+    UpgradeBlockers upgrade_blockers(const ControlConnection* asker) const;
+    // Once nothing stands in the way (waiting up to kUpgradeWait for what passes): the state
+    // written and handed to the new binary to check.
+    void try_upgrade();
     UpgradeState upgrade_state() const;
     void upgrade_checked(Result<Done> checked);
-    // Answer the upgrade's asker with an error and forget the upgrade.
-    void refuse_upgrade(const std::string& why);
+    // Answer the upgrade's asker with an error (`code`) and forget the upgrade.
+    void refuse_upgrade(std::string_view code, const std::string& why);
     // Keep the state's descriptors open and exec; returns only when the exec failed.
     void exec_upgrade();
     void restore_servers(const UpgradeState& state);
+    // How long an upgrade waits for what passes (a ping's answer, a line being read).
+    static constexpr Duration kUpgradeWait = std::chrono::seconds(3);
     struct PendingUpgrade {
         std::string binary;
+        TimePoint give_up_at;
         UniqueFd state;  // the sealed memfd
         std::size_t state_bytes = 0;
         ControlConnection* asker = nullptr;  // null once it has gone
         std::unique_ptr<StateCheck> check;
+        std::unique_ptr<Timer> retry;
     };
     std::unique_ptr<PendingUpgrade> upgrade_;
     Timer upgrade_cleanup_;  // frees a finished upgrade on the next turn, outside its callbacks
     std::unique_ptr<PendingUpgrade> finished_upgrade_;
+    std::unique_ptr<StateCheck> spent_check_;  // a check whose state went stale: freed next turn
     std::uint64_t upgrades_ = 0;
     bool activated_ = false;  // the control socket came from systemd
     std::map<std::uint64_t, Waiter> waiters_;

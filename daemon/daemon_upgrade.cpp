@@ -32,18 +32,27 @@ bool set_cloexec(int fd, bool on) {
     return flags >= 0 && ::fcntl(fd, F_SETFD, on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC) == 0;
 }
 
+// "a; b": the blockers in one sentence.
+std::string joined(const std::vector<std::string>& parts) {
+    std::string sentence;
+    for (const std::string& part : parts) sentence += (sentence.empty() ? "" : "; ") + part;
+    return sentence;
+}
+
 }  // namespace
 
-std::string Daemon::upgrade_blockers(const ControlConnection* asker) const {
+Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker) const {
     // Until each kind of thing joins the state (docs/UPGRADE.md, "The steps"), its presence
     // refuses the upgrade: nothing is dropped silently.
-    std::vector<std::string> blockers;
+    UpgradeBlockers found;
+    std::vector<std::string>& blockers = found.lasting;
     std::vector<std::string> instances;
     pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
+        bool passing = true;
         if (role.kind != "shared") {
             instances.push_back(server.name() + " (" + std::string(role.kind) + ")");
-        } else if (const std::string why = server.why_not_carried(); !why.empty()) {
-            blockers.push_back("server " + server.name() + ": " + why);
+        } else if (const std::string why = server.why_not_carried(passing); !why.empty()) {
+            (passing ? found.passing : found.lasting).push_back("server " + server.name() + ": " + why);
         }
     });
     if (!instances.empty())
@@ -54,13 +63,18 @@ std::string Daemon::upgrade_blockers(const ControlConnection* asker) const {
                            " client session(s) are attached, which cannot be carried yet");
     // An idle connection, owed nothing and with nothing unread, is simply closed by the exec
     // (its client sees mcpd hang up, as at a restart); any other is busy with something.
-    std::size_t busy = 0;
-    for (const auto& [raw, connection] : connections_)
-        busy += raw != asker && !raw->idle_and_silent() ? 1 : 0;
-    if (busy > 0)
-        blockers.push_back(std::to_string(busy) +
-                           " other control connection(s) are busy (mcpctl logs -f, a --wait, "
-                           "or a request being answered)");
+    std::size_t following = 0, answering = 0;
+    for (const auto& [raw, connection] : connections_) {
+        if (raw == asker || raw->idle_and_silent()) continue;
+        ++(raw->follows() ? following : answering);
+    }
+    if (following > 0)
+        found.lasting.push_back(std::to_string(following) +
+                                " other control connection(s) are busy following something "
+                                "(mcpctl logs -f, a --wait, a passed session)");
+    if (answering > 0)
+        found.passing.push_back(std::to_string(answering) +
+                                " other control connection(s) wait for their answers");
     if (http_ != nullptr && http_->connection_count() > 0)
         blockers.push_back(std::to_string(http_->connection_count()) +
                            " HTTP connection(s) are open");
@@ -77,9 +91,7 @@ std::string Daemon::upgrade_blockers(const ControlConnection* asker) const {
             blockers.push_back("the registry " + options_.config_path +
                                " changed since mcpd read it: run 'mcpctl reload' first");
     }
-    std::string sentence;
-    for (const std::string& blocker : blockers) sentence += (sentence.empty() ? "" : "; ") + blocker;
-    return sentence;
+    return found;
 }
 
 UpgradeState Daemon::upgrade_state() const {
@@ -120,44 +132,70 @@ void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
                           "cannot upgrade to this binary: " + usable.error());
         return;
     }
-    if (const std::string blocked = upgrade_blockers(&asker); !blocked.empty()) {
-        asker.reply_error(control::code::busy, "cannot upgrade now: " + blocked);
+    if (const UpgradeBlockers blocked = upgrade_blockers(&asker); !blocked.lasting.empty()) {
+        asker.reply_error(control::code::busy, "cannot upgrade now: " + joined(blocked.lasting));
+        return;
+    }
+    upgrade_ = std::make_unique<PendingUpgrade>();
+    upgrade_->binary = binary;
+    upgrade_->give_up_at = Clock::now() + kUpgradeWait;
+    upgrade_->asker = &asker;
+    upgrade_->retry = std::make_unique<Timer>(loop_.base(), [this] { try_upgrade(); });
+    asker.defer_reply();
+    PendingUpgrade* pending = upgrade_.get();
+    asker.on_close([this, pending] {
+        if (upgrade_.get() == pending) pending->asker = nullptr;
+    });
+    log::info("upgrade in place to " + binary + " asked by pid " + std::to_string(asker.peer().pid));
+    try_upgrade();
+}
+
+void Daemon::try_upgrade() {
+    if (upgrade_->asker == nullptr) {
+        refuse_upgrade(control::code::failed, "the client that asked for it has gone");
+        return;
+    }
+    const UpgradeBlockers blocked = upgrade_blockers(upgrade_->asker);
+    if (!blocked.lasting.empty()) {
+        refuse_upgrade(control::code::busy, "cannot upgrade now: " + joined(blocked.lasting));
+        return;
+    }
+    if (!blocked.passing.empty()) {
+        // A moment's matter (an answer due, a line being read): looked at again shortly.
+        if (Clock::now() >= upgrade_->give_up_at) {
+            refuse_upgrade(control::code::busy, "cannot upgrade now: after " +
+                                                    format_duration(kUpgradeWait) + ", still " +
+                                                    joined(blocked.passing));
+            return;
+        }
+        upgrade_->retry->arm(std::chrono::milliseconds(20));
         return;
     }
     const std::string text = state_file::encode(to_json(upgrade_state()));
     Result<UniqueFd> memfd = state_file::to_sealed_memfd(text);
     const Result<state_file::Decoded> decoded = state_file::decode(text);
     if (!memfd || !decoded) {
-        asker.reply_error(control::code::failed,
-                          "cannot write mcpd's state: " +
-                              (memfd ? decoded.error() : memfd.error()));
+        refuse_upgrade(control::code::failed,
+                       "cannot write mcpd's state: " + (memfd ? decoded.error() : memfd.error()));
         return;
     }
     // What the state says the servers' processes had begun to write stays true until the exec:
     // nothing more is read from them meanwhile (it waits in their pipes for the new process).
     for (ManagedServer* server : pool_.servers()) server->hold_output(true);
-    upgrade_ = std::make_unique<PendingUpgrade>();
-    upgrade_->binary = binary;
     upgrade_->state = std::move(memfd).value();
     upgrade_->state_bytes = text.size();
-    upgrade_->asker = &asker;
-    asker.defer_reply();
-    PendingUpgrade* pending = upgrade_.get();
-    asker.on_close([this, pending] {
-        if (upgrade_.get() == pending) pending->asker = nullptr;
-    });
-    log::info("upgrade in place to " + binary + " asked by pid " + std::to_string(asker.peer().pid) +
-              ": the new binary reads the state (" + std::to_string(text.size()) + " bytes)");
+    log::info("upgrade in place: " + upgrade_->binary + " reads the state (" +
+              std::to_string(text.size()) + " bytes)");
     upgrade_->check = std::make_unique<StateCheck>(
-        loop_.base(), reaper_, binary, upgrade_->state.get(),
+        loop_.base(), reaper_, upgrade_->binary, upgrade_->state.get(),
         state_file::acknowledgement(decoded.value()),
         [this](Result<Done> checked) { upgrade_checked(std::move(checked)); });
 }
 
-void Daemon::refuse_upgrade(const std::string& why) {
+void Daemon::refuse_upgrade(std::string_view code, const std::string& why) {
     log::error("upgrade in place refused: " + why + "; mcpd carries on");
     for (ManagedServer* server : pool_.servers()) server->hold_output(false);
-    if (upgrade_->asker != nullptr) upgrade_->asker->reply_error(control::code::failed, why);
+    if (upgrade_->asker != nullptr) upgrade_->asker->reply_error(code, why);
     // Freed on the next turn: this may run inside the check's own callbacks.
     finished_upgrade_ = std::move(upgrade_);
     upgrade_cleanup_.arm(Duration(0));
@@ -165,24 +203,32 @@ void Daemon::refuse_upgrade(const std::string& why) {
 
 void Daemon::upgrade_checked(Result<Done> checked) {
     if (!checked) {
-        refuse_upgrade("the new binary cannot take this mcpd's state: " + checked.error());
+        refuse_upgrade(control::code::failed,
+                       "the new binary cannot take this mcpd's state: " + checked.error());
         return;
     }
     if (upgrade_->asker == nullptr) {
-        refuse_upgrade("the client that asked for it has gone");
+        refuse_upgrade(control::code::failed, "the client that asked for it has gone");
         return;
     }
     // The check took a moment: what it read must still be all there is.
-    if (const std::string blocked = upgrade_blockers(upgrade_->asker); !blocked.empty()) {
-        refuse_upgrade("while the new binary read the state, " + blocked);
+    if (const UpgradeBlockers blocked = upgrade_blockers(upgrade_->asker);
+        !blocked.lasting.empty() || !blocked.passing.empty()) {
+        // The state is stale: written again (and checked again) once nothing is under way.
+        for (ManagedServer* server : pool_.servers()) server->hold_output(false);
+        spent_check_ = std::move(upgrade_->check);
+        upgrade_->state.reset();
+        upgrade_cleanup_.arm(Duration(0));
+        try_upgrade();
         return;
     }
     upgrade_->asker->reply_ok(control::to_json(
         control::UpgradeResult{upgrade_->binary, upgrade_->state_bytes, upgrades_ + 1}));
     upgrade_->asker->flush_now(std::chrono::seconds(1));
+    upgrade_->asker = nullptr;  // answered: a failed exec below is only logged
     exec_upgrade();
     // Only when the exec failed: the old process is still whole and serves on.
-    refuse_upgrade("the exec of " + upgrade_->binary + " failed");
+    refuse_upgrade(control::code::failed, "the exec of " + upgrade_->binary + " failed");
 }
 
 void Daemon::exec_upgrade() {

@@ -141,7 +141,9 @@ public:
 
     // An upgrade in place (managed_server_upgrade.cpp, docs/UPGRADE.md). Why its state cannot
     // be carried now; empty when it can (no process, or a running one with nothing under way).
-    std::string why_not_carried() const;
+    // `passing`: set when it is a matter of a moment (an answer due, a process starting), not
+    // of something mcpd cannot carry at all yet.
+    std::string why_not_carried(bool& passing) const;
     // Its running process as the state carries it (none when it has none): pid, tag, the
     // three pipes' descriptors, the lines they had begun, mcpd's handshake and id counter.
     std::optional<CarriedProcess> carried_process() const;

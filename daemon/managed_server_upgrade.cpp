@@ -11,7 +11,8 @@
 
 namespace mcpd {
 
-std::string ManagedServer::why_not_carried() const {
+std::string ManagedServer::why_not_carried(bool& passing) const {
+    passing = true;
     if (!supervisor_.carriable()) {
         return supervisor_.state() == ServerState::running
                    ? "a health ping of mcpd's waits for its answer"
@@ -19,7 +20,10 @@ std::string ManagedServer::why_not_carried() const {
     }
     if (!draining_.empty()) return "an exited process of it is still draining its output";
     if (child_ == nullptr) return supervisor_.without_process() ? std::string() : "it has no process";
-    if (sandbox_plan_ || cgroup_.active()) return "boxed servers cannot be carried yet";
+    if (sandbox_plan_ || cgroup_.active()) {
+        passing = false;
+        return "boxed servers cannot be carried yet";
+    }
     if (handshake_ == nullptr || !handshake_->settled())
         return "mcpd's own request to it waits for an answer";
     if (router_.in_flight() > 0) return "requests to it wait for their answers";

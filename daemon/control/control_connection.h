@@ -75,6 +75,9 @@ public:
     bool closed() const { return closed_; }
     // Waiting for a request and owed nothing: what the idle timeout would close.
     bool idle() const;
+    // It follows something that lasts (a `logs -f`, a `--wait`, a passed session it is linked
+    // to): something is done when it goes.
+    bool follows() const { return !cleanups_.empty(); }
     // Idle, with no request waiting in its socket (one accepted in the same burst as others
     // may not have been read yet) and no answer waiting to be written: what may be closed to
     // make way.

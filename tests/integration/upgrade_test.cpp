@@ -270,7 +270,7 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
                 return env.ctl({"upgrade"}).err.find("1 other control connection(s) are busy") !=
                        std::string::npos;
             }));
-            expect_refused(env, {}, "1 other control connection(s) are busy");
+            expect_refused(env, {}, "1 other control connection(s) are busy following something");
         }
         // mcpctl makes a relative path absolute where it runs; mcpd names what it looked for.
         expect_refused(env, {"--binary", "relative/mcpd"}, "relative/mcpd: No such file or directory");
@@ -332,6 +332,23 @@ TEST_CASE("a running server is carried across upgrades: same pid, no new handsha
         return pid && *pid != live && env.state("live") == "running";
     }));
     CHECK(env.server("live")["restarts"] == 1);
+}
+
+TEST_CASE("an upgrade waits a moment for a server that is starting, then carries it", "[upgrade]") {
+    TestEnv env("upgrade-waits");
+    env.write_registry(server_toml("slow", {"--start-delay-ms=700"}, {{"autostart", "false"}}));
+    env.start_daemon();
+    REQUIRE(env.ctl({"start", "slow"}).exit_code == 0);
+    REQUIRE(env.state("slow") == "starting");
+    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    INFO(upgraded.describe());
+    REQUIRE(upgraded.exit_code == 0);
+    CHECK(env.state("slow") == "running");
+    const auto pid = env.server_pid("slow");
+    REQUIRE(pid);
+    CHECK(env.daemon_log().find("pid " + std::to_string(*pid) + " carried across the upgrade") !=
+          std::string::npos);
+    CHECK(env.server("slow")["restarts"] == 0);
 }
 
 TEST_CASE("a server carried across an upgrade dies with a killed mcpd: the keeper still lists it",

@@ -193,6 +193,29 @@ if ! /usr/bin/mcpctl --socket "$socket" restart demo --wait --timeout 20s; then
     cat "$work/smoke.log" >&2
     fail "the installed mcpd did not run the demo server of /etc/mcpd/mcpd.toml"
 fi
+
+# An upgrade in place across a reinstall of the package: dpkg replaces /usr/sbin/mcpd under the
+# running daemon, and mcpctl upgrade runs the new file under the same pid, the demo server's
+# process carried on (docs/UPGRADE.md).
+server_pid() {
+    /usr/bin/mcpctl --socket "$socket" status | awk '$1 == "demo" { print $3 }'
+}
+demo_before=$(server_pid)
+[ -n "$demo_before" ] && [ "$demo_before" != - ] || fail "the demo server has no pid before the upgrade"
+as_root dpkg -i "${debs[0]}" >/dev/null
+[[ $(readlink "/proc/$smoke_pid/exe") == *"(deleted)" ]] ||
+    fail "dpkg -i did not replace the running /usr/sbin/mcpd (its exe is $(readlink "/proc/$smoke_pid/exe"))"
+if ! /usr/bin/mcpctl --socket "$socket" upgrade --wait --timeout 20s; then
+    cat "$work/smoke.log" >&2
+    fail "mcpctl upgrade did not replace the running mcpd with the reinstalled one"
+fi
+[ "$(readlink "/proc/$smoke_pid/exe")" = /usr/sbin/mcpd ] ||
+    fail "after the upgrade mcpd runs $(readlink "/proc/$smoke_pid/exe"), not the new /usr/sbin/mcpd"
+[ "$(server_pid)" = "$demo_before" ] ||
+    fail "the demo server's process changed across the upgrade ($demo_before, now $(server_pid))"
+/usr/bin/mcpctl --socket "$socket" restart demo --wait --timeout 20s >/dev/null ||
+    fail "the upgraded mcpd does not restart the demo server"
+
 /usr/bin/mcpctl --socket "$socket" shutdown --wait >/dev/null
 wait "$smoke_pid" || fail "mcpd exited with status $? after mcpctl shutdown"
 smoke_pid=
@@ -208,5 +231,5 @@ for path in "${installed_files[@]}" /etc/mcpd /usr/share/doc/mcpd \
     [ ! -e "$path" ] && [ ! -L "$path" ] || fail "$path is still there after dpkg --purge"
 done
 
-echo "ok: the mcpd $version package builds, passes lintian, installs and purges" \
+echo "ok: the mcpd $version package builds, passes lintian, installs, upgrades in place and purges" \
     "(${build_seconds}s build, $((SECONDS - started))s in all)"
