@@ -261,7 +261,11 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
         REQUIRE(env.ctl({"start", "later", "--wait"}).exit_code == 0);
         {
             McpSession session(env.socket(), "later");
+            session.initialize("refused-upgrade");
             expect_refused(env, {}, "1 client session(s) are attached");
+            // A refusal leaves the session as it was.
+            CHECK(session.wait_response(session.call_tool("echo", {{"text", "untouched"}}))
+                      .tool_text() == "untouched");
         }
         {
             BackgroundProcess follower({bin("mcpctl"), "--socket", env.socket(), "logs", "-f", "bad"});
