@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 
 namespace mcpd {
 
@@ -34,10 +35,15 @@ Result<Done> owned_and_closed(const std::string& what, const struct stat& st, ui
 
 }  // namespace
 
-Result<Done> check_upgrade_binary(const std::string& path, uid_t owner) {
-    if (path.empty() || path.front() != '/')
-        return permanent_failure("the new binary must be named by an absolute path, not '" + path +
+Result<Done> check_upgrade_binary(const std::string& named, uid_t owner) {
+    if (named.empty() || named.front() != '/')
+        return permanent_failure("the new binary must be named by an absolute path, not '" + named +
                                  "'");
+    // The file and directory that will really be run: a link's target, in its own directory.
+    char* real = ::realpath(named.c_str(), nullptr);
+    if (real == nullptr) return system_failure("cannot use the new binary " + named, errno);
+    const std::string path(real);
+    std::free(real);
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         return system_failure("cannot use the new binary " + path, errno);

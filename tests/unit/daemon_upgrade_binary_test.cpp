@@ -59,6 +59,12 @@ TEST_CASE("upgrade binary: a relative, missing, non-regular, non-executable or o
     }
     ::chmod(dir.path("").c_str(), 0777);
     CHECK(refusal(mine).find("its directory") != std::string::npos);
+    // A link from a directory nobody else may write is judged by where it leads.
+    const TempDir safe("mcpd-upgrade-link");
+    ::chmod(safe.path("").c_str(), 0700);
+    const std::string link = safe.path("mcpd");
+    REQUIRE(::symlink(mine.c_str(), link.c_str()) == 0);
+    CHECK(refusal(link).find("its directory") != std::string::npos);
     ::chmod(dir.path("").c_str(), 01777);  // sticky: nobody can replace another's file
     CHECK(refusal(mine).empty());
     ::chmod(dir.path("").c_str(), 0700);
