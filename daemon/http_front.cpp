@@ -242,8 +242,8 @@ void HttpFront::on_request(std::uint64_t id, HttpConnection& connection, HttpReq
     const std::optional<PeerCredentials> peer = who(client->second, connection, request);
     if (!peer) return;
     const std::string& path = request.head.path;
-    constexpr std::string_view kPrefix = "/mcp/";
-    const std::string target = path.starts_with(kPrefix) ? path.substr(kPrefix.size()) : std::string();
+    constexpr std::string_view kMcpPath = "/mcp/";
+    const std::string target = path.starts_with(kMcpPath) ? path.substr(kMcpPath.size()) : std::string();
     if (target.empty() || target.size() > kMaxTargetBytes ||
         target.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+") !=
             std::string::npos) {
