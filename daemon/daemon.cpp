@@ -140,6 +140,12 @@ int Daemon::run(const UpgradeState* restored) {
               std::to_string(registry_.servers.size()) + " servers from " + registry_.path);
     open_list_cache();
     for (const config::ServerConfig& server : registry_.servers) pool_.add(server);
+    if (restored != nullptr && restored->metrics_listener) {
+        // The metrics listener the process before the exec had, taken over by serve_metrics.
+        const int fd = restored->metrics_listener->second;
+        ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+        inherited_metrics_.emplace(restored->metrics_listener->first, UniqueFd(fd));
+    }
     serve_metrics(registry_.daemon);
     http_ = std::make_unique<HttpFront>(*this);
     if (restored != nullptr) {
@@ -263,6 +269,10 @@ nlohmann::json Daemon::stats(const std::vector<const ManagedServer*>& servers,
 
 void Daemon::serve_metrics(const config::DaemonConfig& settings) {
     metrics_.reset();
+    // After an upgrade in place, the socket the process before the exec listened on (closed
+    // here when it is not wanted).
+    std::optional<std::pair<std::string, UniqueFd>> inherited = std::move(inherited_metrics_);
+    inherited_metrics_.reset();
     if (settings.metrics_listen.empty()) return;
     // The registry refuses an address without a token file; the file itself is read now.
     Result<std::string> token = read_metrics_token(settings.metrics_token_file, authority_.owner());
@@ -270,11 +280,16 @@ void Daemon::serve_metrics(const config::DaemonConfig& settings) {
         log::error(token.error() + "; no metrics over HTTP until it is fixed and mcpd reloaded");
         return;
     }
+    MetricsHttp::Render render = [this] {
+        const std::vector<ManagedServer*> all = pool_.servers();
+        return metrics_text(stats({all.begin(), all.end()}, {true, false}));
+    };
     Result<std::unique_ptr<MetricsHttp>> http =
-        MetricsHttp::listen(loop_, settings.metrics_listen, std::move(token).value(), [this] {
-            const std::vector<ManagedServer*> all = pool_.servers();
-            return metrics_text(stats({all.begin(), all.end()}, {true, false}));
-        });
+        inherited && inherited->first == settings.metrics_listen
+            ? MetricsHttp::take_over(loop_, std::move(inherited->second), settings.metrics_listen,
+                                     std::move(token).value(), std::move(render))
+            : MetricsHttp::listen(loop_, settings.metrics_listen, std::move(token).value(),
+                                  std::move(render));
     if (!http) {
         // The pool is served all the same; the metrics wait for a fixed registry and a reload.
         log::error("metrics_listen: " + http.error() + "; no metrics over HTTP");

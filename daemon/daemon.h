@@ -236,6 +236,9 @@ private:
     std::unique_ptr<StateCheck> spent_check_;  // a check whose state went stale: freed next turn
     std::uint64_t upgrades_ = 0;
     bool activated_ = false;  // the control socket came from systemd
+    // The metrics listener the process before an upgrade in place had, until serve_metrics
+    // takes it over (by its configured address).
+    std::optional<std::pair<std::string, UniqueFd>> inherited_metrics_;
     std::map<std::uint64_t, Waiter> waiters_;
     std::uint64_t next_waiter_ = 1;
 

@@ -75,6 +75,8 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
     if (answering > 0)
         found.passing.push_back(std::to_string(answering) +
                                 " other control connection(s) wait for their answers");
+    if (metrics_ != nullptr && metrics_->connections() > 0)
+        found.passing.push_back("a metrics scrape is being answered");
     if (http_ != nullptr && http_->connection_count() > 0)
         blockers.push_back(std::to_string(http_->connection_count()) +
                            " HTTP connection(s) are open");
@@ -108,6 +110,8 @@ UpgradeState Daemon::upgrade_state() const {
         state.keeper_fd = Keeper::instance().pipe_fd();
     }
     if (http_ != nullptr) state.http_listeners = http_->listening_descriptors();
+    if (metrics_ != nullptr)
+        state.metrics_listener.emplace(registry_.daemon.metrics_listen, metrics_->listening_fd());
     state.uptime_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count();
     state.upgrades = upgrades_;
@@ -234,6 +238,7 @@ void Daemon::upgrade_checked(Result<Done> checked) {
 void Daemon::exec_upgrade() {
     std::vector<int> kept = {control_->fd(), Keeper::instance().pipe_fd(), upgrade_->state.get()};
     for (const auto& [address, fd] : http_->listening_descriptors()) kept.push_back(fd);
+    if (metrics_ != nullptr) kept.push_back(metrics_->listening_fd());
     // Every running server's three pipes (the state names them).
     for (const ManagedServer* server : pool_.servers()) {
         if (const std::optional<CarriedProcess> p = server->carried_process())

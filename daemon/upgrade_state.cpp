@@ -153,6 +153,10 @@ json to_json(const UpgradeState& state) {
             {"keeper_pid", state.keeper_pid},
             {"keeper_fd", state.keeper_fd},
             {"http_listeners", http},
+            {"metrics_listener", state.metrics_listener
+                                     ? json{{"address", state.metrics_listener->first},
+                                            {"fd", state.metrics_listener->second}}
+                                     : json()},
             {"uptime_ms", state.uptime_ms},
             {"upgrades", state.upgrades},
             {"servers", std::move(servers)}};
@@ -195,6 +199,25 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
                     break;
                 }
                 out.http_listeners.emplace_back(std::move(address), fd);
+            }
+        }
+    }
+    if (const auto metrics = body.find("metrics_listener"); error.empty()) {
+        std::string address;
+        int fd = -1;
+        if (metrics == body.end()) {
+            error = "its \"metrics_listener\" is missing";
+        } else if (!metrics->is_null()) {
+            if (metrics->is_object() && read_field(*metrics, "address", address, error) &&
+                read_field(*metrics, "fd", fd, error)) {
+                bool shared = fd == out.control_fd || fd == out.keeper_fd;
+                for (const auto& [http_address, http_fd] : out.http_listeners) shared |= fd == http_fd;
+                if (address.empty() || address.size() > 4096 || fd < 3 || fd >= (1 << 20) || shared)
+                    error = "its metrics listener is not an address with a descriptor of its own";
+                else
+                    out.metrics_listener.emplace(std::move(address), fd);
+            } else if (error.empty()) {
+                error = "its \"metrics_listener\" is neither an object nor null";
             }
         }
     }

@@ -54,6 +54,8 @@ struct UpgradeState {
     int keeper_fd = -1;
     // The HTTP front door's listening sockets, by configured address, kept open.
     std::vector<std::pair<std::string, int>> http_listeners;
+    // The metrics listener ([daemon] metrics_listen as configured, and its socket); none.
+    std::optional<std::pair<std::string, int>> metrics_listener;
     std::int64_t uptime_ms = 0;
     std::uint64_t upgrades = 0;  // upgrades in place before this one
     std::vector<CarriedServer> servers;

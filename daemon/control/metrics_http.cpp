@@ -34,6 +34,19 @@ Result<std::unique_ptr<MetricsHttp>> MetricsHttp::listen(EventLoop& loop, std::s
                                                         std::move(render), limits));
 }
 
+Result<std::unique_ptr<MetricsHttp>> MetricsHttp::take_over(EventLoop& loop, UniqueFd listener,
+                                                            std::string_view address,
+                                                            std::string token, Render render,
+                                                            Limits limits) {
+    Result<ListenAddress> parsed = parse_listen_address(address);
+    if (!parsed) return parsed.failure();
+    if (Result<Done> port = read_bound_port(listener.get(), parsed.value(), "metrics_listen"); !port)
+        return port.failure();
+    return std::unique_ptr<MetricsHttp>(new MetricsHttp(loop, std::move(listener),
+                                                        std::move(parsed).value(), std::move(token),
+                                                        std::move(render), limits));
+}
+
 MetricsHttp::MetricsHttp(EventLoop& loop, UniqueFd listener, ListenAddress bound, std::string token,
                          Render render, Limits limits)
     : loop_(loop),

@@ -51,6 +51,12 @@ public:
                                                        std::string token, Render render,
                                                        Limits limits = Limits{});
 
+    // The same on a socket already listening there (an upgrade in place kept it open).
+    static Result<std::unique_ptr<MetricsHttp>> take_over(EventLoop& loop, UniqueFd listener,
+                                                          std::string_view address,
+                                                          std::string token, Render render,
+                                                          Limits limits = Limits{});
+
     ~MetricsHttp();
     MetricsHttp(const MetricsHttp&) = delete;
     MetricsHttp& operator=(const MetricsHttp&) = delete;
@@ -62,6 +68,8 @@ public:
     void set_token(std::string token) { token_ = std::move(token); }
     // Connections open now.
     std::size_t connections() const { return connections_.size(); }
+    // The listening socket (an upgrade in place keeps it open across the exec).
+    int listening_fd() const { return listener_.get(); }
 
 private:
     struct Connection {

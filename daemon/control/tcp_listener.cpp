@@ -71,13 +71,21 @@ Result<UniqueFd> bind_tcp_listener(ListenAddress& address, std::string_view key)
         return socket_failure("cannot bind " + where, errno, key);
     if (::listen(fd.get(), kBacklog) != 0)
         return socket_failure("cannot listen on " + where, errno, key);
+    if (Result<Done> port = read_bound_port(fd.get(), address, key); !port) return port.failure();
+    return fd;
+}
+
+Result<Done> read_bound_port(int fd, ListenAddress& address, std::string_view key) {
     sockaddr_storage bound{};
     socklen_t bound_length = sizeof bound;
-    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &bound_length) != 0)
-        return socket_failure("cannot read the address of " + where, errno, key);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_length) != 0)
+        return socket_failure("cannot read the address of " + to_string(address), errno, key);
+    if (bound.ss_family != (address.ipv6 ? AF_INET6 : AF_INET))
+        return permanent_failure(std::string(key) + ": the socket for " + to_string(address) +
+                                 " is not of its address family");
     address.port = ntohs(address.ipv6 ? reinterpret_cast<const sockaddr_in6&>(bound).sin6_port
                                       : reinterpret_cast<const sockaddr_in&>(bound).sin_port);
-    return fd;
+    return Done{};
 }
 
 

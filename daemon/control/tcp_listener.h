@@ -15,5 +15,8 @@ namespace mcpd {
 // port it got. A failure ("cannot bind ADDRESS: why") names the address and, where it helps,
 // the registry `key` to change.
 Result<UniqueFd> bind_tcp_listener(ListenAddress& address, std::string_view key);
+// The port `fd` (a listening socket of `address`) is bound to, into `address`: for a socket
+// bound to port 0, or one taken over from the process before an upgrade in place.
+Result<Done> read_bound_port(int fd, ListenAddress& address, std::string_view key);
 
 }  // namespace mcpd

@@ -47,7 +47,7 @@ json state_body(const std::string& server_state) {
             {"socket", "/run/mcpd/mcpd.sock"}, {"listening", "/run/mcpd/mcpd.sock"},
             {"socket_activated", false}, {"control_fd", 5}, {"keeper_pid", 99},
             {"keeper_fd", 6}, {"http_listeners", {{{"address", "unix:/run/mcpd/mcpd-http.sock"}, {"fd", 7}}}},
-            {"uptime_ms", 60000}, {"upgrades", 0},
+            {"metrics_listener", nullptr}, {"uptime_ms", 60000}, {"upgrades", 0},
             {"servers",
              {{{"name", "demo"}, {"supervisor", supervisor_state(server_state)}, {"process", nullptr}}}}};
 }
@@ -371,22 +371,27 @@ TEST_CASE("a server carried across an upgrade dies with a killed mcpd: the keepe
     env.drop_daemon();
 }
 
-TEST_CASE("the control and HTTP listeners are the same sockets after an upgrade, and both serve",
+TEST_CASE("the control, HTTP and metrics listeners are the same sockets after an upgrade, and all serve",
           "[upgrade][http]") {
     TestEnv env("upgrade-listeners");
     const std::string http = env.path("http.sock");
-    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
+    const std::string token_file = env.path("metrics.token");
+    std::ofstream(token_file) << "upgrade-metrics-token\n";
+    REQUIRE(::chmod(token_file.c_str(), 0600) == 0);
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http +
+                       "\"]\nmetrics_listen = \"127.0.0.1:0\"\nmetrics_token_file = " +
+                       toml_string(token_file) + "\n\n" + server_toml("demo"));
     env.start_daemon();
     env.wait_state("demo", "running");
     const pid_t pid = env.daemon_pid();
     settled_descriptors(pid);
     const std::vector<std::string> before = open_sockets(pid);
-    REQUIRE(before.size() == 2);  // the control socket and the HTTP socket, listening
+    REQUIRE(before.size() == 3);  // the control, HTTP and metrics sockets, listening
     const RunResult upgraded = env.ctl({"upgrade", "--wait"});
     INFO(upgraded.describe());
     REQUIRE(upgraded.exit_code == 0);
-    settled_descriptors(pid);
-    CHECK(open_sockets(pid) == before);
+    // (A client that just left may hold a socket for a moment.)
+    CHECK(poll_until(3s, [&] { return open_sockets(pid) == before; }));
     CHECK(env.daemon_log().find("replacing stale socket " + http) == std::string::npos);
     // MCP over HTTP on the socket that was never closed.
     const HttpAnswer init = curl({"--unix-socket", http, "-X", "POST", "-H",
@@ -396,6 +401,18 @@ TEST_CASE("the control and HTTP listeners are the same sockets after an upgrade,
     INFO(init.raw);
     CHECK(init.status == 200);
     CHECK(init.body.find("mcpd-demo-server") != std::string::npos);
+    // The metrics on the port the first process was given.
+    const std::string log = env.daemon_log();
+    const std::string served = "metrics served on http://";
+    const std::size_t at = log.find(served);
+    REQUIRE(at != std::string::npos);
+    const std::string address = log.substr(at + served.size(), log.find("/metrics", at) - at - served.size());
+    CHECK(count_of(log, served + address + "/metrics") == 2);  // before and after the exec
+    const HttpAnswer metrics = curl({"-H", "Authorization: Bearer upgrade-metrics-token",
+                                     "http://" + address + "/metrics"});
+    INFO(metrics.raw);
+    CHECK(metrics.status == 200);
+    CHECK(metrics.body.find("mcpd_server_up") != std::string::npos);
 }
 
 TEST_CASE("only root and mcpd's own user may ask for an upgrade", "[upgrade][access]") {

@@ -159,6 +159,7 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     state.keeper_pid = 78;
     state.keeper_fd = 6;
     state.http_listeners = {{"unix:/run/mcpd/mcpd-http.sock", 7}, {"127.0.0.1:8080", 8}};
+    state.metrics_listener.emplace("127.0.0.1:9464", 9);
     state.uptime_ms = 1234;
     state.upgrades = 2;
     state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt});
@@ -225,6 +226,12 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     bad = body;
     bad["http_listeners"][1]["fd"] = 5;  // the control socket's
     CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("descriptor of its own"));
+    bad = body;
+    bad["metrics_listener"]["fd"] = 7;  // an HTTP listener's
+    CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("metrics listener"));
+    bad = body;
+    bad["metrics_listener"] = nullptr;
+    CHECK_FALSE(parse_upgrade_state(bad).value().metrics_listener.has_value());
     bad = body;
     bad.erase("http_listeners");
     CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"http_listeners\""));
