@@ -160,6 +160,9 @@ int Daemon::run(const UpgradeState* restored) {
     serve_http(registry_.daemon);
     if (restored != nullptr) {
         restore_servers(*restored);
+        // A carried process that exited during the exec is a zombie whose SIGCHLD came before
+        // this process had its handler: reaped now, so its supervisor hears of it.
+        reaper_.reap_all();
     } else {
         for (ManagedServer* server : pool_.servers()) {
             if (server->config().autostart && !server->config().lazy.value_or(false) &&
