@@ -209,6 +209,9 @@ private:
         std::vector<std::string> lasting, passing;
     };
     UpgradeBlockers upgrade_blockers(const ControlConnection* asker) const;
+    // Why the registry file is not the one running (edited, or broken since); empty when it
+    // is. Read from disk: asked when the upgrade begins and just before the exec.
+    std::string registry_edited() const;
     // Once nothing stands in the way (waiting up to kUpgradeWait for what passes): the state
     // written and handed to the new binary to check.
     void try_upgrade();
@@ -231,7 +234,10 @@ private:
         std::unique_ptr<Timer> retry;
     };
     std::unique_ptr<PendingUpgrade> upgrade_;
-    Timer upgrade_cleanup_;  // frees a finished upgrade on the next turn, outside its callbacks
+    // Frees a finished upgrade (or a stale check) on the next turn, outside its callbacks. Not
+    // loop_.defer: a closure still pending at exit is freed by the loop, after the reaper the
+    // check's destructor needs; these members go before it.
+    Timer upgrade_cleanup_;
     std::unique_ptr<PendingUpgrade> finished_upgrade_;
     std::unique_ptr<StateCheck> spent_check_;  // a check whose state went stale: freed next turn
     std::uint64_t upgrades_ = 0;

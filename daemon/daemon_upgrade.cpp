@@ -45,7 +45,6 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
     // Until each kind of thing joins the state (docs/UPGRADE.md, "The steps"), its presence
     // refuses the upgrade: nothing is dropped silently.
     UpgradeBlockers found;
-    std::vector<std::string>& blockers = found.lasting;
     std::vector<std::string> instances;
     pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
         bool passing = true;
@@ -56,11 +55,12 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
         }
     });
     if (!instances.empty())
-        blockers.push_back("project, exclusive and legacy instances cannot be carried yet (" +
-                           some_names(instances) + ")");
+        found.lasting.push_back("project, exclusive and legacy instances cannot be carried yet (" +
+                                some_names(instances) + "): upgrade once their sessions have ended");
     if (sessions_.size() > 0)
-        blockers.push_back(std::to_string(sessions_.size()) +
-                           " client session(s) are attached, which cannot be carried yet");
+        found.lasting.push_back(std::to_string(sessions_.size()) +
+                                " client session(s) are attached, which cannot be carried yet: "
+                                "upgrade once they have ended (or restart mcpd, which ends them)");
     // An idle connection, owed nothing and with nothing unread, is simply closed by the exec
     // (its client sees mcpd hang up, as at a restart); any other is busy with something.
     std::size_t following = 0, answering = 0;
@@ -71,29 +71,32 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
     if (following > 0)
         found.lasting.push_back(std::to_string(following) +
                                 " other control connection(s) are busy following something "
-                                "(mcpctl logs -f, a --wait, a passed session)");
+                                "(mcpctl logs -f, a --wait, a passed session): upgrade once "
+                                "they have ended");
     if (answering > 0)
         found.passing.push_back(std::to_string(answering) +
                                 " other control connection(s) wait for their answers");
     if (metrics_ != nullptr && metrics_->connections() > 0)
         found.passing.push_back("a metrics scrape is being answered");
     if (http_ != nullptr && http_->connection_count() > 0)
-        blockers.push_back(std::to_string(http_->connection_count()) +
-                           " HTTP connection(s) are open");
+        found.lasting.push_back(std::to_string(http_->connection_count()) +
+                                " HTTP connection(s) are open: upgrade once they have closed");
+    return found;
+}
+
+std::string Daemon::registry_edited() const {
     // The new process reads the registry from its file: it must be the one running now.
     const config::LoadResult loaded = config::load_registry(options_.config_path);
-    if (!loaded.registry) {
-        blockers.push_back("the registry " + options_.config_path +
-                           " has errors now (check it with 'mcpd --check-config')");
-    } else {
-        const ReloadPlan plan = plan_reload(registry_, *loaded.registry, true);
-        if (!plan.added.empty() || !plan.removed.empty() || !plan.changed.empty() ||
-            !plan.access_only.empty() || loaded.registry->daemon != registry_.daemon ||
-            loaded.registry->groups != registry_.groups)
-            blockers.push_back("the registry " + options_.config_path +
-                               " changed since mcpd read it: run 'mcpctl reload' first");
-    }
-    return found;
+    if (!loaded.registry)
+        return "the registry " + options_.config_path +
+               " has errors now: fix them (check it with 'mcpd --check-config'), then upgrade";
+    const ReloadPlan plan = plan_reload(registry_, *loaded.registry, true);
+    if (!plan.added.empty() || !plan.removed.empty() || !plan.changed.empty() ||
+        !plan.access_only.empty() || loaded.registry->daemon != registry_.daemon ||
+        loaded.registry->groups != registry_.groups)
+        return "the registry " + options_.config_path +
+               " changed since mcpd read it: run 'mcpctl reload' first";
+    return {};
 }
 
 UpgradeState Daemon::upgrade_state() const {
@@ -136,7 +139,10 @@ void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
                           "cannot upgrade to this binary: " + usable.error());
         return;
     }
-    if (const UpgradeBlockers blocked = upgrade_blockers(&asker); !blocked.lasting.empty()) {
+    UpgradeBlockers blocked = upgrade_blockers(&asker);
+    if (std::string edited = registry_edited(); !edited.empty())
+        blocked.lasting.push_back(std::move(edited));
+    if (!blocked.lasting.empty()) {
         asker.reply_error(control::code::busy, "cannot upgrade now: " + joined(blocked.lasting));
         return;
     }
@@ -215,7 +221,12 @@ void Daemon::upgrade_checked(Result<Done> checked) {
         refuse_upgrade(control::code::failed, "the client that asked for it has gone");
         return;
     }
-    // The check took a moment: what it read must still be all there is.
+    // The check took a moment: what it read must still be all there is, and the registry the
+    // new process will read still the one running (read once more, just before the exec).
+    if (const std::string edited = registry_edited(); !edited.empty()) {
+        refuse_upgrade(control::code::busy, "cannot upgrade now: " + edited);
+        return;
+    }
     if (const UpgradeBlockers blocked = upgrade_blockers(upgrade_->asker);
         !blocked.lasting.empty() || !blocked.passing.empty()) {
         // The state is stale: written again (and checked again) once nothing is under way.

@@ -22,7 +22,7 @@ std::string ManagedServer::why_not_carried(bool& passing) const {
     if (child_ == nullptr) return supervisor_.without_process() ? std::string() : "it has no process";
     if (sandbox_plan_ || cgroup_.active()) {
         passing = false;
-        return "boxed servers cannot be carried yet";
+        return "boxed servers cannot be carried yet: stop it, upgrade, then start it";
     }
     if (handshake_ == nullptr || !handshake_->settled())
         return "mcpd's own request to it waits for an answer";

@@ -1,12 +1,15 @@
 // The body of an upgrade's state, written and checked (upgrade_state.h).
 #include "daemon/upgrade_state.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <cstdio>
 #include <optional>
 
 #include "common/base64url.h"
+#include "common/json_fields.h"
+#include "common/json_read.h"
 #include "common/state_file.h"
 #include "common/unique_fd.h"
 #include "config/registry.h"
@@ -37,26 +40,29 @@ public:
     void note(std::string_view) override {}
 };
 
-template <typename T>
-bool read_field(const json& object, const char* key, T& out, std::string& error) {
-    const auto it = object.find(key);
-    bool ok = it != object.end();
-    if (ok) {
-        if constexpr (std::is_same_v<T, std::string>) ok = it->is_string();
-        else if constexpr (std::is_same_v<T, bool>) ok = it->is_boolean();
-        else if constexpr (std::is_unsigned_v<T>)
-            ok = it->is_number_unsigned() &&
-                 it->template get<std::uint64_t>() <= std::numeric_limits<T>::max();
-        else
-            ok = it->is_number_integer() &&
-                 it->template get<std::int64_t>() >= std::numeric_limits<T>::min() &&
-                 it->template get<std::int64_t>() <= std::numeric_limits<T>::max();
-    }
-    if (!ok) {
-        if (error.empty()) error = std::string("its \"") + key + "\" is missing or of the wrong type";
+using json_read::FieldReader;
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr std::int64_t kIntMin = std::numeric_limits<int>::min();
+
+// A descriptor mcpd could have kept across the exec: above stdio, within any table's size.
+bool kept_descriptor(int fd) { return fd >= 3 && fd < (1 << 20); }
+
+// {"address", "fd"}: a listening socket kept across the exec, its fd not one of `taken`.
+bool read_listener(const json& entry, std::vector<int>& taken, std::string& address, int& fd,
+                   FieldReader& state) {
+    if (!entry.is_object()) return false;
+    FieldReader in(entry);
+    address = in.text("address");
+    fd = static_cast<int>(in.integer("fd", kIntMin, kIntMax));
+    if (!in.ok()) {
+        state.fail(in.error());
         return false;
     }
-    out = it->get<T>();
+    if (address.empty() || address.size() > 4096 || !kept_descriptor(fd) ||
+        std::find(taken.begin(), taken.end(), fd) != taken.end())
+        return false;
+    taken.push_back(fd);
     return true;
 }
 
@@ -82,55 +88,48 @@ json to_json(const CarriedProcess& p) {
 Result<CarriedProcess> read_carried_process(const json& body) {
     if (!body.is_object()) return permanent_failure("a carried process is not an object");
     CarriedProcess p;
-    std::string error;
-    std::string begun_out, begun_err;
-    read_field(body, "pid", p.pid, error);
-    read_field(body, "tag", p.tag, error);
-    read_field(body, "stdin_fd", p.stdin_fd, error);
-    read_field(body, "stdout_fd", p.stdout_fd, error);
-    read_field(body, "stderr_fd", p.stderr_fd, error);
-    read_field(body, "begun_stdout", begun_out, error);
-    read_field(body, "begun_stderr", begun_err, error);
-    read_field(body, "next_id", p.next_id, error);
-    read_field(body, "protocol_version", p.protocol_version, error);
-    read_field(body, "modern", p.modern, error);
-    read_field(body, "idle_armed", p.idle_armed, error);
-    const auto result = body.find("initialize_result");
-    if (error.empty() && (result == body.end() || !result->is_object()))
-        error = "its \"initialize_result\" is missing or not an object";
-    if (error.empty()) p.initialize_result = *result;
-    for (const char* key : {"abandoned", "logs"}) {
-        const auto list = body.find(key);
-        if (!error.empty()) break;
-        if (list == body.end() || !list->is_array()) {
-            error = std::string("its \"") + key + "\" is missing or not an array";
-            break;
-        }
-        for (const json& item : *list) {
-            if (std::string_view(key) == "abandoned" && item.is_number_unsigned())
-                p.abandoned.push_back(item.get<std::uint64_t>());
-            else if (std::string_view(key) == "logs" && item.is_string())
-                p.logs.push_back(item.get<std::string>());
-            else
-                error = std::string("an item of its \"") + key + "\" is of the wrong type";
+    FieldReader in(body);
+    p.pid = static_cast<int>(in.integer("pid", kIntMin, kIntMax));
+    p.tag = in.text("tag");
+    p.stdin_fd = static_cast<int>(in.integer("stdin_fd", kIntMin, kIntMax));
+    p.stdout_fd = static_cast<int>(in.integer("stdout_fd", kIntMin, kIntMax));
+    p.stderr_fd = static_cast<int>(in.integer("stderr_fd", kIntMin, kIntMax));
+    const std::string begun_out = in.text("begun_stdout");
+    const std::string begun_err = in.text("begun_stderr");
+    p.next_id = static_cast<std::uint64_t>(in.integer("next_id", 0));
+    p.protocol_version = in.text("protocol_version");
+    p.modern = in.flag("modern");
+    p.idle_armed = in.flag("idle_armed");
+    if (const json* result = in.object("initialize_result")) p.initialize_result = *result;
+    if (const json* abandoned = in.array("abandoned")) {
+        for (const json& id : *abandoned) {
+            const std::optional<std::int64_t> value = json_read::as_integer(id);
+            if (!value || *value < 0) in.fail("an item of its \"abandoned\" is of the wrong type");
+            else p.abandoned.push_back(static_cast<std::uint64_t>(*value));
         }
     }
-    if (error.empty()) {
+    if (const json* logs = in.array("logs")) {
+        for (const json& line : *logs) {
+            if (!line.is_string()) in.fail("an item of its \"logs\" is of the wrong type");
+            else p.logs.push_back(line.get<std::string>());
+        }
+    }
+    if (in.ok()) {
         const std::optional<std::string> out = base64url_decode(begun_out);
         const std::optional<std::string> err = base64url_decode(begun_err);
-        if (!out || !err) error = "a begun line is not base64url";
-        else {
+        if (!out || !err) {
+            in.fail("a begun line is not base64url");
+        } else {
             p.begun_stdout = *out;
             p.begun_stderr = *err;
         }
     }
-    const auto descriptor = [](int fd) { return fd >= 3 && fd < (1 << 20); };
-    if (error.empty() && (!descriptor(p.stdin_fd) || !descriptor(p.stdout_fd) ||
-                          !descriptor(p.stderr_fd) || p.stdin_fd == p.stdout_fd ||
-                          p.stdin_fd == p.stderr_fd || p.stdout_fd == p.stderr_fd))
-        error = "its pipes are not three descriptors above stdio";
-    if (error.empty() && p.pid <= 1) error = "its pid is not a process mcpd could have run";
-    if (!error.empty()) return permanent_failure("a carried process: " + error);
+    if (in.ok() && (!kept_descriptor(p.stdin_fd) || !kept_descriptor(p.stdout_fd) ||
+                    !kept_descriptor(p.stderr_fd) || p.stdin_fd == p.stdout_fd ||
+                    p.stdin_fd == p.stderr_fd || p.stdout_fd == p.stderr_fd))
+        in.fail("its pipes are not three descriptors above stdio");
+    if (in.ok() && p.pid <= 1) in.fail("its pid is not a process mcpd could have run");
+    if (!in.ok()) return permanent_failure("a carried process: " + in.error());
     return p;
 }
 
@@ -171,71 +170,54 @@ std::vector<pid_t> carried_groups(const UpgradeState& state) {
 
 Result<UpgradeState> parse_upgrade_state(const json& body) {
     UpgradeState out;
-    std::string error;
-    read_field(body, "mcpd_version", out.mcpd_version, error);
-    read_field(body, "pid", out.pid, error);
-    read_field(body, "config", out.config_path, error);
-    read_field(body, "socket", out.socket_path, error);
-    read_field(body, "listening", out.listening_path, error);
-    read_field(body, "socket_activated", out.socket_activated, error);
-    read_field(body, "control_fd", out.control_fd, error);
-    read_field(body, "keeper_pid", out.keeper_pid, error);
-    read_field(body, "keeper_fd", out.keeper_fd, error);
-    read_field(body, "uptime_ms", out.uptime_ms, error);
-    read_field(body, "upgrades", out.upgrades, error);
-    if (const auto http = body.find("http_listeners"); error.empty()) {
-        if (http == body.end() || !http->is_array()) {
-            error = "its \"http_listeners\" is missing or not an array";
-        } else {
-            for (const json& listener : *http) {
-                std::string address;
-                int fd = -1;
-                if (!listener.is_object() || !read_field(listener, "address", address, error) ||
-                    !read_field(listener, "fd", fd, error))
-                    break;
-                if (address.empty() || address.size() > 4096 || fd < 3 || fd >= (1 << 20) ||
-                    fd == out.control_fd || fd == out.keeper_fd) {
-                    error = "an HTTP listener is not an address with a descriptor of its own";
-                    break;
-                }
-                out.http_listeners.emplace_back(std::move(address), fd);
+    FieldReader in(body);
+    out.mcpd_version = in.text("mcpd_version");
+    out.pid = static_cast<pid_t>(in.integer("pid", kIntMin, kIntMax));
+    out.config_path = in.text("config");
+    out.socket_path = in.text("socket");
+    out.listening_path = in.text("listening");
+    out.socket_activated = in.flag("socket_activated");
+    out.control_fd = static_cast<int>(in.integer("control_fd", kIntMin, kIntMax));
+    out.keeper_pid = static_cast<pid_t>(in.integer("keeper_pid", kIntMin, kIntMax));
+    out.keeper_fd = static_cast<int>(in.integer("keeper_fd", kIntMin, kIntMax));
+    out.uptime_ms = in.integer("uptime_ms");
+    out.upgrades = static_cast<std::uint64_t>(in.integer("upgrades", 0));
+    // Descriptors are small numbers above stdio; a keeper is a pid or none.
+    if (in.ok() && !kept_descriptor(out.control_fd))
+        in.fail("its \"control_fd\" is not a descriptor mcpd could have kept");
+    if (in.ok() && (out.keeper_pid != -1 || out.keeper_fd != -1) &&
+        (out.keeper_pid < 2 || !kept_descriptor(out.keeper_fd) || out.keeper_fd == out.control_fd))
+        in.fail("its keeper is neither a process with a pipe nor none");
+    std::vector<int> taken = {out.control_fd, out.keeper_fd};
+    if (const json* http = in.ok() ? in.array("http_listeners") : nullptr) {
+        for (const json& entry : *http) {
+            std::string address;
+            int fd = -1;
+            if (!read_listener(entry, taken, address, fd, in)) {
+                in.fail("an HTTP listener is not an address with a descriptor of its own");
+                break;
             }
+            out.http_listeners.emplace_back(std::move(address), fd);
         }
     }
-    if (const auto metrics = body.find("metrics_listener"); error.empty()) {
+    if (const json* metrics = in.ok() ? json_read::member(body, "metrics_listener") : nullptr;
+        metrics != nullptr && !metrics->is_null()) {
         std::string address;
         int fd = -1;
-        if (metrics == body.end()) {
-            error = "its \"metrics_listener\" is missing";
-        } else if (!metrics->is_null()) {
-            if (metrics->is_object() && read_field(*metrics, "address", address, error) &&
-                read_field(*metrics, "fd", fd, error)) {
-                bool shared = fd == out.control_fd || fd == out.keeper_fd;
-                for (const auto& [http_address, http_fd] : out.http_listeners) shared |= fd == http_fd;
-                if (address.empty() || address.size() > 4096 || fd < 3 || fd >= (1 << 20) || shared)
-                    error = "its metrics listener is not an address with a descriptor of its own";
-                else
-                    out.metrics_listener.emplace(std::move(address), fd);
-            } else if (error.empty()) {
-                error = "its \"metrics_listener\" is neither an object nor null";
-            }
-        }
+        if (read_listener(*metrics, taken, address, fd, in))
+            out.metrics_listener.emplace(std::move(address), fd);
+        else
+            in.fail("its metrics listener is not an address with a descriptor of its own");
+    } else if (in.ok() && metrics == nullptr) {
+        in.fail("its \"metrics_listener\" is missing");
     }
-    const auto servers = body.find("servers");
-    if (error.empty() && (servers == body.end() || !servers->is_array()))
-        error = "its \"servers\" is missing or not an array";
-    // Descriptors are small numbers above stdio; a keeper is a pid or none.
-    if (error.empty() && (out.control_fd < 3 || out.control_fd > 1 << 20))
-        error = "its \"control_fd\" is not a descriptor mcpd could have kept";
-    if (error.empty() && (out.keeper_pid != -1 || out.keeper_fd != -1) &&
-        (out.keeper_pid < 2 || out.keeper_fd < 3 || out.keeper_fd > 1 << 20 ||
-         out.keeper_fd == out.control_fd))
-        error = "its keeper is neither a process with a pipe nor none";
-    if (!error.empty()) return permanent_failure("the state cannot be taken: " + error);
+    const json* servers = in.ok() ? in.array("servers") : nullptr;
+    if (!in.ok()) return permanent_failure("the state cannot be taken: " + in.error());
     for (const json& entry : *servers) {
         CarriedServer server;
-        if (!entry.is_object() || !read_field(entry, "name", server.name, error) ||
-            !entry.contains("supervisor"))
+        const std::string* name = json_read::string_at(entry, "name");
+        if (name != nullptr) server.name = *name;
+        if (name == nullptr || !entry.contains("supervisor"))
             return permanent_failure("the state cannot be taken: a server in it has no name or "
                                      "no supervisor state");
         server.supervisor = entry["supervisor"];
@@ -248,11 +230,13 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
             if (!carried)
                 return permanent_failure("the state cannot be taken: server '" + server.name +
                                          "': " + carried.error());
-            if (server.supervisor.value("pid", json()) != carried->pid)
+            const json* ran = json_read::member(server.supervisor, "pid");
+            if (ran == nullptr || *ran != carried->pid)
                 return permanent_failure("the state cannot be taken: server '" + server.name +
                                          "': its process is not the one its supervisor ran");
             server.process = std::move(carried).value();
-        } else if (server.supervisor.value("state", json()) == "running") {
+        } else if (const std::string* state = json_read::string_at(server.supervisor, "state");
+                   state != nullptr && *state == "running") {
             return permanent_failure("the state cannot be taken: server '" + server.name +
                                      "' is running without its process");
         }

@@ -3,6 +3,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "common/json_fields.h"
+#include "common/json_read.h"
 #include "daemon/server/supervisor.h"
 
 namespace mcpd {
@@ -20,54 +22,17 @@ Duration from_ms(std::int64_t count) {
     return std::chrono::duration_cast<Duration>(std::chrono::milliseconds(count));
 }
 
-// Reads a snapshot's fields by type; the first one missing or of the wrong type is the error.
-class Reader {
-public:
-    explicit Reader(const json& object) : object_(object) {}
-    const json* field(const char* key, json::value_t type) {
-        const auto it = object_.find(key);
-        const bool number = type == json::value_t::number_integer;
-        if (it == object_.end() ||
-            (number ? !it->is_number_integer() : it->type() != type)) {
-            if (error_.empty()) error_ = std::string("its \"") + key + "\" is missing or of the wrong type";
-            return nullptr;
-        }
-        return &*it;
-    }
-    std::int64_t number(const char* key) {
-        const json* value = field(key, json::value_t::number_integer);
-        return value == nullptr ? 0 : value->get<std::int64_t>();
-    }
-    // A time in milliseconds, within a century either way (so that it converts exactly).
-    std::int64_t milliseconds(const char* key) {
-        const std::int64_t value = number(key);
-        if (value > kMaxMilliseconds || value < -kMaxMilliseconds) {
-            fail(std::string("its \"") + key + "\" is out of range");
-            return 0;
-        }
-        return value;
-    }
-    static constexpr std::int64_t kMaxMilliseconds = 100LL * 366 * 24 * 3600 * 1000;
-    std::string text(const char* key) {
-        const json* value = field(key, json::value_t::string);
-        return value == nullptr ? std::string() : value->get<std::string>();
-    }
-    bool flag(const char* key) {
-        const json* value = field(key, json::value_t::boolean);
-        return value != nullptr && value->get<bool>();
-    }
-    void fail(std::string why) {
-        if (error_.empty()) error_ = std::move(why);
-    }
-    const std::string& error() const { return error_; }
+using json_read::FieldReader;
 
-private:
-    const json& object_;
-    std::string error_;
-};
+// A time in milliseconds, within a century either way (so that it converts exactly).
+constexpr std::int64_t kMaxMilliseconds = 100LL * 366 * 24 * 3600 * 1000;
+
+std::int64_t milliseconds(FieldReader& in, std::string_view key) {
+    return in.integer(key, -kMaxMilliseconds, kMaxMilliseconds);
+}
 
 template <typename E, std::size_t N>
-E named(Reader& in, const char* key, const EnumName<E> (&names)[N]) {
+E named(FieldReader& in, const char* key, const EnumName<E> (&names)[N]) {
     const std::string word = in.text(key);
     const std::optional<E> value = value_of(std::span<const EnumName<E>>(names), word);
     if (!value) {
@@ -124,30 +89,34 @@ Result<Done> Supervisor::restore(const json& snapshot) {
     if (!snapshot.is_object()) return permanent_failure("a server's state is not an object");
     if (state_ != ServerState::stopped || restarts_ != 0)
         return permanent_failure("a server's state can only be restored into a new one");
-    Reader in(snapshot);
+    FieldReader in(snapshot);
     const TimePoint now = env_.now();
     const ServerState state = named(in, "state", kServerStateNames);
-    const Duration age = from_ms(in.milliseconds("state_age_ms"));
+    const Duration age = from_ms(milliseconds(in, "state_age_ms"));
     const bool wanted = in.flag("wanted_up");
-    const Duration next_in = from_ms(in.milliseconds("next_start_in_ms"));
-    const std::int64_t restarts = in.number("restarts");
+    const Duration next_in = from_ms(milliseconds(in, "next_start_in_ms"));
+    const std::int64_t restarts = in.integer("restarts");
     std::map<std::string, unsigned> reasons;
-    if (const json* list = in.field("restart_reasons", json::value_t::object)) {
+    if (const json* list = in.object("restart_reasons")) {
         for (const auto& [reason, count] : list->items()) {
-            if (!count.is_number_unsigned()) in.fail("a restart reason's count is not a number");
-            else reasons[reason] = count.get<unsigned>();
+            const std::optional<std::int64_t> n = json_read::as_integer(count);
+            if (!n || *n < 0 || *n > std::numeric_limits<unsigned>::max())
+                in.fail("a restart reason's count is not a number");
+            else
+                reasons[reason] = static_cast<unsigned>(*n);
         }
     }
     const std::string restart_reason = in.text("restart_reason");
-    const std::int64_t consecutive = in.number("consecutive_failures");
-    const std::int64_t transient = in.number("transient_failures");
+    const std::int64_t consecutive = in.integer("consecutive_failures");
+    const std::int64_t transient = in.integer("transient_failures");
     std::deque<TimePoint> failure_times;
-    if (const json* ages = in.field("failure_ages_ms", json::value_t::array)) {
+    if (const json* ages = in.array("failure_ages_ms")) {
         for (const json& at : *ages) {
-            if (!at.is_number_integer() || at.get<std::int64_t>() < 0 ||
-                at.get<std::int64_t>() > Reader::kMaxMilliseconds)
+            const std::optional<std::int64_t> failed_ago = json_read::as_integer(at);
+            if (!failed_ago || *failed_ago < 0 || *failed_ago > kMaxMilliseconds)
                 in.fail("a failure's age is not a number of milliseconds in range");
-            else failure_times.push_back(now - from_ms(at.get<std::int64_t>()));
+            else
+                failure_times.push_back(now - from_ms(*failed_ago));
         }
     }
     const std::string error = in.text("error");
@@ -159,26 +128,27 @@ Result<Done> Supervisor::restore(const json& snapshot) {
         in.fail("its \"era_modern\" is neither true, false nor null");
     std::optional<LastExit> last;
     if (const auto it = snapshot.find("last_exit"); it != snapshot.end() && it->is_object()) {
-        Reader exit_in(*it);
+        FieldReader exit_in(*it);
         LastExit e;
-        e.status = static_cast<int>(exit_in.number("status"));
+        e.status = static_cast<int>(exit_in.integer("status", std::numeric_limits<int>::min(),
+                                                    std::numeric_limits<int>::max()));
         e.step = named(exit_in, "step", kExitStepNames);
         e.reason = named(exit_in, "reason", kStopReasonNames);
-        e.at = now - from_ms(exit_in.milliseconds("age_ms"));
+        e.at = now - from_ms(milliseconds(exit_in, "age_ms"));
         if (!exit_in.error().empty()) in.fail("its last exit: " + exit_in.error());
         last = e;
     } else if (it == snapshot.end() || !it->is_null()) {
         in.fail("its \"last_exit\" is neither an object nor null");
     }
-    const std::int64_t pid = in.number("pid");
-    const Duration running_for = from_ms(in.milliseconds("running_ms"));
+    const std::int64_t pid =
+        in.integer("pid", std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
+    const Duration running_for = from_ms(milliseconds(in, "running_ms"));
     if (in.error().empty() && (state == ServerState::starting || state == ServerState::stopping))
         in.fail("it had a process " + std::string(to_string(state)) +
                 ", which this state cannot carry");
     if (in.error().empty() && (state == ServerState::running) != (pid > 1))
         in.fail(state == ServerState::running ? "it is running without a process"
                                               : "it has a process without running");
-    if (in.error().empty() && pid > std::numeric_limits<int>::max()) in.fail("its pid is out of range");
     if (in.error().empty() && (restarts < 0 || consecutive < 0 || transient < 0))
         in.fail("a count is negative");
     if (!in.error().empty()) return permanent_failure("a server's state: " + in.error());
