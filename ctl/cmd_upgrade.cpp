@@ -115,11 +115,12 @@ extern const Command cmd_upgrade{
         "Ask mcpd to replace itself with a new binary under the same process (by default\n"
         "the file it was started from, where a package upgrade puts the new one). mcpd\n"
         "first has the new binary read its state (mcpd --check-state); if it cannot, or if\n"
-        "something mcpd cannot carry yet is present (an attached session, a server busy\n"
-        "starting, stopping or answering, a busy control connection), mcpd refuses, says\n"
-        "why, and carries on. Otherwise it execs the new binary, which takes over the\n"
-        "control socket, every server's state and the running servers' processes (not\n"
-        "restarted). With --wait, return once the new mcpd answers, or fail after\n"
+        "something mcpd cannot carry yet is present (a group or HTTP session, a server\n"
+        "busy starting, stopping or answering, a busy control connection), mcpd refuses,\n"
+        "says why, and carries on. Otherwise it execs the new binary, which takes over the\n"
+        "control socket, every server's state, the running servers' processes (not\n"
+        "restarted) and the sessions on the socket or through mcpctl connect (which go\n"
+        "on). With --wait, return once the new mcpd answers, or fail after\n"
         "--timeout (default 60s). Only root and mcpd's own user may ask. See\n"
         "docs/UPGRADE.md.\n",
     .options = kOptions,

@@ -129,6 +129,8 @@ private:
 
     // daemon_peers.cpp: who may hold connections.
     void accept_connection(UniqueFd fd, bool short_of_descriptors);
+    // A control connection of `peer` on `fd`, freed on the next turn after it closes.
+    std::unique_ptr<ControlConnection> make_connection(UniqueFd fd, const PeerCredentials& peer);
     // Close up to `count` idle control connections (of `uid` only, when given), oldest idle
     // first, each answered `limit` with `why`; their places are free at once. Logs it, once
     // per uid while it goes on. Returns how many it closed.
@@ -216,12 +218,20 @@ private:
     // written and handed to the new binary to check.
     void try_upgrade();
     UpgradeState upgrade_state() const;
+    // What of the state may change while it is checked with nothing standing in the way;
+    // compared before the exec, and a state that changed is written again.
+    static nlohmann::json upgrade_fingerprint(const UpgradeState& state);
     void upgrade_checked(Result<Done> checked);
     // Answer the upgrade's asker with an error (`code`) and forget the upgrade.
     void refuse_upgrade(std::string_view code, const std::string& why);
     // Keep the state's descriptors open and exec; returns only when the exec failed.
     void exec_upgrade();
     void restore_servers(const UpgradeState& state);
+    // A carried session, and (passed) its `mcpctl connect` link, taken over.
+    void restore_session(CarriedSession carried);
+    // The link of a carried passed session: a control connection on `fd`, linked from the
+    // start; `on_hangup` runs when its client goes. Null when `fd` is not a usable socket.
+    ControlConnection* adopt_link(UniqueFd fd, std::function<void()> on_hangup);
     // How long an upgrade waits for what passes (a ping's answer, a line being read).
     static constexpr Duration kUpgradeWait = std::chrono::seconds(3);
     struct PendingUpgrade {
@@ -229,6 +239,7 @@ private:
         TimePoint give_up_at;
         UniqueFd state;  // the sealed memfd
         std::size_t state_bytes = 0;
+        nlohmann::json fingerprint;  // upgrade_fingerprint of the state being checked
         ControlConnection* asker = nullptr;  // null once it has gone
         std::unique_ptr<StateCheck> check;
         std::unique_ptr<Timer> retry;

@@ -3,6 +3,9 @@
 // user's by closing their oldest idle control connections to make way; a full descriptor table
 // makes the oldest idle control connections of anybody go; a reload that takes a user's access
 // away ends what that user holds.
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <set>
 #include <vector>
@@ -66,14 +69,9 @@ std::size_t Daemon::make_room_for_descriptors() {
                         " descriptors), and root and mcpd's own user must still get in");
 }
 
-void Daemon::accept_connection(UniqueFd fd, bool short_of_descriptors) {
-    const std::optional<PeerCredentials> peer = peer_credentials(fd.get());
-    if (!peer) {
-        log::warning("dropped a control connection whose credentials could not be read");
-        return;
-    }
-    auto connection = std::make_unique<ControlConnection>(
-        loop_.base(), std::move(fd), *peer, *commands_, budget_,
+std::unique_ptr<ControlConnection> Daemon::make_connection(UniqueFd fd, const PeerCredentials& peer) {
+    return std::make_unique<ControlConnection>(
+        loop_.base(), std::move(fd), peer, *commands_, budget_,
         registry_.daemon.control_idle_timeout, [this](ControlConnection& closed) {
             ControlConnection* key = &closed;
             // Its place is free at once (a connection may be waiting for it); the object goes
@@ -82,6 +80,29 @@ void Daemon::accept_connection(UniqueFd fd, bool short_of_descriptors) {
                 it->second.slot = ConnectionLimits::Slot();
             loop_.defer([this, key] { connections_.erase(key); });
         });
+}
+
+ControlConnection* Daemon::adopt_link(UniqueFd fd, std::function<void()> on_hangup) {
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISSOCK(st.st_mode)) return nullptr;
+    // Who it is, read again from the socket, as at any connection.
+    const std::optional<PeerCredentials> peer = peer_credentials(fd.get());
+    if (!peer) return nullptr;
+    ::fcntl(fd.get(), F_SETFD, ::fcntl(fd.get(), F_GETFD) | FD_CLOEXEC);
+    std::unique_ptr<ControlConnection> connection = make_connection(std::move(fd), *peer);
+    connection->link_carried(std::move(on_hangup));
+    ControlConnection* key = connection.get();
+    connections_[key] = Connection{std::move(connection), limits_.take(*peer)};
+    return key;
+}
+
+void Daemon::accept_connection(UniqueFd fd, bool short_of_descriptors) {
+    const std::optional<PeerCredentials> peer = peer_credentials(fd.get());
+    if (!peer) {
+        log::warning("dropped a control connection whose credentials could not be read");
+        return;
+    }
+    std::unique_ptr<ControlConnection> connection = make_connection(std::move(fd), *peer);
     // A refused peer is answered now, without waiting for a request it may never send: its
     // descriptor is given back as soon as the answer is written.
     std::optional<ConnectionLimits::Slot> slot;

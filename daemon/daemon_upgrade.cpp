@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 
+#include "common/control_protocol.h"
 #include "common/log.h"
 #include "common/log_output.h"
 #include "common/state_file.h"
@@ -57,15 +59,15 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
     if (!instances.empty())
         found.lasting.push_back("project, exclusive and legacy instances cannot be carried yet (" +
                                 some_names(instances) + "): upgrade once their sessions have ended");
-    if (sessions_.size() > 0)
-        found.lasting.push_back(std::to_string(sessions_.size()) +
-                                " client session(s) are attached, which cannot be carried yet: "
-                                "upgrade once they have ended (or restart mcpd, which ends them)");
+    sessions_.upgrade_blockers(found.lasting, found.passing);
     // An idle connection, owed nothing and with nothing unread, is simply closed by the exec
-    // (its client sees mcpd hang up, as at a restart); any other is busy with something.
+    // (its client sees mcpd hang up, as at a restart); a passed session's link is carried with
+    // its session; any other is busy with something.
+    const std::set<const ControlConnection*> links = sessions_.links();
     std::size_t following = 0, answering = 0;
     for (const auto& [raw, connection] : connections_) {
-        if (raw == asker || raw->idle_and_silent()) continue;
+        if (raw == asker || raw->idle_and_silent() || (links.contains(raw) && raw->linked()))
+            continue;
         ++(raw->follows() ? following : answering);
     }
     if (following > 0)
@@ -119,9 +121,24 @@ UpgradeState Daemon::upgrade_state() const {
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count();
     state.upgrades = upgrades_;
     for (const ManagedServer* server : pool_.servers())
-        state.servers.push_back(
-            {server->name(), server->supervisor().snapshot(), server->carried_process()});
+        state.servers.push_back({server->name(), server->supervisor().snapshot(),
+                                 server->carried_process(), server->router().carried()});
+    state.next_session = sessions_.peek_next_id();
+    state.sessions = sessions_.carried();
     return state;
+}
+
+nlohmann::json Daemon::upgrade_fingerprint(const UpgradeState& state) {
+    // What may change while the new binary checks the state without anything standing in the
+    // way (a timer's line, a write that went out at once): the sessions, the processes and the
+    // routers. The supervisors' clocks are left out: a change of theirs is a blocker.
+    nlohmann::json servers = nlohmann::json::array();
+    for (const CarriedServer& server : state.servers)
+        servers.push_back({server.process ? to_json(*server.process) : nlohmann::json(),
+                           server.router ? to_json(*server.router) : nlohmann::json()});
+    nlohmann::json sessions = nlohmann::json::array();
+    for (const CarriedSession& session : state.sessions) sessions.push_back(to_json(session));
+    return {std::move(servers), std::move(sessions), state.next_session};
 }
 
 void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
@@ -147,6 +164,9 @@ void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
         return;
     }
     upgrade_ = std::make_unique<PendingUpgrade>();
+    // Sessions' clients are not read while the upgrade waits for what is under way to end:
+    // what they send meanwhile waits in their sockets and pipes for the new process.
+    sessions_.hold_input(true);
     upgrade_->binary = binary;
     upgrade_->give_up_at = Clock::now() + kUpgradeWait;
     upgrade_->asker = &asker;
@@ -181,7 +201,8 @@ void Daemon::try_upgrade() {
         upgrade_->retry->arm(std::chrono::milliseconds(20));
         return;
     }
-    const std::string text = state_file::encode(to_json(upgrade_state()));
+    const UpgradeState state = upgrade_state();
+    const std::string text = state_file::encode(to_json(state));
     Result<UniqueFd> memfd = state_file::to_sealed_memfd(text);
     const Result<state_file::Decoded> decoded = state_file::decode(text);
     if (!memfd || !decoded) {
@@ -192,6 +213,8 @@ void Daemon::try_upgrade() {
     // What the state says the servers' processes had begun to write stays true until the exec:
     // nothing more is read from them meanwhile (it waits in their pipes for the new process).
     for (ManagedServer* server : pool_.servers()) server->hold_output(true);
+    sessions_.hold_output(true);
+    upgrade_->fingerprint = upgrade_fingerprint(state);
     upgrade_->state = std::move(memfd).value();
     upgrade_->state_bytes = text.size();
     log::info("upgrade in place: " + upgrade_->binary + " reads the state (" +
@@ -205,6 +228,8 @@ void Daemon::try_upgrade() {
 void Daemon::refuse_upgrade(std::string_view code, const std::string& why) {
     log::error("upgrade in place refused: " + why + "; mcpd carries on");
     for (ManagedServer* server : pool_.servers()) server->hold_output(false);
+    sessions_.hold_output(false);
+    sessions_.hold_input(false);
     if (upgrade_->asker != nullptr) upgrade_->asker->reply_error(code, why);
     // Freed on the next turn: this may run inside the check's own callbacks.
     finished_upgrade_ = std::move(upgrade_);
@@ -228,9 +253,11 @@ void Daemon::upgrade_checked(Result<Done> checked) {
         return;
     }
     if (const UpgradeBlockers blocked = upgrade_blockers(upgrade_->asker);
-        !blocked.lasting.empty() || !blocked.passing.empty()) {
+        !blocked.lasting.empty() || !blocked.passing.empty() ||
+        upgrade_fingerprint(upgrade_state()) != upgrade_->fingerprint) {
         // The state is stale: written again (and checked again) once nothing is under way.
         for (ManagedServer* server : pool_.servers()) server->hold_output(false);
+        sessions_.hold_output(false);
         spent_check_ = std::move(upgrade_->check);
         upgrade_->state.reset();
         upgrade_cleanup_.arm(Duration(0));
@@ -250,11 +277,14 @@ void Daemon::exec_upgrade() {
     std::vector<int> kept = {control_->fd(), Keeper::instance().pipe_fd(), upgrade_->state.get()};
     for (const auto& [address, fd] : http_->listening_descriptors()) kept.push_back(fd);
     if (metrics_ != nullptr) kept.push_back(metrics_->listening_fd());
-    // Every running server's three pipes (the state names them).
+    // Every running server's three pipes, and every session's descriptors and link (the state
+    // names them).
     for (const ManagedServer* server : pool_.servers()) {
         if (const std::optional<CarriedProcess> p = server->carried_process())
             kept.insert(kept.end(), {p->stdin_fd, p->stdout_fd, p->stderr_fd});
     }
+    for (const CarriedSession& session : sessions_.carried())
+        kept.insert(kept.end(), {session.fd, session.output_fd, session.link_fd});
     std::vector<std::string> args = {upgrade_->binary};
     for (const std::string& arg : options_.args) args.push_back(arg);
     args.push_back("--restore-state");
@@ -290,9 +320,39 @@ void Daemon::restore_servers(const UpgradeState& state) {
         if (Result<Done> restored = server->take_over(carried.supervisor, carried.process);
             !restored)
             log::error("upgrade in place: " + restored.error());
+        else if (carried.router)
+            server->router().restore_carried(*carried.router);
     }
+    sessions_.set_next_id(state.next_session);
+    for (const CarriedSession& carried : state.sessions) restore_session(carried);
     log::info("upgraded in place from mcpd " + state.mcpd_version + " (upgrade " +
               std::to_string(upgrades_) + " of pid " + std::to_string(state.pid) + ")");
+}
+
+void Daemon::restore_session(CarriedSession carried) {
+    ControlConnection* link = nullptr;
+    if (carried.passed_fds) {
+        const SessionId id = carried.id;
+        link = adopt_link(UniqueFd(carried.link_fd),
+                          [this, id] { sessions_.end(id, "mcpctl connect went away", true); });
+    }
+    ManagedServer* server = pool_.find(carried.server);
+    if (server == nullptr) {
+        log::warning("upgrade in place: session " + std::to_string(carried.id) + " of '" +
+                     carried.server + "', which is not in the registry, is dropped");
+        ::close(carried.fd);
+        if (carried.passed_fds) ::close(carried.output_fd);
+        if (link != nullptr) link->close_after_flush();
+        return;
+    }
+    if (Result<Done> adopted = sessions_.adopt_carried(*server, std::move(carried), link);
+        !adopted) {
+        log::error("upgrade in place: " + adopted.error());
+        if (link != nullptr) {
+            link->send(control::ended_message({"mcpd could not carry the session across its upgrade", false}));
+            link->close_after_flush();
+        }
+    }
 }
 
 }  // namespace mcpd

@@ -19,14 +19,15 @@ std::string ManagedServer::why_not_carried(bool& passing) const {
                    : "it is " + std::string(to_string(supervisor_.state()));
     }
     if (!draining_.empty()) return "an exited process of it is still draining its output";
-    if (child_ == nullptr) return supervisor_.without_process() ? std::string() : "it has no process";
+    if (child_ == nullptr)
+        return supervisor_.without_process() ? router_.why_not_carried() : "it has no process";
     if (sandbox_plan_ || cgroup_.active()) {
         passing = false;
         return "boxed servers cannot be carried yet: stop it, upgrade, then start it";
     }
     if (handshake_ == nullptr || !handshake_->settled())
         return "mcpd's own request to it waits for an answer";
-    if (router_.in_flight() > 0) return "requests to it wait for their answers";
+    if (std::string why = router_.why_not_carried(); !why.empty()) return why;
     return child_->why_not_carried();
 }
 

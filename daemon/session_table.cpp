@@ -34,7 +34,8 @@ void SessionTable::open(ManagedServer& server, SessionId id, const PeerCredentia
 }
 
 void SessionTable::open(ManagedServer& server, std::unique_ptr<ClientTransport> session,
-                        ConnectionLimits::Slot slot, ControlConnection* link) {
+                        ConnectionLimits::Slot slot, ControlConnection* link,
+                        std::optional<routing::SessionState> carried) {
     const std::string name = server.name();
     const SessionId id = session->id();
     const PeerCredentials peer = session->peer();
@@ -47,11 +48,15 @@ void SessionTable::open(ManagedServer& server, std::unique_ptr<ClientTransport> 
         });
     }
     const std::string kind = raw->kind();
-    log::info(name, "session " + std::to_string(id) + " attached (pid " + std::to_string(peer.pid) +
-                        ", uid " + std::to_string(peer.uid) +
+    log::info(name, "session " + std::to_string(id) + (carried ? " carried across the upgrade" : " attached") +
+                        " (pid " + std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) +
                         (kind == "fds" ? ", passed descriptors)" : kind == "http" ? ", over HTTP)" : ", on the socket)"));
-    server.router().attach(id);
+    if (carried) server.router().adopt_carried(std::move(*carried));
+    else server.router().attach(id);
     server.sessions_changed();
+    // Opened while an upgrade waits for quiet: held like the others, from its first line.
+    if (auto* stream = dynamic_cast<StreamTransport*>(raw); stream != nullptr && input_held_)
+        stream->hold_input(true);
     raw->start(callbacks(name));
 }
 

@@ -24,6 +24,7 @@
 #include "daemon/mux/stream_transport.h"
 #include "daemon/mux/session_batch.h"
 #include "daemon/mux/session_sink.h"
+#include "daemon/upgrade_state.h"
 
 namespace mcpd {
 
@@ -37,6 +38,7 @@ public:
     ~SessionTable() override;
 
     SessionId next_id() { return next_id_++; }
+    SessionId peek_next_id() const { return next_id_; }
     // Client sessions open now (a group session is one).
     std::size_t size() const { return sessions_.size(); }
     // A session of a client, or a member session of a group session.
@@ -56,8 +58,11 @@ public:
                     ControlConnection* link);
     // The same for a session on any transport (an HTTP session, daemon/http/): `slot` is the
     // connection limit's place it holds (empty when it counts elsewhere).
+    // `carried`: a session carried across an upgrade in place, taken by the router as it was
+    // instead of attaching anew.
     void open(ManagedServer& server, std::unique_ptr<ClientTransport> session,
-              ConnectionLimits::Slot slot, ControlConnection* link);
+              ConnectionLimits::Slot slot, ControlConnection* link,
+              std::optional<routing::SessionState> carried = std::nullopt);
     void open_group(std::unique_ptr<GroupSession> group, std::vector<ManagedServer*> instances,
                     std::unique_ptr<ClientTransport> session, ConnectionLimits::Slot slot,
                     ControlConnection* link);
@@ -103,6 +108,25 @@ public:
 
     // Stop or resume reading every session of `server` (its stdin is backed up / drained).
     void pause(ManagedServer& server, bool paused);
+
+    // An upgrade in place (session_table_carry.cpp). What keeps the sessions from being
+    // carried: what lasts until someone acts (a group or HTTP session), and what passes in a
+    // moment (a session ending, a batch being gathered).
+    void upgrade_blockers(std::vector<std::string>& lasting,
+                          std::vector<std::string>& passing) const;
+    // While an upgrade waits for quiet, no session's client is read (new sessions' neither);
+    // while the new binary checks the state, nothing is written to them either.
+    void hold_input(bool held);
+    void hold_output(bool held);
+    // Every session as the state names it, with its server's router's view of it.
+    std::vector<CarriedSession> carried() const;
+    // In the new process: session `session`, carried, on `server` (its shared instance), with
+    // its link (a passed session's `mcpctl connect`, made by the daemon). Its descriptors are
+    // taken, or closed when they are not what the state says.
+    Result<Done> adopt_carried(ManagedServer& server, CarriedSession session,
+                               ControlConnection* link);
+    // The ids to give from now on (never one given before the upgrade).
+    void set_next_id(SessionId next) { next_id_ = std::max(next_id_, next); }
 
 private:
     struct Entry {
@@ -151,6 +175,7 @@ private:
     // 2025-03-26 batches: split on the way in, their answers gathered on the way out.
     SessionBatches batches_;
     SessionId next_id_ = 1;
+    bool input_held_ = false;  // an upgrade waits for quiet
 };
 
 }  // namespace mcpd

@@ -6,6 +6,7 @@
 #include <limits>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 #include "common/base64url.h"
 #include "common/json_fields.h"
@@ -64,6 +65,60 @@ bool read_listener(const json& entry, std::vector<int>& taken, std::string& addr
         return false;
     taken.push_back(fd);
     return true;
+}
+
+// A descriptor not named before in the state; it is named now.
+bool fresh_descriptor(int fd, std::vector<int>& taken) {
+    if (fd < 0) return true;  // none
+    if (std::find(taken.begin(), taken.end(), fd) != taken.end()) return false;
+    taken.push_back(fd);
+    return true;
+}
+
+}  // namespace
+
+Result<CarriedSession> read_carried_session_entry(const json& body);
+
+namespace {
+
+// Version 2: the next session id and the sessions, each on a server of the state, with
+// descriptors no other entry names. A version 1 state has neither.
+Result<Done> read_sessions(const json& body, UpgradeState& out, std::vector<int>& taken) {
+    for (const CarriedServer& server : out.servers) {
+        if (!server.process) continue;
+        for (const int fd : {server.process->stdin_fd, server.process->stdout_fd,
+                             server.process->stderr_fd})
+            if (!fresh_descriptor(fd, taken))
+                return permanent_failure("server '" + server.name +
+                                         "': a pipe of its process is named twice");
+    }
+    if (const json* next = json_read::member(body, "next_session")) {
+        const std::optional<std::int64_t> n = json_read::as_integer(*next);
+        if (!n || *n < 1) return permanent_failure("its \"next_session\" is not a session id");
+        out.next_session = static_cast<std::uint64_t>(*n);
+    }
+    const json* sessions = json_read::member(body, "sessions");
+    if (sessions == nullptr) return Done{};
+    if (!sessions->is_array()) return permanent_failure("its \"sessions\" is not an array");
+    std::set<std::uint64_t> ids;
+    for (const json& entry : *sessions) {
+        Result<CarriedSession> session = read_carried_session_entry(entry);
+        if (!session) return session.failure();
+        const bool known = std::any_of(out.servers.begin(), out.servers.end(),
+                                       [&](const CarriedServer& s) { return s.name == session->server; });
+        if (!known)
+            return permanent_failure("session " + std::to_string(session->id) +
+                                     " is attached to a server the state does not have");
+        if (session->id >= out.next_session || !ids.insert(session->id).second)
+            return permanent_failure("session " + std::to_string(session->id) +
+                                     " has an id given twice or not given yet");
+        if (!fresh_descriptor(session->fd, taken) || !fresh_descriptor(session->output_fd, taken) ||
+            !fresh_descriptor(session->link_fd, taken))
+            return permanent_failure("session " + std::to_string(session->id) +
+                                     ": a descriptor of it is named twice");
+        out.sessions.push_back(std::move(session).value());
+    }
+    return Done{};
 }
 
 }  // namespace
@@ -133,6 +188,60 @@ Result<CarriedProcess> read_carried_process(const json& body) {
     return p;
 }
 
+json to_json(const CarriedSession& c) {
+    return {{"id", c.id},
+            {"server", c.server},
+            {"passed_fds", c.passed_fds},
+            {"fd", c.fd},
+            {"output_fd", c.output_fd},
+            {"link_fd", c.link_fd},
+            {"unread", base64url_encode(c.unread)},
+            {"unwritten", base64url_encode(c.unwritten)},
+            {"router", to_json(c.router)}};
+}
+
+Result<CarriedSession> read_carried_session_entry(const json& body) {
+    if (!body.is_object()) return permanent_failure("a carried session is not an object");
+    CarriedSession c;
+    FieldReader in(body);
+    c.id = static_cast<std::uint64_t>(in.integer("id", 1));
+    c.server = in.text("server");
+    c.passed_fds = in.flag("passed_fds");
+    c.fd = static_cast<int>(in.integer("fd", kIntMin, kIntMax));
+    c.output_fd = static_cast<int>(in.integer("output_fd", kIntMin, kIntMax));
+    c.link_fd = static_cast<int>(in.integer("link_fd", kIntMin, kIntMax));
+    const std::string unread = in.text("unread");
+    const std::string unwritten = in.text("unwritten");
+    const json* router = in.object("router");
+    if (in.ok()) {
+        const std::optional<std::string> read = base64url_decode(unread);
+        const std::optional<std::string> left = base64url_decode(unwritten);
+        if (!read || !left) {
+            in.fail("its unread or unwritten bytes are not base64url");
+        } else {
+            c.unread = *read;
+            c.unwritten = *left;
+        }
+    }
+    if (in.ok() && (c.server.empty() || c.server.size() > 4096)) in.fail("it names no server");
+    if (in.ok() && !kept_descriptor(c.fd)) in.fail("its descriptor is not one mcpd could have kept");
+    if (in.ok() && c.passed_fds &&
+        (!kept_descriptor(c.output_fd) || !kept_descriptor(c.link_fd) || c.output_fd == c.fd ||
+         c.link_fd == c.fd || c.link_fd == c.output_fd))
+        in.fail("its passed descriptors and link are not three descriptors above stdio");
+    if (in.ok() && !c.passed_fds && (c.output_fd != -1 || c.link_fd != -1))
+        in.fail("a session on the socket has descriptors of a passed one");
+    if (in.ok()) {
+        Result<routing::SessionState> state = read_carried_session(*router);
+        if (!state) in.fail(state.error());
+        else if (state->id != c.id) in.fail("its state is another session's");
+        else c.router = std::move(state).value();
+    }
+    if (!in.ok())
+        return permanent_failure("session " + std::to_string(c.id) + ": " + in.error());
+    return c;
+}
+
 json to_json(const UpgradeState& state) {
     json http = json::array();
     for (const auto& [address, fd] : state.http_listeners)
@@ -141,7 +250,10 @@ json to_json(const UpgradeState& state) {
     for (const CarriedServer& server : state.servers)
         servers.push_back({{"name", server.name},
                            {"supervisor", server.supervisor},
-                           {"process", server.process ? to_json(*server.process) : json()}});
+                           {"process", server.process ? to_json(*server.process) : json()},
+                           {"router", server.router ? to_json(*server.router) : json()}});
+    json sessions = json::array();
+    for (const CarriedSession& session : state.sessions) sessions.push_back(to_json(session));
     return {{"mcpd_version", state.mcpd_version},
             {"pid", state.pid},
             {"config", state.config_path},
@@ -158,7 +270,9 @@ json to_json(const UpgradeState& state) {
                                      : json()},
             {"uptime_ms", state.uptime_ms},
             {"upgrades", state.upgrades},
-            {"servers", std::move(servers)}};
+            {"servers", std::move(servers)},
+            {"next_session", state.next_session},
+            {"sessions", std::move(sessions)}};
 }
 
 std::vector<pid_t> carried_groups(const UpgradeState& state) {
@@ -240,6 +354,14 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
             return permanent_failure("the state cannot be taken: server '" + server.name +
                                      "' is running without its process");
         }
+        if (const json* router = json_read::member(entry, "router");
+            router != nullptr && !router->is_null()) {
+            Result<CarriedRouter> carried = read_carried_router(*router);
+            if (!carried)
+                return permanent_failure("the state cannot be taken: server '" + server.name +
+                                         "': " + carried.error());
+            server.router = std::move(carried).value();
+        }
         ScratchEnvironment scratch;
         config::ServerConfig config;
         config.name = server.name;
@@ -250,6 +372,8 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
                                      "': " + restored.error());
         out.servers.push_back(std::move(server));
     }
+    if (Result<Done> read = read_sessions(body, out, taken); !read)
+        return permanent_failure("the state cannot be taken: " + read.error());
     return out;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "daemon/mux/router_carry.h"
 
 namespace mcpd {
 
@@ -37,7 +38,25 @@ struct CarriedServer {
     std::string name;
     nlohmann::json supervisor;  // Supervisor::snapshot()
     std::optional<CarriedProcess> process;  // its running process, when it has one
+    std::optional<CarriedRouter> router;    // its router's state (none in a version 1 state)
 };
+
+// A client session handed to the new binary (SessionTable::adopt_carried): a session on the
+// control socket, or one whose descriptors an `mcpctl connect` passed, with that connection.
+struct CarriedSession {
+    std::uint64_t id = 0;
+    std::string server;  // the server it is attached to (its shared instance)
+    bool passed_fds = false;
+    int fd = -1;         // its socket, or (passed) the client's input
+    int output_fd = -1;  // passed: the client's output
+    int link_fd = -1;    // passed: the `mcpctl connect` connection, told when the session ends
+    std::string unread;     // read from the client, not yet handed to its server
+    std::string unwritten;  // queued for the client, not yet written
+    routing::SessionState router;  // its protocol state (daemon/mux/router_carry.h)
+};
+
+nlohmann::json to_json(const CarriedSession& session);
+Result<CarriedSession> read_carried_session_entry(const nlohmann::json& session);
 
 struct UpgradeState {
     std::string mcpd_version;  // of the process that wrote it
@@ -59,13 +78,16 @@ struct UpgradeState {
     std::int64_t uptime_ms = 0;
     std::uint64_t upgrades = 0;  // upgrades in place before this one
     std::vector<CarriedServer> servers;
+    std::uint64_t next_session = 1;  // the next session id (version 2)
+    std::vector<CarriedSession> sessions;
 };
 
 nlohmann::json to_json(const UpgradeState& state);
 // The process groups of the carried processes (each leads its own): what the keeper lists.
 std::vector<pid_t> carried_groups(const UpgradeState& state);
 // Every field read by its type, and every server's supervisor state restored into a scratch
-// supervisor, so that a state the new binary would not take is refused before the exec.
+// supervisor, so that a state the new binary would not take is refused before the exec. A
+// version 1 state has no routers and no sessions.
 Result<UpgradeState> parse_upgrade_state(const nlohmann::json& body);
 
 // mcpd --check-state FD: read the state in FD, check it, and print the acknowledgement on

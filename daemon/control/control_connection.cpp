@@ -230,6 +230,13 @@ void ControlConnection::receive_fds(std::function<void(std::vector<UniqueFd>)> o
         FdWatcher(bufferevent_get_base(bev_.get()), bev_.fd(), EV_READ, [this] { on_fds_ready(); });
 }
 
+void ControlConnection::link_carried(std::function<void()> on_hangup) {
+    if (closed_) return;
+    mode_ = Mode::linked;
+    on_hangup_ = std::move(on_hangup);
+    idle_.cancel();  // a link lasts as long as its session
+}
+
 void ControlConnection::on_fds_ready() {
     Result<std::vector<UniqueFd>> fds = mcpd::receive_fds(fd_watch_.fd(), control::kPassedFds);
     if (fds.transient()) {

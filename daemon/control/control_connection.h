@@ -98,6 +98,13 @@ public:
     // Nothing, once cut off.
     void receive_fds(std::function<void(std::vector<UniqueFd>)> on_fds,
                      std::function<void()> on_hangup);
+    // An upgrade in place: the link of a passed session carried across the exec, linked as it
+    // was (only its hang-up matters), from the moment it is made.
+    void link_carried(std::function<void()> on_hangup);
+    // Its socket; -1 once closed or handed over.
+    int fd() const { return bev_ != nullptr ? bev_.fd() : -1; }
+    // Linked to a passed session (receive_fds had its descriptors).
+    bool linked() const { return mode_ == Mode::linked; }
 
 private:
     static void on_read(bufferevent* bev, void* self);

@@ -1,6 +1,7 @@
 // InFlight: the records of a Router's requests at its child (in_flight.h).
 #include "daemon/mux/in_flight.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace mcpd {
@@ -49,6 +50,14 @@ void InFlight::child_gone() {
     tombstones_.clear();
     tombstone_order_.clear();
     names_.clear();
+}
+
+void InFlight::restore(const std::vector<std::uint64_t>& tombstones,
+                       const std::map<std::string, ProgressRoute>& progress,
+                       std::uint64_t next_token) {
+    for (const std::uint64_t child_id : tombstones) tombstone(child_id);
+    for (const auto& [own, route] : progress) progress_[own] = route;
+    next_token_ = std::max(next_token_, next_token);
 }
 
 }  // namespace mcpd

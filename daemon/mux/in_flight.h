@@ -8,12 +8,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "daemon/mux/router_records.h"
 
@@ -70,6 +72,16 @@ public:
 
     // The child is gone: nothing of it is due any more (the caller has settled each request).
     void child_gone();
+
+    // An upgrade in place (router_carry.cpp): the tombstones oldest first, the progress routes
+    // and the next token; and the same taken back by the new process's table.
+    const std::deque<std::uint64_t>& tombstones() const { return tombstone_order_; }
+    const std::unordered_map<std::string, ProgressRoute>& progress_routes() const {
+        return progress_;
+    }
+    std::uint64_t next_token() const { return next_token_; }
+    void restore(const std::vector<std::uint64_t>& tombstones,
+                 const std::map<std::string, ProgressRoute>& progress, std::uint64_t next_token);
 
 private:
     Map requests_;

@@ -31,6 +31,7 @@
 #include "daemon/mux/in_flight.h"
 #include "daemon/mux/project.h"
 #include "daemon/mux/replay_state.h"
+#include "daemon/mux/router_carry.h"
 #include "daemon/mux/router_records.h"
 #include "daemon/mux/request_ids.h"
 #include "daemon/mux/router_environment.h"
@@ -178,6 +179,18 @@ public:
 
     std::optional<TimePoint> next_deadline() const;
     void on_timer();
+
+    // An upgrade in place (router_carry.cpp). Why its sessions cannot be carried this moment
+    // (something under way between them and the child, which the upgrade waits out); empty
+    // when they can.
+    std::string why_not_carried() const;
+    // What it keeps besides its sessions, and one session's state (none when not attached).
+    CarriedRouter carried() const;
+    std::optional<routing::SessionState> carried_session(SessionId session) const;
+    // In the new process, once its child was taken over: the router's state, then each of its
+    // sessions, as they were; nothing is said to the child or to the sessions.
+    void restore_carried(const CarriedRouter& state);
+    void adopt_carried(routing::SessionState session);
 
     // Requests at the child on behalf of sessions (for tests and status).
     std::size_t in_flight() const { return requests_.size(); }

@@ -2,6 +2,8 @@
 
 #include <event2/buffer.h>
 
+#include <vector>
+
 #include "common/log.h"
 #include "daemon/io/buffer_event.h"
 #include "daemon/mux/jsonrpc.h"
@@ -115,9 +117,60 @@ void StreamTransport::on_output_changed(evbuffer*, const evbuffer_cb_info* info,
     session->cap_.taken(session->queued_bytes());
 }
 
-void StreamTransport::pause_input() { source_.pause(); }
+void StreamTransport::pause_input() {
+    paused_ = true;
+    source_.pause();
+}
 
-void StreamTransport::resume_input() { source_.resume(); }
+void StreamTransport::resume_input() {
+    paused_ = false;
+    if (!held_) source_.resume();
+}
+
+void StreamTransport::hold_input(bool held) {
+    held_ = held;
+    if (held) source_.pause();
+    else if (!paused_) source_.resume();
+}
+
+void StreamTransport::hold_output(bool held) {
+    if (closed_) return;
+    if (held) bufferevent_disable(output_bev(), EV_WRITE);
+    else bufferevent_enable(output_bev(), EV_WRITE);
+}
+
+std::string StreamTransport::why_not_carried() const {
+    if (closed_ || input_ended_ || !finish_reason_.empty()) return "it is ending";
+    if (source_.reader().discarding())
+        return "a line of its over max_message_bytes is being discarded";
+    if (writes_.held_bytes(output_bev()) > 0) return "a write to it is being gathered";
+    return {};
+}
+
+std::string StreamTransport::unread() const { return std::string(source_.reader().unread()); }
+
+std::string StreamTransport::unwritten() const {
+    // Peeked, not copied out: evbuffer_copyout refuses a buffer whose start is frozen, as a
+    // bufferevent's output is.
+    evbuffer* out = bufferevent_get_output(output_bev());
+    std::string bytes;
+    const int chunks = evbuffer_peek(out, -1, nullptr, nullptr, 0);
+    if (chunks <= 0) return bytes;
+    std::vector<evbuffer_iovec> parts(static_cast<std::size_t>(chunks));
+    evbuffer_peek(out, -1, nullptr, parts.data(), chunks);
+    bytes.reserve(evbuffer_get_length(out));
+    for (const evbuffer_iovec& part : parts)
+        bytes.append(static_cast<const char*>(part.iov_base), part.iov_len);
+    return bytes;
+}
+
+void StreamTransport::resume(std::string_view unread, std::string_view unwritten) {
+    // Not through the input's evbuffer, whose end a socket bufferevent keeps frozen.
+    source_.reader().append(unread);
+    if (unwritten.empty()) return;
+    evbuffer_add(bufferevent_get_output(output_bev()), unwritten.data(), unwritten.size());
+    cap_.taken(queued_bytes());
+}
 
 void StreamTransport::cut_off(const std::string& reason) {
     if (closed_) return;

@@ -84,6 +84,24 @@ public:
     void finish(const std::string& reason) override;
     bool input_ended() const override { return input_ended_; }
 
+    // An upgrade in place (docs/UPGRADE.md). While an upgrade waits for quiet, it reads no more
+    // from the client; while the new binary checks the state, nothing more is written either,
+    // so that what the state says was read and is left to write stays true.
+    void hold_input(bool held);
+    void hold_output(bool held);
+    // Why it cannot be carried this moment (it is ending, or discarding an oversized line);
+    // empty when it can.
+    std::string why_not_carried() const;
+    // Its descriptors (-1 for a socket session's output, which is its input's), the bytes read
+    // from the client and not yet handed out, and those queued for it and not yet written.
+    int input_fd() const { return input_.fd(); }
+    int output_fd() const { return output_ ? output_.fd() : -1; }
+    std::string unread() const;
+    std::string unwritten() const;
+    // The new process, before start(): `unread` is handed out first, as if just read, and
+    // `unwritten` goes out first, ahead of anything sent to the client from now on.
+    void resume(std::string_view unread, std::string_view unwritten);
+
 private:
     static void on_input_event(bufferevent* bev, short what, void* self);
     static void on_output_event(bufferevent* bev, short what, void* self);
@@ -115,6 +133,8 @@ private:
     LineSource source_;  // after the bufferevents: it watches the input's descriptor
     bool closed_ = false;
     bool input_ended_ = false;
+    bool paused_ = false;  // the server's stdin is backed up
+    bool held_ = false;    // an upgrade waits for quiet
     std::string finish_reason_;  // set once finish() waits for the output to drain
 };
 

@@ -40,6 +40,17 @@ std::size_t LatencyHistogram::bucket_of(std::uint64_t us) {
     return i < kBoundsUs.size() && us > kBoundsUs[i] ? i + 1 : i;
 }
 
+bool LatencyHistogram::restore(const std::vector<std::uint64_t>& buckets, std::uint64_t sum_us) {
+    if (buckets.size() != kBuckets) return false;
+    count_ = 0;
+    for (std::size_t i = 0; i < kBuckets; ++i) {
+        buckets_[i] = buckets[i];
+        count_ += buckets[i];
+    }
+    sum_us_ = sum_us;
+    return true;
+}
+
 void LatencyHistogram::merge(const LatencyHistogram& other) {
     for (std::size_t i = 0; i < kBuckets; ++i) buckets_[i] += other.buckets_[i];
     count_ += other.count_;

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "daemon/mux/peer_names.h"
@@ -42,6 +43,9 @@ public:
         sum_us_ += us;
     }
     void merge(const LatencyHistogram& other);
+    // A histogram carried across an upgrade in place: its kBuckets counts and their sum. False
+    // (and nothing changed) when `buckets` is not kBuckets long.
+    bool restore(const std::vector<std::uint64_t>& buckets, std::uint64_t sum_us);
     std::uint64_t count() const { return count_; }
     std::uint64_t sum_us() const { return sum_us_; }
     const std::array<std::uint64_t, kBuckets>& buckets() const { return buckets_; }

@@ -128,12 +128,16 @@ RunResult check_state(const TestEnv& env, const std::string& text) {
 TEST_CASE("mcpd --check-state acknowledges a state it can take with the state's digest",
           "[upgrade]") {
     TestEnv env("check-state-good");
-    for (const std::string server_state : {"stopped", "backoff", "failed"}) {
-        const std::string text = mcpd::state_file::encode(state_body(server_state));
-        const RunResult checked = check_state(env, text);
-        INFO(server_state << ": " << checked.describe());
-        CHECK(checked.exit_code == 0);
-        CHECK(checked.out == "mcpd-state ok 1 " + mcpd::sha256_hex(text) + "\n");
+    // Its own version, and the one before (which carries no sessions).
+    for (const int version : {1, 2}) {
+        for (const std::string server_state : {"stopped", "backoff", "failed"}) {
+            const std::string text = mcpd::state_file::encode(state_body(server_state), version);
+            const RunResult checked = check_state(env, text);
+            INFO(server_state << ", version " << version << ": " << checked.describe());
+            CHECK(checked.exit_code == 0);
+            CHECK(checked.out == "mcpd-state ok " + std::to_string(version) + " " +
+                                     mcpd::sha256_hex(text) + "\n");
+        }
     }
 }
 
@@ -148,7 +152,7 @@ TEST_CASE("mcpd --check-state refuses a truncated, corrupt, foreign or unsupport
         {good.substr(0, good.size() / 2), "truncated"},
         {good.substr(0, good.size() - 2) + "x}", "corrupt"},
         {"{}", "not an mcpd state"},
-        {mcpd::state_file::encode(state_body("stopped"), 2), "of version 2"},
+        {mcpd::state_file::encode(state_body("stopped"), 3), "of version 3"},
         {mcpd::state_file::encode(state_body("running")), "server 'demo'"},
         {mcpd::state_file::encode({{"pid", 1}}), "cannot be taken"},
     };
@@ -257,15 +261,20 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
         ::chmod(open_copy.c_str(), 0777);
         expect_refused(env, {"--binary", open_copy}, "may be written by others");
     }
-    SECTION("an attached session, another control connection") {
+    SECTION("a group session, another control connection") {
         REQUIRE(env.ctl({"start", "later", "--wait"}).exit_code == 0);
         {
-            McpSession session(env.socket(), "later");
+            // A group of a running server and a failed one (left out of it) is a group session.
+            PipedProcess agent({bin("mcpctl"), "--socket", env.socket(), "connect", "later", "bad"},
+                               env.path("group.err"));
+            McpSession& session = agent.session();
             session.initialize("refused-upgrade");
-            expect_refused(env, {}, "1 client session(s) are attached");
-            // A refusal leaves the session as it was.
-            CHECK(session.wait_response(session.call_tool("echo", {{"text", "untouched"}}))
+            expect_refused(env, {}, "1 group session(s) are attached, which cannot be carried yet");
+            // A refusal leaves the session as it was, reading and answered.
+            CHECK(session.wait_response(session.call_tool("later__echo", {{"text", "untouched"}}))
                       .tool_text() == "untouched");
+            session.close_write();
+            CHECK(agent.wait_exit(10s) == 0);
         }
         {
             BackgroundProcess follower({bin("mcpctl"), "--socket", env.socket(), "logs", "-f", "bad"});

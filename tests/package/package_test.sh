@@ -202,6 +202,26 @@ server_pid() {
 }
 demo_before=$(server_pid)
 [ -n "$demo_before" ] && [ "$demo_before" != - ] || fail "the demo server has no pid before the upgrade"
+# An agent's session through mcpctl connect, its pipes passed to mcpd, goes on across it.
+coproc AGENT { exec /usr/bin/mcpctl --socket "$socket" connect demo 2>"$work/agent.err"; }
+agent_in=${AGENT[1]}
+agent_out=${AGENT[0]}
+agent_pid=$AGENT_PID
+# Send request `$1` (JSON) and wait for the answer to id `$2`, which must hold `$3`.
+agent_call() {
+    local line
+    printf '%s\n' "$1" >&"$agent_in"
+    while IFS= read -r -t 20 line <&"$agent_out"; do
+        [[ $line == *"\"id\":$2,"* ]] || continue
+        [[ $line == *"$3"* ]] || fail "the agent's request $2 was answered with: $line"
+        return 0
+    done
+    cat "$work/agent.err" "$work/smoke.log" >&2
+    fail "the agent's request $2 got no answer"
+}
+agent_call '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"package-agent","version":"1"}}}' 1 '"serverInfo"'
+printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"$agent_in"
+agent_call '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"before the upgrade"}}}' 2 'before the upgrade'
 as_root dpkg -i "${debs[0]}" >/dev/null
 [[ $(readlink "/proc/$smoke_pid/exe") == *"(deleted)" ]] ||
     fail "dpkg -i did not replace the running /usr/sbin/mcpd (its exe is $(readlink "/proc/$smoke_pid/exe"))"
@@ -213,6 +233,10 @@ fi
     fail "after the upgrade mcpd runs $(readlink "/proc/$smoke_pid/exe"), not the new /usr/sbin/mcpd"
 [ "$(server_pid)" = "$demo_before" ] ||
     fail "the demo server's process changed across the upgrade ($demo_before, now $(server_pid))"
+agent_call '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"after the upgrade"}}}' 3 'after the upgrade'
+# The agent leaves: its mcpctl connect hears the session end from the new mcpd, and exits 0.
+exec {agent_in}>&-
+wait "$agent_pid" || fail "the agent's mcpctl connect exited with status $? after the upgrade"
 /usr/bin/mcpctl --socket "$socket" restart demo --wait --timeout 20s >/dev/null ||
     fail "the upgraded mcpd does not restart the demo server"
 

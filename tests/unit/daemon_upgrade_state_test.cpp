@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "common/state_file.h"
@@ -19,7 +20,7 @@ TEST_CASE("upgrade state: a state decodes to its body, byte for byte, through a 
     const json body = {{"servers", json::array({{{"name", "a"}, {"restarts", 3}}})},
                        {"text", "é\n\"quoted\""}};
     const std::string text = state_file::encode(body);
-    CHECK(text.starts_with("mcpd-state 1 "));
+    CHECK(text.starts_with("mcpd-state 2 "));
     const Result<UniqueFd> fd = state_file::to_sealed_memfd(text);
     REQUIRE(fd.ok());
     // Sealed: nobody can change it any more.
@@ -34,7 +35,7 @@ TEST_CASE("upgrade state: a state decodes to its body, byte for byte, through a 
     CHECK(decoded->body == body);
     CHECK(state_file::encode(decoded->body) == text);
     CHECK(state_file::acknowledgement(decoded.value()) ==
-          "mcpd-state ok 1 " + decoded->digest);
+          "mcpd-state ok 2 " + decoded->digest);
 }
 
 TEST_CASE("upgrade state: truncated, altered, foreign or newer states are refused, saying why") {
@@ -53,7 +54,7 @@ TEST_CASE("upgrade state: truncated, altered, foreign or newer states are refuse
     CHECK_THAT(refused(""), Catch::Contains("not an mcpd state"));
     CHECK_THAT(refused("{\"servers\": []}\n"), Catch::Contains("not an mcpd state"));
     CHECK_THAT(refused(state_file::encode({{"pid", 1}}, state_file::kVersion + 1)),
-               Catch::Contains("of version 2; this mcpd reads versions 1 to 1"));
+               Catch::Contains("of version 3; this mcpd reads versions 1 to 2"));
     CHECK_THAT(refused(state_file::encode({{"pid", 1}}, 0)), Catch::Contains("of version 0"));
     CHECK_THAT(refused("mcpd-state 1 2 " + std::string(64, '0') + "\n[]"),
                Catch::Contains("corrupt"));
@@ -162,8 +163,8 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     state.metrics_listener.emplace("127.0.0.1:9464", 9);
     state.uptime_ms = 1234;
     state.upgrades = 2;
-    state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt});
-    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt});
+    state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt, std::nullopt});
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, std::nullopt});
     SupervisorFixture running;
     running.run();
     CarriedProcess process;
@@ -180,7 +181,7 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     process.abandoned = {3, 5};
     process.idle_armed = true;
     process.logs = {"started", "listening"};
-    state.servers.push_back({"c", running.sup.snapshot(), process});
+    state.servers.push_back({"c", running.sup.snapshot(), process, std::nullopt});
     const json body = to_json(state);
     const Result<UpgradeState> parsed = parse_upgrade_state(body);
     REQUIRE(parsed.ok());
@@ -238,6 +239,145 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     bad = body;
     bad["socket_activated"] = 0;
     CHECK_THAT(parse_upgrade_state(bad).error(), Catch::Contains("\"socket_activated\""));
+}
+
+namespace {
+
+// A state of version 2: two servers, each router with its state, a session on the socket and a
+// passed one, with bytes read and not handled, and bytes not yet written.
+UpgradeState state_with_sessions() {
+    UpgradeState state;
+    state.mcpd_version = "0.1.0";
+    state.pid = 4242;
+    state.config_path = "/etc/mcpd/mcpd.toml";
+    state.socket_path = "/run/mcpd/mcpd.sock";
+    state.listening_path = state.socket_path;
+    state.control_fd = 5;
+    state.uptime_ms = 10;
+    CarriedRouter router;
+    router.next_child_request = 9;
+    router.child_level = 3;
+    router.unset_view = 6;
+    router.served_version = "2025-11-25";
+    router.task_owners = {{"task-1", 3}};
+    router.task_tokens = {{"task-1", "\"mcpd-p4\""}};
+    router.tombstones = {17, 12};
+    router.next_progress_token = 5;
+    router.progress["\"mcpd-p4\""] = routing::ProgressRoute{3, "\"tok\"", 17};
+    router.roots_differ_noted = true;
+    state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, router});
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{}});
+    state.next_session = 8;
+    CarriedSession socket;
+    socket.id = 3;
+    socket.server = "a";
+    socket.fd = 10;
+    socket.unread = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":";
+    socket.unwritten = std::string("{\"result\":\"\xff\"}\n", 15);
+    socket.router.id = 3;
+    socket.router.attached_at = TimePoint(std::chrono::seconds(1000));
+    socket.router.initialized = socket.router.ready = true;
+    socket.router.protocol = "2025-11-25";
+    socket.router.capabilities = {{"sampling", json::object()}};
+    socket.router.client_name = "agent";
+    socket.router.client_version = "1.2";
+    socket.router.log_level = 4;
+    socket.router.subscriptions = {"demo://a", "demo://b"};
+    socket.router.tasks = {"task-1"};
+    socket.router.ended_tasks = {"task-0"};
+    socket.router.ended_order = {"task-0"};
+    socket.router.url_elicitations = {"e-1"};
+    socket.router.counters.requests = 12;
+    socket.router.counters.replies = 11;
+    socket.router.counters.bytes_in = 640;
+    socket.router.counters.latency.add(300);
+    socket.router.counters.latency.add(70000);
+    state.sessions.push_back(socket);
+    CarriedSession passed;
+    passed.id = 7;
+    passed.server = "b";
+    passed.passed_fds = true;
+    passed.fd = 11;
+    passed.output_fd = 12;
+    passed.link_fd = 13;
+    passed.router.id = 7;
+    state.sessions.push_back(passed);
+    return state;
+}
+
+}  // namespace
+
+TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a bad one refuses the state") {
+    const UpgradeState state = state_with_sessions();
+    const json body = to_json(state);
+    const Result<UpgradeState> parsed = parse_upgrade_state(body);
+    REQUIRE(parsed.ok());
+    CHECK(to_json(parsed.value()).dump() == body.dump());
+    REQUIRE(parsed->sessions.size() == 2);
+    const CarriedSession& socket = parsed->sessions[0];
+    CHECK(socket.unread == state.sessions[0].unread);
+    CHECK(socket.unwritten == state.sessions[0].unwritten);
+    CHECK(socket.router.attached_at == state.sessions[0].router.attached_at);
+    CHECK(socket.router.log_level == 4);
+    CHECK(socket.router.subscriptions == state.sessions[0].router.subscriptions);
+    CHECK(socket.router.counters.latency.count() == 2);
+    CHECK(socket.router.counters.latency.sum_us() == 70300);
+    CHECK(socket.router.counters.requests == 12);
+    REQUIRE(parsed->servers[0].router.has_value());
+    CHECK(parsed->servers[0].router->tombstones == std::vector<std::uint64_t>{17, 12});
+    CHECK(parsed->servers[0].router->progress.at("\"mcpd-p4\"").child_id == 17);
+    CHECK(parsed->next_session == 8);
+
+    const auto refused = [&](const std::function<void(json&)>& change) {
+        json bad = body;
+        change(bad);
+        const Result<UpgradeState> read = parse_upgrade_state(bad);
+        REQUIRE_FALSE(read.ok());
+        return read.error();
+    };
+    CHECK_THAT(refused([](json& b) { b["sessions"][1]["link_fd"] = 10; }),
+               Catch::Contains("named twice"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["fd"] = 5; }), Catch::Contains("named twice"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][1]["server"] = "gone"; }),
+               Catch::Contains("a server the state does not have"));
+    CHECK_THAT(refused([](json& b) {
+                   b["sessions"][1]["id"] = 8;
+                   b["sessions"][1]["router"]["id"] = 8;
+               }),
+               Catch::Contains("not given yet"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][1]["id"] = 3; }),
+               Catch::Contains("another session's"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["unread"] = "not base64!"; }),
+               Catch::Contains("base64url"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["output_fd"] = 20; }),
+               Catch::Contains("descriptors of a passed one"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][1]["output_fd"] = 11; }),
+               Catch::Contains("three descriptors"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["router"]["log_level"] = 9; }),
+               Catch::Contains("logging level"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["router"]["counters"]["latency_buckets"] = {1, 2}; }),
+               Catch::Contains("latency buckets"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["router"]["subscriptions"] = {1}; }),
+               Catch::Contains("\"subscriptions\""));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["task_owners"]["task-1"] = "3"; }),
+               Catch::Contains("owner"));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["tombstones"] = {-1}; }),
+               Catch::Contains("tombstone"));
+    CHECK_THAT(refused([](json& b) { b["next_session"] = 0; }), Catch::Contains("next_session"));
+
+    // The previous version's state has no routers and no sessions, and is read as it is.
+    json version_1 = body;
+    version_1.erase("sessions");
+    version_1.erase("next_session");
+    for (json& server : version_1["servers"]) server.erase("router");
+    const Result<UpgradeState> old = parse_upgrade_state(version_1);
+    REQUIRE(old.ok());
+    CHECK(old->sessions.empty());
+    CHECK_FALSE(old->servers[0].router.has_value());
+    const Result<state_file::Decoded> decoded =
+        state_file::decode(state_file::encode(version_1, state_file::kVersion - 1));
+    REQUIRE(decoded.ok());
+    CHECK(decoded->version == 1);
 }
 
 TEST_CASE("upgrade state: a running server's supervisor keeps its pid, stability and health") {

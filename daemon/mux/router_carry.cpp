@@ -1,0 +1,296 @@
+// Router: its state and its sessions' carried across an upgrade in place (router_carry.h,
+// docs/UPGRADE.md). The records go out as JSON and come back read by type; the new process's
+// router takes them without a word to the child or the sessions, which notice nothing.
+#include "daemon/mux/router_carry.h"
+
+#include <limits>
+
+#include "common/json_fields.h"
+#include "common/json_read.h"
+#include "daemon/mux/router.h"
+
+namespace mcpd {
+
+using nlohmann::json;
+using json_read::FieldReader;
+
+namespace {
+
+// The longest text a carried record holds in one field (a task id, a token, a version): what
+// mcpd itself bounds such names by, with room to spare.
+constexpr std::size_t kMaxCarriedText = 64 * 1024;
+
+json optional_level(const std::optional<int>& level) { return level ? json(*level) : json(); }
+
+// A level or none: null, or an RFC 5424 severity index.
+bool read_level(const json& object, std::string_view key, std::optional<int>& level,
+                FieldReader& in) {
+    const json* value = json_read::member(object, key);
+    if (value == nullptr) {
+        in.fail("its \"" + std::string(key) + "\" is missing");
+        return false;
+    }
+    if (value->is_null()) return true;
+    const std::optional<std::int64_t> number = json_read::as_integer(*value);
+    if (!number || *number < 0 || *number > 7) {
+        in.fail("its \"" + std::string(key) + "\" is not a logging level");
+        return false;
+    }
+    level = static_cast<int>(*number);
+    return true;
+}
+
+// An array of strings, each bounded; a problem noted in `in`.
+std::vector<std::string> read_texts(FieldReader& in, std::string_view key) {
+    std::vector<std::string> out;
+    const json* array = in.array(key);
+    if (array == nullptr) return out;
+    for (const json& item : *array) {
+        if (!item.is_string() || item.get_ref<const std::string&>().size() > kMaxCarriedText) {
+            in.fail("an item of its \"" + std::string(key) + "\" is not a text");
+            return {};
+        }
+        out.push_back(item.get<std::string>());
+    }
+    return out;
+}
+
+std::uint64_t unsigned_of(FieldReader& in, std::string_view key) {
+    return static_cast<std::uint64_t>(in.integer(key, 0));
+}
+
+json counters_json(const CallCounters& c) {
+    return {{"requests", c.requests},     {"replies", c.replies},     {"errors", c.errors},
+            {"tool_errors", c.tool_errors}, {"cancelled", c.cancelled}, {"timeouts", c.timeouts},
+            {"child_died", c.child_died}, {"replayed", c.replayed},   {"bytes_in", c.bytes_in},
+            {"bytes_out", c.bytes_out},   {"latency_buckets", c.latency.buckets()},
+            {"latency_sum_us", c.latency.sum_us()}};
+}
+
+bool read_counters(const json& object, CallCounters& c, FieldReader& outer) {
+    FieldReader in(object);
+    c.requests = unsigned_of(in, "requests");
+    c.replies = unsigned_of(in, "replies");
+    c.errors = unsigned_of(in, "errors");
+    c.tool_errors = unsigned_of(in, "tool_errors");
+    c.cancelled = unsigned_of(in, "cancelled");
+    c.timeouts = unsigned_of(in, "timeouts");
+    c.child_died = unsigned_of(in, "child_died");
+    c.replayed = unsigned_of(in, "replayed");
+    c.bytes_in = unsigned_of(in, "bytes_in");
+    c.bytes_out = unsigned_of(in, "bytes_out");
+    const std::uint64_t sum = unsigned_of(in, "latency_sum_us");
+    std::vector<std::uint64_t> buckets;
+    if (const json* array = in.array("latency_buckets")) {
+        for (const json& item : *array) {
+            const std::optional<std::int64_t> n = json_read::as_integer(item);
+            if (!n || *n < 0) {
+                in.fail("a latency bucket is not a count");
+                break;
+            }
+            buckets.push_back(static_cast<std::uint64_t>(*n));
+        }
+    }
+    if (in.ok() && !c.latency.restore(buckets, sum)) in.fail("its latency buckets are not as many as mcpd's");
+    if (!in.ok()) outer.fail("its counters: " + in.error());
+    return in.ok();
+}
+
+}  // namespace
+
+json to_json(const CarriedRouter& r) {
+    json progress = json::object();
+    for (const auto& [own, route] : r.progress)
+        progress[own] = {{"session", route.session},
+                         {"token", route.original_token},
+                         {"child_id", route.child_id}};
+    return {{"next_child_request", r.next_child_request},
+            {"child_level", optional_level(r.child_level)},
+            {"unset_view", optional_level(r.unset_view)},
+            {"served_version", r.served_version},
+            {"task_owners", r.task_owners},
+            {"task_tokens", r.task_tokens},
+            {"tombstones", r.tombstones},
+            {"next_progress_token", r.next_progress_token},
+            {"progress", std::move(progress)},
+            {"roots_differ_noted", r.roots_differ_noted}};
+}
+
+Result<CarriedRouter> read_carried_router(const json& body) {
+    if (!body.is_object()) return permanent_failure("a router's state is not an object");
+    CarriedRouter r;
+    FieldReader in(body);
+    r.next_child_request = unsigned_of(in, "next_child_request");
+    r.served_version = in.text("served_version");
+    r.next_progress_token = unsigned_of(in, "next_progress_token");
+    r.roots_differ_noted = in.flag("roots_differ_noted");
+    if (in.ok()) read_level(body, "child_level", r.child_level, in);
+    if (in.ok()) read_level(body, "unset_view", r.unset_view, in);
+    if (const json* owners = in.ok() ? in.object("task_owners") : nullptr) {
+        for (const auto& [task, owner] : owners->items()) {
+            const std::optional<std::int64_t> id = json_read::as_integer(owner);
+            if (!id || *id <= 0 || task.size() > kMaxCarriedText) {
+                in.fail("a task's owner is not a session");
+                break;
+            }
+            r.task_owners[task] = static_cast<SessionId>(*id);
+        }
+    }
+    if (const json* tokens = in.ok() ? in.object("task_tokens") : nullptr) {
+        for (const auto& [task, token] : tokens->items()) {
+            if (!token.is_string() || task.size() > kMaxCarriedText ||
+                token.get_ref<const std::string&>().size() > kMaxCarriedText) {
+                in.fail("a task's progress token is not a text");
+                break;
+            }
+            r.task_tokens[task] = token.get<std::string>();
+        }
+    }
+    if (const json* tombstones = in.ok() ? in.array("tombstones") : nullptr) {
+        for (const json& id : *tombstones) {
+            const std::optional<std::int64_t> n = json_read::as_integer(id);
+            if (!n || *n < 0) {
+                in.fail("a tombstone is not a request id");
+                break;
+            }
+            r.tombstones.push_back(static_cast<std::uint64_t>(*n));
+        }
+        if (r.tombstones.size() > InFlight::kMaxTombstones) in.fail("it has too many tombstones");
+    }
+    if (const json* progress = in.ok() ? in.object("progress") : nullptr) {
+        for (const auto& [own, route] : progress->items()) {
+            if (!route.is_object() || own.size() > kMaxCarriedText) {
+                in.fail("a progress route is not an object");
+                break;
+            }
+            FieldReader at(route);
+            routing::ProgressRoute read;
+            read.session = unsigned_of(at, "session");
+            read.original_token = at.text("token");
+            read.child_id = unsigned_of(at, "child_id");
+            if (!at.ok() || read.original_token.size() > kMaxCarriedText) {
+                in.fail("a progress route: " + (at.ok() ? "its token is too long" : at.error()));
+                break;
+            }
+            r.progress[own] = std::move(read);
+        }
+    }
+    if (in.ok() && r.served_version.size() > kMaxCarriedText) in.fail("its version is too long");
+    if (!in.ok()) return permanent_failure("a router's state: " + in.error());
+    return r;
+}
+
+json to_json(const routing::SessionState& s) {
+    return {{"id", s.id},
+            {"attached_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                s.attached_at.time_since_epoch())
+                                .count()},
+            {"initialized", s.initialized},
+            {"ready", s.ready},
+            {"protocol", s.protocol},
+            {"capabilities", s.capabilities},
+            {"client_name", s.client_name},
+            {"client_version", s.client_version},
+            {"log_level", optional_level(s.log_level)},
+            {"subscriptions", s.subscriptions},
+            {"tasks", s.tasks},
+            {"ended_tasks", s.ended_order},
+            {"url_elicitations", s.url_elicitations},
+            {"project_settled", s.project_settled},
+            {"counters", counters_json(s.counters)}};
+}
+
+Result<routing::SessionState> read_carried_session(const json& body) {
+    if (!body.is_object()) return permanent_failure("a session's state is not an object");
+    routing::SessionState s;
+    FieldReader in(body);
+    s.id = unsigned_of(in, "id");
+    s.attached_at = TimePoint(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::nanoseconds(in.integer("attached_ns"))));
+    s.initialized = in.flag("initialized");
+    s.ready = in.flag("ready");
+    s.protocol = in.text("protocol");
+    s.client_name = in.text("client_name");
+    s.client_version = in.text("client_version");
+    s.project_settled = in.flag("project_settled");
+    if (const json* caps = in.object("capabilities")) s.capabilities = *caps;
+    if (in.ok()) read_level(body, "log_level", s.log_level, in);
+    for (std::string& uri : read_texts(in, "subscriptions")) s.subscriptions.insert(std::move(uri));
+    for (std::string& task : read_texts(in, "tasks")) s.tasks.insert(std::move(task));
+    for (std::string& task : read_texts(in, "ended_tasks")) {
+        s.ended_tasks.insert(task);
+        s.ended_order.push_back(std::move(task));
+    }
+    for (std::string& id : read_texts(in, "url_elicitations"))
+        s.url_elicitations.insert(std::move(id));
+    if (const json* counters = in.ok() ? in.object("counters") : nullptr)
+        read_counters(*counters, s.counters, in);
+    if (in.ok() && s.id == 0) in.fail("its id is not a session's");
+    if (in.ok() && (s.protocol.size() > kMaxCarriedText || s.client_name.size() > kMaxCarriedText ||
+                    s.client_version.size() > kMaxCarriedText))
+        in.fail("a name in it is too long");
+    if (in.ok() && s.ended_order.size() > Router::kMaxEndedTasks)
+        in.fail("it has too many ended tasks");
+    if (!in.ok()) return permanent_failure("a session's state: " + in.error());
+    return s;
+}
+
+std::string Router::why_not_carried() const {
+    if (!requests_.empty()) return "requests to it wait for their answers";
+    if (!queue_.empty() || !serial_queue_.empty())
+        return "sessions' lines wait for it to be ready or for their turn";
+    if (!child_requests_.empty()) return "a request of its waits for a session's answer";
+    if (departed_ > 0 || !roots_deadlines_.empty())
+        return "a session is moving to its project's process";
+    if (refresh_pending_ > 0) return "its lists are being read for the cache";
+    for (const auto& [id, s] : sessions_) {
+        if (!s.held.empty() || s.awaiting_project || !s.roots_request.empty())
+            return "session " + std::to_string(id) + " waits for its project";
+        if (!s.waiting.empty() || !s.in_flight.empty())
+            return "session " + std::to_string(id) + " waits for answers";
+        if (s.legacy_elsewhere) return "session " + std::to_string(id) + " is a legacy client's";
+    }
+    return {};
+}
+
+CarriedRouter Router::carried() const {
+    CarriedRouter r;
+    r.next_child_request = next_child_request_;
+    r.child_level = child_level_;
+    r.unset_view = unset_view_;
+    r.served_version = served_version_;
+    r.task_owners.insert(task_owners_.begin(), task_owners_.end());
+    r.task_tokens.insert(task_tokens_.begin(), task_tokens_.end());
+    r.tombstones.assign(requests_.tombstones().begin(), requests_.tombstones().end());
+    r.next_progress_token = requests_.next_token();
+    r.progress.insert(requests_.progress_routes().begin(), requests_.progress_routes().end());
+    r.roots_differ_noted = roots_differ_noted_;
+    return r;
+}
+
+std::optional<routing::SessionState> Router::carried_session(SessionId session) const {
+    const auto it = sessions_.find(session);
+    if (it == sessions_.end()) return std::nullopt;
+    return it->second;
+}
+
+void Router::restore_carried(const CarriedRouter& r) {
+    next_child_request_ = std::max(next_child_request_, r.next_child_request);
+    child_level_ = r.child_level;
+    unset_view_ = r.unset_view;
+    if (!r.served_version.empty()) served_version_ = r.served_version;
+    task_owners_.insert(r.task_owners.begin(), r.task_owners.end());
+    task_tokens_.insert(r.task_tokens.begin(), r.task_tokens.end());
+    requests_.restore(r.tombstones, r.progress, r.next_progress_token);
+    roots_differ_noted_ = r.roots_differ_noted;
+}
+
+void Router::adopt_carried(routing::SessionState state) {
+    const SessionId id = state.id;
+    // The child holds its subscriptions already: they are noted, not sent again.
+    for (const std::string& uri : state.subscriptions) subscribers_[uri].insert(id);
+    sessions_[id] = std::move(state);
+    stats_.attached();
+}
+
+}  // namespace mcpd

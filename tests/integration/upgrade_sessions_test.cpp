@@ -1,0 +1,258 @@
+// An upgrade in place carries the client sessions (docs/UPGRADE.md): a session on the socket
+// and one whose pipes `mcpctl connect` passed go on across the exec with their ids, their
+// subscriptions and their handshake; what a client had half written, or writes during the
+// exec, is read by the new process; every request is answered once, with its own id, while
+// sixteen clients keep pipelining through ten upgrades.
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "call_text.h"
+#include "harness.h"
+#include "mcp_session.h"
+
+using namespace integration;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kCounterUri = "demo://counter";
+constexpr const char* kUpdated = "notifications/resources/updated";
+
+std::size_t descriptors_of(pid_t pid) {
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
+        ++count;
+    return count;
+}
+
+// Updates `session` has received after its message `after`, reading what arrives meanwhile.
+bool updates_after(McpSession& session, std::uint64_t after, std::size_t count, Duration timeout) {
+    return poll_until(timeout, [&] {
+        session.pump(20ms);
+        std::size_t seen = 0;
+        for (const McpMessage& m : session.notifications(kUpdated)) seen += m.seq > after ? 1 : 0;
+        return seen >= count;
+    });
+}
+
+// Write `bytes` as they are (no newline): a line begun and not finished.
+void write_raw(McpSession& session, const std::string& bytes) {
+    REQUIRE(::write(session.write_fd(), bytes.data(), bytes.size()) ==
+            static_cast<ssize_t>(bytes.size()));
+}
+
+// The answer to `id`, or nullopt: for client threads, where Catch's assertions may not run.
+std::optional<McpMessage> answer_to(McpSession& session, const json& id, Duration timeout) {
+    return session.wait_for(
+        [&](const McpMessage& m) { return m.is_response() && m.json.contains("id") && m.json["id"] == id; },
+        timeout);
+}
+
+std::string echo_line(const std::string& raw_id, const std::string& text) {
+    return request_line(raw_id, "tools/call", {{"name", "echo"}, {"arguments", {{"text", text}}}});
+}
+
+}  // namespace
+
+TEST_CASE("sessions on the socket and from mcpctl connect go on across upgrades, as they were",
+          "[upgrade]") {
+    TestEnv env("upgrade-sessions");
+    env.write_registry(server_toml("live", {"--tick-ms=100"}));
+    env.start_daemon();
+    env.wait_state("live", "running");
+    const pid_t live = *env.server_pid("live");
+    const pid_t daemon = env.daemon_pid();
+
+    McpSession socket(env.socket(), "live");
+    socket.initialize("on-the-socket");
+    PipedProcess agent({bin("mcpctl"), "--socket", env.socket(), "connect", "live"},
+                       env.path("connect.err"));
+    McpSession& passed = agent.session();
+    passed.initialize("passed-pipes");
+    const McpMessage subscribed =
+        socket.wait_response(socket.request("resources/subscribe", {{"uri", kCounterUri}}));
+    REQUIRE(subscribed.json.contains("result"));
+    REQUIRE(updates_after(socket, subscribed.seq, 1, 5s));
+    CHECK(call_text(passed, "echo", {{"text", "before"}}) == "before");
+    const std::uint64_t socket_id = socket.session_id();
+
+    for (int round = 1; round <= 3; ++round) {
+        const std::string r = std::to_string(round);
+        // A line the socket's client has half written when mcpd is replaced.
+        const std::string line = echo_line("\"half-" + r + "\"", "socket " + r);
+        write_raw(socket, line.substr(0, line.size() / 2));
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO("round " << round << ": " << upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+        CHECK(env.daemon_pid() == daemon);
+        CHECK(env.server_pid("live") == live);
+        // The rest of it, to the new process.
+        write_raw(socket, line.substr(line.size() / 2) + "\n");
+        const McpMessage reply = socket.wait_response("half-" + r);
+        CHECK(reply.tool_text() == "socket " + r);
+        CHECK(call_text(passed, "echo", {{"text", "pipes " + r}}) == "pipes " + r);
+        // The subscription is still this session's, at the same process.
+        CHECK(updates_after(socket, reply.seq, 2, 5s));
+    }
+    CHECK(env.status_json()["daemon"]["upgrades"] == 3);
+    CHECK(env.server("live")["sessions"] == 2);
+    // Nothing was answered twice: what is left in the inboxes are notifications only.
+    socket.pump(200ms);
+    passed.pump(50ms);
+    CHECK(socket.responses().empty());
+    CHECK(passed.responses().empty());
+    CHECK(passed.notifications(kUpdated).empty());  // never subscribed
+
+    const std::string log = env.daemon_log();
+    CHECK(count_of(log, "[live] ready: protocol") == 1);  // the handshake was never repeated
+    CHECK(count_of(log, "session " + std::to_string(socket_id) + " carried across the upgrade") == 3);
+    CHECK(count_of(log, "carried across the upgrade (pid ") == 6);
+
+    // The agent leaves: its mcpctl connect hears the session end from the new process.
+    passed.close_write();
+    CHECK(agent.wait_exit(10s) == 0);
+    socket.close_write();
+    CHECK(socket.wait_closed(10s));
+    CHECK(poll_until(5s, [&] { return env.server("live")["sessions"] == 0; }));
+    // Logged exactly as any session's end (the link carried too).
+    CHECK(poll_until(5s, [&] { return count_of(env.daemon_log(), "ended:") >= 2; }));
+}
+
+TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress and hold subscriptions: every request answered once",
+          "[upgrade]") {
+    TestEnv env("upgrade-load");
+    // Beside it, a server waiting out a long backoff, which the upgrades carry as it is.
+    env.write_registry(server_toml("live", {"--tick-ms=50"}) +
+                       server_toml("flaky", {}, {{"restart", "\"always\""}, {"restart_delay", "\"1h\""}},
+                                   "/bin/false"));
+    env.start_daemon();
+    env.wait_state("live", "running");
+    env.wait_state("flaky", "backoff");
+    const json flaky_restarts = env.server("flaky")["restarts"];
+    const pid_t live = *env.server_pid("live");
+    const pid_t daemon = env.daemon_pid();
+
+    // Half the clients on the socket, half through mcpctl connect's passed pipes.
+    std::vector<std::unique_ptr<McpSession>> on_socket;
+    std::vector<std::unique_ptr<PipedProcess>> agents;
+    std::vector<McpSession*> clients;
+    for (int i = 0; i < 8; ++i) {
+        on_socket.push_back(std::make_unique<McpSession>(env.socket(), "live"));
+        clients.push_back(on_socket.back().get());
+        agents.push_back(std::make_unique<PipedProcess>(
+            std::vector<std::string>{bin("mcpctl"), "--socket", env.socket(), "connect", "live"},
+            env.path("connect-" + std::to_string(i) + ".err")));
+        clients.push_back(&agents.back()->session());
+    }
+    for (std::size_t i = 0; i < clients.size(); ++i) clients[i]->initialize("loaded-" + std::to_string(i));
+    // Clients 2 and 3 (one on the socket, one through passed pipes) hold a subscription.
+    for (McpSession* subscriber : {clients[2], clients[3]})
+        REQUIRE(subscriber->wait_response(subscriber->request("resources/subscribe", {{"uri", kCounterUri}}))
+                    .json.contains("result"));
+    const std::size_t descriptors = descriptors_of(daemon);
+
+    std::atomic<bool> stop{false};
+    struct Tally {
+        std::size_t sent = 0, answered = 0, wrong = 0, progress = 0, progress_out_of_order = 0;
+        std::string first_problem;
+    };
+    std::vector<Tally> tallies(clients.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+        threads.emplace_back([&, i] {
+            McpSession& s = *clients[i];
+            Tally& t = tallies[i];
+            const bool follows_progress = i < 2;
+            std::map<std::string, std::string> expected;  // raw id → text
+            int batch = 0;
+            while (!stop.load()) {
+                ++batch;
+                if (follows_progress) {
+                    // A call reporting progress in 4 steps, with a token of its own.
+                    const std::string token = "tok-" + std::to_string(i) + "-" + std::to_string(batch);
+                    const json id = s.call_tool("slow", {{"steps", 4}, {"interval_ms", 20}},
+                                                {{"progressToken", token}});
+                    ++t.sent;
+                    const std::optional<McpMessage> reply = answer_to(s, id, 30s);
+                    if (reply && reply->tool_text() == "done after 4 steps") ++t.answered;
+                    else if (t.first_problem.empty()) t.first_problem = reply ? reply->raw : "no answer";
+                    int last = 0;
+                    for (const McpMessage& p : s.take_notifications("notifications/progress")) {
+                        if (p.json["params"]["progressToken"] != token) continue;
+                        const int value = p.json["params"]["progress"].get<int>();
+                        t.progress_out_of_order += value == last + 1 ? 0 : 1;
+                        last = value;
+                        ++t.progress;
+                    }
+                    continue;
+                }
+                // Sixteen calls written at once, then their answers, in whatever order.
+                for (int k = 0; k < 16; ++k) {
+                    const std::string raw = "\"c" + std::to_string(i) + "-" + std::to_string(batch) +
+                                            "-" + std::to_string(k) + "\"";
+                    const std::string text = "t" + std::to_string(batch * 100 + k);
+                    expected[raw] = text;
+                    s.queue(echo_line(raw, text));
+                }
+                t.sent += 16;
+                while (s.flush()) s.pump(1ms);
+                for (auto it = expected.begin(); it != expected.end();) {
+                    const std::optional<McpMessage> reply = answer_to(s, json::parse(it->first), 30s);
+                    if (reply && reply->tool_text() == it->second) ++t.answered;
+                    else if (t.first_problem.empty()) t.first_problem = reply ? reply->raw : "no answer to " + it->first;
+                    it = expected.erase(it);
+                }
+            }
+        });
+    }
+    std::this_thread::sleep_for(300ms);
+    std::size_t upgrades = 0;
+    for (int round = 0; round < 10; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO("upgrade " << round + 1 << ": " << upgraded.describe());
+        CHECK(upgraded.exit_code == 0);
+        upgrades += upgraded.exit_code == 0 ? 1 : 0;
+        std::this_thread::sleep_for(100ms);
+    }
+    stop = true;
+    for (std::thread& thread : threads) thread.join();
+
+    CHECK(upgrades == 10);
+    CHECK(env.status_json()["daemon"]["upgrades"] == 10);
+    CHECK(env.daemon_pid() == daemon);
+    CHECK(env.server_pid("live") == live);
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+        const Tally& t = tallies[i];
+        INFO("client " << i << ": sent " << t.sent << ", answered " << t.answered << ", first problem "
+                       << t.first_problem << "\n" << clients[i]->describe_inbox());
+        CHECK(t.sent > 0);
+        CHECK(t.answered == t.sent);
+        CHECK(t.first_problem.empty());
+        CHECK(clients[i]->responses().empty());  // none answered twice
+        if (i < 2) {
+            CHECK(t.progress == 4 * t.sent);
+            CHECK(t.progress_out_of_order == 0);
+        }
+    }
+    CHECK(env.state("flaky") == "backoff");
+    CHECK(env.server("flaky")["restarts"] == flaky_restarts);
+    // The subscriptions are still held, each by its own client.
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+        const std::uint64_t last = clients[i]->inbox().empty() ? 0 : clients[i]->inbox().back().seq;
+        if (i == 2 || i == 3) CHECK(updates_after(*clients[i], last, 2, 5s));
+        else CHECK(clients[i]->notifications(kUpdated).empty());
+    }
+    CHECK(count_of(env.daemon_log(), "[live] ready: protocol") == 1);
+    // No descriptor left behind by ten execs.
+    CHECK(descriptors_of(daemon) == descriptors);
+}
