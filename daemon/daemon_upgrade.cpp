@@ -325,6 +325,7 @@ void Daemon::restore_servers(const UpgradeState& state) {
     }
     sessions_.set_next_id(state.next_session);
     for (const CarriedSession& carried : state.sessions) restore_session(carried);
+    for (ManagedServer* server : pool_.servers()) server->router().carried_in();
     log::info("upgraded in place from mcpd " + state.mcpd_version + " (upgrade " +
               std::to_string(upgrades_) + " of pid " + std::to_string(state.pid) + ")");
 }

@@ -69,6 +69,10 @@ public:
         names_[child_id] = {std::move(method), std::move(tool)};
     }
     std::optional<std::pair<std::string, std::string>> take_names(std::uint64_t child_id);
+    const std::pair<std::string, std::string>* names_of(std::uint64_t child_id) const {
+        const auto it = names_.find(child_id);
+        return it == names_.end() ? nullptr : &it->second;
+    }
 
     // The child is gone: nothing of it is due any more (the caller has settled each request).
     void child_gone();

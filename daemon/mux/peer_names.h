@@ -35,6 +35,7 @@ public:
     void add(std::string_view name);
     bool contains(std::string_view name) const { return names_.find(name) != names_.end(); }
     std::size_t size() const { return names_.size(); }
+    const std::set<std::string, std::less<>>& names() const { return names_; }
 
 private:
     std::set<std::string, std::less<>> names_;

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "daemon/mux/replay_policy.h"
 
@@ -85,6 +86,14 @@ public:
     std::size_t kept_bytes() const { return kept_bytes_; }
 
     void count(ReplayVerdict verdict) { ++counts_[static_cast<std::size_t>(verdict)]; }
+
+    // An upgrade in place (router_carry.cpp): the hints and counts as they were.
+    const std::map<std::string, ToolHints, std::less<>>& all_hints() const { return hints_; }
+    void restore(const std::map<std::string, ToolHints>& hints,
+                 const std::vector<std::uint64_t>& counts) {
+        hints_.insert(hints.begin(), hints.end());
+        for (std::size_t i = 0; i < counts.size() && i < counts_.size(); ++i) counts_[i] = counts[i];
+    }
     std::uint64_t count_of(ReplayVerdict verdict) const {
         return counts_[static_cast<std::size_t>(verdict)];
     }

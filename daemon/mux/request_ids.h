@@ -46,6 +46,13 @@ public:
         if (const auto it = ids_.find(raw_id); it != ids_.end()) erase(it);
     }
 
+    // An entry carried across an upgrade in place, counted as it was (`bytes`).
+    void restore(const std::string& raw_id, std::uint64_t child_id, std::size_t bytes) {
+        erase(raw_id);
+        ids_[raw_id] = Entry{child_id, bytes};
+        bytes_ += bytes;
+    }
+
     Map::const_iterator find(const std::string& raw_id) const { return ids_.find(raw_id); }
     bool contains(const std::string& raw_id) const { return ids_.contains(raw_id); }
     Map::const_iterator begin() const { return ids_.begin(); }

@@ -191,6 +191,8 @@ public:
     // sessions, as they were; nothing is said to the child or to the sessions.
     void restore_carried(const CarriedRouter& state);
     void adopt_carried(routing::SessionState session);
+    // Every session carried has been adopted: what waited for a ready child goes to it.
+    void carried_in();
 
     // Requests at the child on behalf of sessions (for tests and status).
     std::size_t in_flight() const { return requests_.size(); }

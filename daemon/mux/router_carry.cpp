@@ -3,6 +3,7 @@
 // router takes them without a word to the child or the sessions, which notice nothing.
 #include "daemon/mux/router_carry.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/json_fields.h"
@@ -59,41 +60,34 @@ std::uint64_t unsigned_of(FieldReader& in, std::string_view key) {
     return static_cast<std::uint64_t>(in.integer(key, 0));
 }
 
-json counters_json(const CallCounters& c) {
-    return {{"requests", c.requests},     {"replies", c.replies},     {"errors", c.errors},
-            {"tool_errors", c.tool_errors}, {"cancelled", c.cancelled}, {"timeouts", c.timeouts},
-            {"child_died", c.child_died}, {"replayed", c.replayed},   {"bytes_in", c.bytes_in},
-            {"bytes_out", c.bytes_out},   {"latency_buckets", c.latency.buckets()},
-            {"latency_sum_us", c.latency.sum_us()}};
+// A session's request ids: raw id → the child id and the bytes they count for.
+json ids_json(const RequestIds& ids) {
+    json out = json::object();
+    for (const auto& [raw, entry] : ids) out[raw] = {entry.child_id, entry.bytes};
+    return out;
 }
 
-bool read_counters(const json& object, CallCounters& c, FieldReader& outer) {
-    FieldReader in(object);
-    c.requests = unsigned_of(in, "requests");
-    c.replies = unsigned_of(in, "replies");
-    c.errors = unsigned_of(in, "errors");
-    c.tool_errors = unsigned_of(in, "tool_errors");
-    c.cancelled = unsigned_of(in, "cancelled");
-    c.timeouts = unsigned_of(in, "timeouts");
-    c.child_died = unsigned_of(in, "child_died");
-    c.replayed = unsigned_of(in, "replayed");
-    c.bytes_in = unsigned_of(in, "bytes_in");
-    c.bytes_out = unsigned_of(in, "bytes_out");
-    const std::uint64_t sum = unsigned_of(in, "latency_sum_us");
-    std::vector<std::uint64_t> buckets;
-    if (const json* array = in.array("latency_buckets")) {
-        for (const json& item : *array) {
-            const std::optional<std::int64_t> n = json_read::as_integer(item);
-            if (!n || *n < 0) {
-                in.fail("a latency bucket is not a count");
-                break;
-            }
-            buckets.push_back(static_cast<std::uint64_t>(*n));
-        }
+// A session's request ids written by ids_json, when present (a state written before requests
+// were carried has none); a problem noted in `in`.
+void read_ids(const json& body, std::string_view key, RequestIds& ids, FieldReader& in) {
+    const json* map = json_read::member(body, key);
+    if (map == nullptr) return;
+    if (!map->is_object()) {
+        in.fail("its \"" + std::string(key) + "\" is not an object");
+        return;
     }
-    if (in.ok() && !c.latency.restore(buckets, sum)) in.fail("its latency buckets are not as many as mcpd's");
-    if (!in.ok()) outer.fail("its counters: " + in.error());
-    return in.ok();
+    for (const auto& [raw, entry] : map->items()) {
+        std::int64_t child = -1, bytes = -1;
+        if (entry.is_array() && entry.size() == 2) {
+            child = json_read::as_integer(entry[0]).value_or(-1);
+            bytes = json_read::as_integer(entry[1]).value_or(-1);
+        }
+        if (child < 0 || bytes < 0) {
+            in.fail("an id of its \"" + std::string(key) + "\" is not a child id with its bytes");
+            return;
+        }
+        ids.restore(raw, static_cast<std::uint64_t>(child), static_cast<std::size_t>(bytes));
+    }
 }
 
 }  // namespace
@@ -104,7 +98,7 @@ json to_json(const CarriedRouter& r) {
         progress[own] = {{"session", route.session},
                          {"token", route.original_token},
                          {"child_id", route.child_id}};
-    return {{"next_child_request", r.next_child_request},
+    json out = {{"next_child_request", r.next_child_request},
             {"child_level", optional_level(r.child_level)},
             {"unset_view", optional_level(r.unset_view)},
             {"served_version", r.served_version},
@@ -114,6 +108,8 @@ json to_json(const CarriedRouter& r) {
             {"next_progress_token", r.next_progress_token},
             {"progress", std::move(progress)},
             {"roots_differ_noted", r.roots_differ_noted}};
+    write_requests(r, out);
+    return out;
 }
 
 Result<CarriedRouter> read_carried_router(const json& body) {
@@ -176,6 +172,7 @@ Result<CarriedRouter> read_carried_router(const json& body) {
         }
     }
     if (in.ok() && r.served_version.size() > kMaxCarriedText) in.fail("its version is too long");
+    if (std::string error; in.ok() && !read_requests(body, r, error)) in.fail(error);
     if (!in.ok()) return permanent_failure("a router's state: " + in.error());
     return r;
 }
@@ -197,7 +194,11 @@ json to_json(const routing::SessionState& s) {
             {"ended_tasks", s.ended_order},
             {"url_elicitations", s.url_elicitations},
             {"project_settled", s.project_settled},
-            {"counters", counters_json(s.counters)}};
+            {"counters", to_json(s.counters)},
+            {"in_flight", ids_json(s.in_flight)},
+            {"waiting", ids_json(s.waiting)},
+            {"serial_bytes", s.serial_bytes},
+            {"waiting_bytes", s.waiting_bytes}};
 }
 
 Result<routing::SessionState> read_carried_session(const json& body) {
@@ -223,8 +224,13 @@ Result<routing::SessionState> read_carried_session(const json& body) {
     }
     for (std::string& id : read_texts(in, "url_elicitations"))
         s.url_elicitations.insert(std::move(id));
-    if (const json* counters = in.ok() ? in.object("counters") : nullptr)
-        read_counters(*counters, s.counters, in);
+    if (const json* counters = in.ok() ? in.object("counters") : nullptr) {
+        if (std::string error; !read_counters(*counters, s.counters, error)) in.fail(error);
+    }
+    s.serial_bytes = static_cast<std::size_t>(in.integer("serial_bytes", 0));
+    s.waiting_bytes = static_cast<std::size_t>(in.integer("waiting_bytes", 0));
+    if (in.ok()) read_ids(body, "in_flight", s.in_flight, in);
+    if (in.ok()) read_ids(body, "waiting", s.waiting, in);
     if (in.ok() && s.id == 0) in.fail("its id is not a session's");
     if (in.ok() && (s.protocol.size() > kMaxCarriedText || s.client_name.size() > kMaxCarriedText ||
                     s.client_version.size() > kMaxCarriedText))
@@ -236,18 +242,12 @@ Result<routing::SessionState> read_carried_session(const json& body) {
 }
 
 std::string Router::why_not_carried() const {
-    if (!requests_.empty()) return "requests to it wait for their answers";
-    if (!queue_.empty() || !serial_queue_.empty())
-        return "sessions' lines wait for it to be ready or for their turn";
-    if (!child_requests_.empty()) return "a request of its waits for a session's answer";
     if (departed_ > 0 || !roots_deadlines_.empty())
         return "a session is moving to its project's process";
     if (refresh_pending_ > 0) return "its lists are being read for the cache";
     for (const auto& [id, s] : sessions_) {
         if (!s.held.empty() || s.awaiting_project || !s.roots_request.empty())
             return "session " + std::to_string(id) + " waits for its project";
-        if (!s.waiting.empty() || !s.in_flight.empty())
-            return "session " + std::to_string(id) + " waits for answers";
         if (s.legacy_elsewhere) return "session " + std::to_string(id) + " is a legacy client's";
     }
     return {};
@@ -265,6 +265,36 @@ CarriedRouter Router::carried() const {
     r.next_progress_token = requests_.next_token();
     r.progress.insert(requests_.progress_routes().begin(), requests_.progress_routes().end());
     r.roots_differ_noted = roots_differ_noted_;
+    for (const auto& [child_id, p] : requests_) {
+        CarriedRequest request;
+        request.child_id = child_id;
+        request.pending = p;
+        request.pending.counted = nullptr;
+        request.pending.kept = {};
+        if (p.counted != nullptr) request.counted = stats_.name_of(p.counted);
+        if (p.kept.kept()) request.kept = std::string(p.kept.text());
+        if (const auto* names = requests_.names_of(child_id)) request.log_names = *names;
+        r.requests.push_back(std::move(request));
+    }
+    // In the order they were sent, so that the new process's table reads the same.
+    std::sort(r.requests.begin(), r.requests.end(),
+              [](const CarriedRequest& a, const CarriedRequest& b) { return a.child_id < b.child_id; });
+    r.child_requests.assign(child_requests_.begin(), child_requests_.end());
+    std::sort(r.child_requests.begin(), r.child_requests.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    r.queue.assign(queue_.begin(), queue_.end());
+    r.serial_queue.assign(serial_queue_.begin(), serial_queue_.end());
+    r.level_request = level_request_;
+    CarriedStats stats;
+    for (const auto& [name, counters] : stats_.tools()) stats.tools[name] = counters;
+    for (const auto& [name, counters] : stats_.methods()) stats.methods[name] = counters;
+    stats.sessions_total = stats_.sessions_total();
+    stats.listed_tools.assign(stats_.listed_tools().names().begin(),
+                              stats_.listed_tools().names().end());
+    stats.hints.insert(replay_.all_hints().begin(), replay_.all_hints().end());
+    for (const ReplayVerdict verdict : kReplayVerdicts)
+        stats.replay_counts.push_back(replay_.count_of(verdict));
+    r.stats = std::move(stats);
     return r;
 }
 
@@ -283,6 +313,33 @@ void Router::restore_carried(const CarriedRouter& r) {
     task_tokens_.insert(r.task_tokens.begin(), r.task_tokens.end());
     requests_.restore(r.tombstones, r.progress, r.next_progress_token);
     roots_differ_noted_ = r.roots_differ_noted;
+    if (r.stats) {
+        for (const auto& [name, counters] : r.stats->tools) stats_.restore_name(true, name, counters);
+        for (const auto& [name, counters] : r.stats->methods)
+            stats_.restore_name(false, name, counters);
+        stats_.restore_sessions_total(r.stats->sessions_total);
+        stats_.tools_listed(r.stats->listed_tools, true);
+        replay_.restore(r.stats->hints, r.stats->replay_counts);
+    }
+    for (const CarriedRequest& request : r.requests) {
+        routing::Pending p = request.pending;
+        if (request.counted) p.counted = stats_.find_name(request.counted->first, request.counted->second);
+        if (request.kept) p.kept = replay_.keep(*request.kept);
+        requests_.add(request.child_id, std::move(p));
+        if (request.log_names)
+            requests_.log_names(request.child_id, request.log_names->first, request.log_names->second);
+    }
+    for (const auto& [id, c] : r.child_requests) child_requests_[id] = c;
+    queue_.insert(queue_.end(), r.queue.begin(), r.queue.end());
+    serial_queue_.insert(serial_queue_.end(), r.serial_queue.begin(), r.serial_queue.end());
+    level_request_ = r.level_request;
+    // Its requests' deadlines and the lines waiting are timed from here on.
+    env_.deadlines_changed();
+}
+
+void Router::carried_in() {
+    // Lines that waited for a child that is ready now go to it (their sessions are all here).
+    if (child_ready_ && !queue_.empty()) flush_queue();
 }
 
 void Router::adopt_carried(routing::SessionState state) {
@@ -290,7 +347,7 @@ void Router::adopt_carried(routing::SessionState state) {
     // The child holds its subscriptions already: they are noted, not sent again.
     for (const std::string& uri : state.subscriptions) subscribers_[uri].insert(id);
     sessions_[id] = std::move(state);
-    stats_.attached();
+    // Counted in sessions_total already, which the router's state carried.
 }
 
 }  // namespace mcpd

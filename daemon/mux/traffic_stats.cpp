@@ -242,4 +242,19 @@ CallCounters TrafficStats::total() const {
     return sum;
 }
 
+std::optional<std::pair<bool, std::string>> TrafficStats::name_of(
+    const CallCounters* counters) const {
+    for (const auto& [name, c] : tools_)
+        if (&c == counters) return std::make_pair(true, name);
+    for (const auto& [name, c] : methods_)
+        if (&c == counters) return std::make_pair(false, name);
+    return std::nullopt;
+}
+
+CallCounters* TrafficStats::find_name(bool tool, std::string_view name) {
+    Names& names = tool ? tools_ : methods_;
+    const auto it = names.find(name);
+    return it == names.end() ? nullptr : &it->second;
+}
+
 }  // namespace mcpd

@@ -13,9 +13,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -142,6 +144,17 @@ public:
     // cursor, replaces what it listed before, a later page adds to it.
     void tools_listed(std::span<const std::string> names, bool first_page);
     const ListedNames& listed_tools() const { return listed_tools_; }
+
+    // An upgrade in place (router_carry.cpp): where a request's counters are (a tool's or a
+    // method's, and the name), and the same found again; a name's counters and the sessions'
+    // total as they were.
+    std::optional<std::pair<bool, std::string>> name_of(const CallCounters* counters) const;
+    CallCounters* find_name(bool tool, std::string_view name);
+    void restore_name(bool tool, const std::string& name, const CallCounters& counters) {
+        (tool ? tools_ : methods_)[name] = counters;
+        last_names_ = nullptr;
+    }
+    void restore_sessions_total(std::uint64_t total) { sessions_total_ = total; }
 
 private:
     // The counters of `name`, made when it is new and there is room (else "other").

@@ -229,6 +229,22 @@ if (box && !box.error) {
     ],
   );
 }
+const up = F.upgrade;
+if (up && !up.error) {
+  line('### 9. Upgrades in place under load');
+  line();
+  line(`${up.sessions} sessions (half on the socket, half on passed pipes) pipelining echo calls, ${up.pipeline_depth} in flight each, through ${up.upgrades} upgrades in place: ${up.answered} answered, ${up.misrouted} misrouted.`);
+  line();
+  table(
+    ['figure', 'median', 'max'],
+    [
+      ['silence of the whole pool across an upgrade', `${fmt(up.summary.silence_ms_median)} ms`, `${fmt(up.summary.silence_ms_max)} ms`],
+      ['`upgrade` answered (the state checked)', `${fmt(up.summary.request_ms_median)} ms`, ''],
+      ['until the new process serves', `${fmt(up.summary.until_served_ms_median)} ms`, ''],
+      ['state', `${fmt(up.summary.state_bytes_median / 1024)} KiB`, ''],
+    ],
+  );
+}
 const cg = F.callgrind;
 if (cg && !cg.error && !cg.skipped) {
   line('### Instructions (callgrind; the difference of two runs, so start-up cancels out)');

@@ -256,3 +256,47 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
     // No descriptor left behind by ten execs.
     CHECK(descriptors_of(daemon) == descriptors);
 }
+
+TEST_CASE("a long call in flight is carried: the new process relays its progress and its answer, once",
+          "[upgrade]") {
+    TestEnv env("upgrade-in-flight");
+    env.write_registry(server_toml("live"));
+    env.start_daemon();
+    env.wait_state("live", "running");
+    PipedProcess agent({bin("mcpctl"), "--socket", env.socket(), "connect", "live"},
+                       env.path("connect.err"));
+    McpSession& session = agent.session();
+    session.initialize("long-call");
+    // Ten steps of 150 ms: the upgrades happen while it runs, and none waits for it.
+    const json id = session.call_tool("slow", {{"steps", 10}, {"interval_ms", 150}},
+                                      {{"progressToken", "long"}});
+    REQUIRE(session.wait_for([](const McpMessage& m) { return m.method() == "notifications/progress"; }, 5s));
+    for (int round = 0; round < 3; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO(upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+    }
+    const McpMessage reply = session.wait_response(id, 10s);
+    CHECK(reply.tool_text() == "done after 10 steps");
+    // Every step's progress, in order, the first one taken above.
+    int last = 1;
+    for (const McpMessage& p : session.take_notifications("notifications/progress")) {
+        CHECK(p.json["params"]["progressToken"] == "long");
+        CHECK(p.json["params"]["progress"] == last + 1);
+        last = p.json["params"]["progress"].get<int>();
+    }
+    CHECK(last == 10);
+    session.pump(300ms);
+    CHECK(session.responses().empty());
+    // Counted once, as answered, in the server's stats.
+    const RunResult stats = env.ctl({"stats", "live", "--json"});
+    INFO(stats.describe());
+    const json counted = json::parse(stats.out, nullptr, false);
+    REQUIRE_FALSE(counted.is_discarded());
+    const json& totals = counted["servers"][0]["totals"];
+    CHECK(totals["in_flight"] == 0);
+    CHECK(totals["requests"].get<int>() >= 1);
+    CHECK(totals["replies"] == totals["requests"]);
+    CHECK(counted["servers"][0]["sessions_total"] == 1);
+}
+

@@ -45,6 +45,7 @@ void carry(Before& from, RouterHarness& to) {
         REQUIRE(state.has_value());
         to.router.adopt_carried(std::move(*state));
     }
+    to.router.carried_in();
 }
 
 }  // namespace
@@ -79,16 +80,56 @@ TEST_CASE("router carry: a second router takes the sessions as they were, saying
     CHECK(after.router.carried_session(1)->counters.requests == 3);
 }
 
-TEST_CASE("router carry: what is under way keeps a router from being carried", "[router][upgrade]") {
-    Before h;
-    const std::string forwarded = h.forward(1, call("9", "slow"));
-    CHECK(h.router.why_not_carried() == "requests to it wait for their answers");
-    h.answer(forwarded);
-    CHECK(h.router.why_not_carried().empty());
-    // A line waiting for a child that is being replaced.
-    h.router.on_child_stopping();
-    h.send(2, call("11", "later"));
-    CHECK(h.router.why_not_carried() == "sessions' lines wait for it to be ready or for their turn");
+TEST_CASE("router carry: requests in flight go with the router, answered once with their own ids and progress",
+          "[router][upgrade]") {
+    Before before;
+    const std::string slow = before.forward(
+        1, R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"tok"}}})");
+    const std::string own_token = raw_progress_token_of(slow);
+    before.from_child(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)" +
+                      own_token + R"(,"progress":1}})");
+    CHECK(before.only_line_to(1) ==
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1}})");
+    const std::string other = before.forward(2, call(R"("z")", "two"));
+    CHECK(before.router.why_not_carried().empty());  // nothing under way stands in the way now
+
+    RouterHarness after;
+    carry(before, after);
+    CHECK(after.router.in_flight() == 2);
+    CHECK(after.router.unanswered(1) == 1);
+    CHECK(to_json(after.router.carried()).dump() == to_json(before.router.carried()).dump());
+    // The child goes on: its progress and answers reach the sessions that asked, once.
+    after.from_child(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)" +
+                     own_token + R"(,"progress":2}})");
+    CHECK(after.only_line_to(1) ==
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":2}})");
+    after.answer(other, R"({"content":[]})");
+    CHECK(after.only_line_to(2) == R"({"jsonrpc":"2.0","id":"z","result":{"content":[]}})");
+    after.answer(slow);
+    CHECK(after.only_line_to(1) == R"({"jsonrpc":"2.0","id":9,"result":{}})");
+    after.answer(slow);  // a second answer to the same id is not delivered again
+    CHECK(after.env.sent_to(1).empty());
+    CHECK(after.router.in_flight() == 0);
+    // Counted as answered where they were counted as sent.
+    const CallCounters total = after.router.stats().total();
+    CHECK(total.in_flight == 0);
+    CHECK(total.requests == before.router.stats().total().requests);
+    CHECK(total.replies == total.requests);
+}
+
+TEST_CASE("router carry: a line waiting for a child that is being replaced goes to the next one",
+          "[router][upgrade]") {
+    Before before;
+    before.router.on_child_stopping();
+    before.send(2, call("11", "later"));
+    CHECK(before.env.child_lines.empty());
+    RouterHarness after;
+    carry(before, after);
+    // The child the new router took over is ready: the line goes to it.
+    const std::string sent = after.only_child_line();
+    CHECK(sent.find("\"later\"") != std::string::npos);
+    after.answer(sent);
+    CHECK(after.only_line_to(2) == R"({"jsonrpc":"2.0","id":11,"result":{}})");
 }
 
 TEST_CASE("router carry: a session that unsubscribes after the upgrade releases the child's subscription",

@@ -243,6 +243,10 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
 
 namespace {
 
+std::string request_line_kept() {
+    return "{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":\"resources/subscribe\"}";
+}
+
 // A state of version 2: two servers, each router with its state, a session on the socket and a
 // passed one, with bytes read and not handled, and bytes not yet written.
 UpgradeState state_with_sessions() {
@@ -265,6 +269,38 @@ UpgradeState state_with_sessions() {
     router.next_progress_token = 5;
     router.progress["\"mcpd-p4\""] = routing::ProgressRoute{3, "\"tok\"", 17};
     router.roots_differ_noted = true;
+    CarriedRequest request;
+    request.child_id = 17;
+    request.pending.session = 3;
+    request.pending.kind = routing::PendingKind::subscribe;
+    request.pending.original_id = "\"s-1\"";
+    request.pending.own_token = "\"mcpd-p4\"";
+    request.pending.uri = "demo://a";
+    request.pending.level = 2;
+    request.pending.waiters = {{7, "12"}};
+    request.pending.deadline = TimePoint(std::chrono::seconds(1060));
+    request.pending.sent = TimePoint(std::chrono::seconds(1000));
+    request.pending.bytes_in = 90;
+    request.pending.catalog_list = ListKind::prompts;
+    request.pending.crashes = 1;
+    request.counted = std::make_pair(true, "echo");
+    request.kept = "{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":\"resources/subscribe\"}";
+    request.log_names = std::make_pair("resources/subscribe", "");
+    router.requests.push_back(request);
+    router.child_requests.emplace_back("\"mcpd-c2\"", routing::ChildRequest{3, "5", "roots/list", "", TimePoint(std::chrono::seconds(1600))});
+    router.queue.push_back(routing::Queued{7, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":4}", TimePoint(std::chrono::seconds(1010)), 0});
+    router.serial_queue.push_back(routing::Waiting{3, "8", "{\"id\":8}", 1});
+    router.level_request = 16;
+    CarriedStats stats;
+    stats.tools["echo"].requests = 4;
+    stats.tools["echo"].in_flight = 1;
+    stats.methods["resources/subscribe"].replies = 2;
+    stats.sessions_total = 5;
+    stats.listed_tools = {"echo", "slow"};
+    stats.hints["echo"] = ToolHints{true, std::nullopt, false};
+    stats.replay_counts.assign(std::size(kReplayVerdicts), 0);
+    stats.replay_counts[1] = 3;
+    router.stats = stats;
     state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, router});
     state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{}});
     state.next_session = 8;
@@ -292,6 +328,9 @@ UpgradeState state_with_sessions() {
     socket.router.counters.bytes_in = 640;
     socket.router.counters.latency.add(300);
     socket.router.counters.latency.add(70000);
+    socket.router.in_flight.set("\"s-1\"", 17, 12);
+    socket.router.waiting.set("8", 17);
+    socket.router.serial_bytes = 9;
     state.sessions.push_back(socket);
     CarriedSession passed;
     passed.id = 7;
@@ -327,6 +366,16 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK(parsed->servers[0].router->tombstones == std::vector<std::uint64_t>{17, 12});
     CHECK(parsed->servers[0].router->progress.at("\"mcpd-p4\"").child_id == 17);
     CHECK(parsed->next_session == 8);
+    const CarriedRouter& a = *parsed->servers[0].router;
+    REQUIRE(a.requests.size() == 1);
+    CHECK(a.requests[0].pending.waiters.size() == 1);
+    CHECK(a.requests[0].pending.deadline == TimePoint(std::chrono::seconds(1060)));
+    CHECK(a.requests[0].pending.catalog_list == ListKind::prompts);
+    CHECK(a.requests[0].counted == std::make_pair(true, std::string("echo")));
+    CHECK(a.requests[0].kept == request_line_kept());
+    CHECK(a.stats->tools.at("echo").in_flight == 1);
+    CHECK(a.stats->hints.at("echo") == ToolHints{true, std::nullopt, false});
+    CHECK(socket.router.in_flight.bytes() == state.sessions[0].router.in_flight.bytes());
 
     const auto refused = [&](const std::function<void(json&)>& change) {
         json bad = body;
@@ -364,6 +413,18 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["tombstones"] = {-1}; }),
                Catch::Contains("tombstone"));
     CHECK_THAT(refused([](json& b) { b["next_session"] = 0; }), Catch::Contains("next_session"));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["requests"][0]["kind"] = "other"; }),
+               Catch::Contains("its kind is not one mcpd has"));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["requests"][0]["level"] = 8; }),
+               Catch::Contains("\"level\""));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["requests"][0]["catalog_list"] = 4; }),
+               Catch::Contains("\"catalog_list\""));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["stats"]["replay_counts"] = {1}; }),
+               Catch::Contains("one per verdict"));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["queue"][0]["line"] = 5; }),
+               Catch::Contains("a queued line"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["router"]["in_flight"]["\"s-1\""] = {17}; }),
+               Catch::Contains("not a child id with its bytes"));
 
     // The previous version's state has no routers and no sessions, and is read as it is.
     json version_1 = body;

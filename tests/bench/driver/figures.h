@@ -36,6 +36,8 @@ struct Profile {
     int idle_bridges = 5;
     // 5. a server's start with and without its sandbox
     int sandbox_starts = 40;  // per set-up and round
+    // 9. upgrades in place under 16 pipelining sessions
+    int upgrades = 10;
     // deterministic CPU
     bool callgrind = true;
     int callgrind_calls = 2000;
@@ -54,6 +56,7 @@ Json run_large(const Config& config);
 Json run_scale(const Config& config);
 Json run_callgrind(const Config& config);
 Json run_sandbox(const Config& config);
+Json run_upgrade(const Config& config);
 
 // What one pipelined run through a process in between measured.
 struct Measure {

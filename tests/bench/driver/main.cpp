@@ -1,8 +1,8 @@
-// mcpd-bench: takes the figures 1-5 and 2b of docs/PERFORMANCE.md (and callgrind instruction counts)
+// mcpd-bench: takes the figures 1-5, 2b and 9 of docs/PERFORMANCE.md (and callgrind instruction counts)
 // with mcpd, mcpctl, the demo server and the minimal relay of a build, and writes them as JSON.
 //
 //   mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N]
-//              [--only latency,throughput,http,large,scale,sandbox,callgrind]
+//              [--only latency,throughput,http,large,scale,sandbox,upgrade,callgrind]
 //
 // --quick: fewer rounds and calls (a few minutes); --smoke: tiny counts, for the ctest check
 // that the harness still runs and produces numbers. Never a pass/fail on timings: the exit
@@ -29,7 +29,7 @@ using bench::Json;
 int usage() {
     std::fputs(
         "usage: mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N]\n"
-        "                  [--only latency,throughput,http,large,scale,sandbox,callgrind]\n",
+        "                  [--only latency,throughput,http,large,scale,sandbox,upgrade,callgrind]\n",
         stderr);
     return 2;
 }
@@ -44,6 +44,7 @@ bench::Profile quick_profile() {
     p.sandbox_starts = 20;
     p.http_messages = 3000;
     p.callgrind_calls = 1000;
+    p.upgrades = 5;
     return p;
 }
 
@@ -64,6 +65,7 @@ bench::Profile smoke_profile() {
     p.http_sessions = {1, 4};
     p.http_messages = 200;
     p.callgrind = false;
+    p.upgrades = 2;
     return p;
 }
 
@@ -150,7 +152,8 @@ int main(int argc, char** argv) {
         {"latency", bench::run_latency},     {"throughput", bench::run_throughput},
         {"http", bench::run_http},
         {"large", bench::run_large},         {"scale", bench::run_scale},
-        {"sandbox", bench::run_sandbox},     {"callgrind", bench::run_callgrind},
+        {"sandbox", bench::run_sandbox},     {"upgrade", bench::run_upgrade},
+        {"callgrind", bench::run_callgrind},
     };
     int failures = 0;
     for (const auto& [name, run] : figures) {
