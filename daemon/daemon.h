@@ -227,6 +227,8 @@ private:
     // Keep the state's descriptors open and exec; returns only when the exec failed.
     void exec_upgrade();
     void restore_servers(const UpgradeState& state);
+    // A carried exclusive or project instance of `entry`, made again (then taken over).
+    ManagedServer& restore_instance(ManagedServer& entry, const CarriedInstance& instance);
     // A carried session, and (passed) its `mcpctl connect` link, taken over.
     void restore_session(CarriedSession carried);
     // The link of a carried passed session: a control connection on `fd`, linked from the

@@ -47,18 +47,23 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
     // Until each kind of thing joins the state (docs/UPGRADE.md, "The steps"), its presence
     // refuses the upgrade: nothing is dropped silently.
     UpgradeBlockers found;
-    std::vector<std::string> instances;
+    std::vector<std::string> legacy;
     pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
         bool passing = true;
-        if (role.kind != "shared") {
-            instances.push_back(server.name() + " (" + std::string(role.kind) + ")");
+        const std::string what = role.kind == "shared" ? "server " + server.name()
+                                                       : server.name() + "'s " + std::string(role.kind) +
+                                                             " process";
+        if (role.kind == "legacy") {
+            legacy.push_back(server.name());
+        } else if (role.kind == "retired") {
+            found.passing.push_back(what + " is stopping");
         } else if (const std::string why = server.why_not_carried(passing); !why.empty()) {
-            (passing ? found.passing : found.lasting).push_back("server " + server.name() + ": " + why);
+            (passing ? found.passing : found.lasting).push_back(what + ": " + why);
         }
     });
-    if (!instances.empty())
-        found.lasting.push_back("project, exclusive and legacy instances cannot be carried yet (" +
-                                some_names(instances) + "): upgrade once their sessions have ended");
+    if (!legacy.empty())
+        found.lasting.push_back("legacy processes cannot be carried yet (" + some_names(legacy) +
+                                "): upgrade once their legacy clients have left");
     sessions_.upgrade_blockers(found.lasting, found.passing);
     // An idle connection, owed nothing and with nothing unread, is simply closed by the exec
     // (its client sees mcpd hang up, as at a restart); a passed session's link is carried with
@@ -120,9 +125,19 @@ UpgradeState Daemon::upgrade_state() const {
     state.uptime_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count();
     state.upgrades = upgrades_;
-    for (const ManagedServer* server : pool_.servers())
-        state.servers.push_back({server->name(), server->supervisor().snapshot(),
-                                 server->carried_process(), server->router().carried()});
+    pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
+        if (role.kind != "shared" && role.kind != "exclusive" && role.kind != "project") return;
+        CarriedServer carried{server.name(), server.supervisor().snapshot(), server.carried_process(),
+                              server.router().carried(), std::nullopt};
+        if (role.kind != "shared") {
+            const InstanceKey* key = pool_.key_of(&server);
+            if (key == nullptr) return;  // refused before (upgrade_blockers)
+            carried.instance = CarriedInstance{key->kind, key->qualifier,
+                                               role.project ? std::optional<Project>(*role.project)
+                                                            : std::nullopt};
+        }
+        state.servers.push_back(std::move(carried));
+    });
     state.next_session = sessions_.peek_next_id();
     state.sessions = sessions_.carried();
     return state;
@@ -279,8 +294,8 @@ void Daemon::exec_upgrade() {
     if (metrics_ != nullptr) kept.push_back(metrics_->listening_fd());
     // Every running server's three pipes, and every session's descriptors and link (the state
     // names them).
-    for (const ManagedServer* server : pool_.servers()) {
-        if (const std::optional<CarriedProcess> p = server->carried_process())
+    for (const CarriedServer& server : upgrade_state().servers) {
+        if (const std::optional<CarriedProcess>& p = server.process)
             kept.insert(kept.end(), {p->stdin_fd, p->stdout_fd, p->stderr_fd});
     }
     for (const CarriedSession& session : sessions_.carried())
@@ -317,6 +332,7 @@ void Daemon::restore_servers(const UpgradeState& state) {
                          "' of the old state is not in the registry; its state is dropped");
             continue;
         }
+        if (carried.instance) server = &restore_instance(*server, *carried.instance);
         if (Result<Done> restored = server->take_over(carried.supervisor, carried.process);
             !restored)
             log::error("upgrade in place: " + restored.error());
@@ -330,6 +346,16 @@ void Daemon::restore_servers(const UpgradeState& state) {
               std::to_string(upgrades_) + " of pid " + std::to_string(state.pid) + ")");
 }
 
+ManagedServer& Daemon::restore_instance(ManagedServer& entry, const CarriedInstance& instance) {
+    // Made as placement makes it: the entry's configuration, for a project as its child runs.
+    const InstanceKey key{entry.name(), instance.kind, instance.qualifier};
+    const config::ServerConfig config = instance.project
+                                            ? config_for_project(entry.config(), *instance.project)
+                                            : entry.config();
+    bool made = false;
+    return pool_.make(key, config, instance.project, made);
+}
+
 void Daemon::restore_session(CarriedSession carried) {
     ControlConnection* link = nullptr;
     if (carried.passed_fds) {
@@ -337,16 +363,19 @@ void Daemon::restore_session(CarriedSession carried) {
         link = adopt_link(UniqueFd(carried.link_fd),
                           [this, id] { sessions_.end(id, "mcpctl connect went away", true); });
     }
-    ManagedServer* server = pool_.find(carried.server);
+    const InstanceKey key = carried.instance ? InstanceKey{carried.server, carried.instance->kind,
+                                                           carried.instance->qualifier}
+                                             : InstanceKey::shared_of(carried.server);
+    ManagedServer* server = pool_.find(key);
     if (server == nullptr) {
         log::warning("upgrade in place: session " + std::to_string(carried.id) + " of '" +
-                     carried.server + "', which is not in the registry, is dropped");
+                     carried.server + "', whose instance is not here, is dropped");
         ::close(carried.fd);
         if (carried.passed_fds) ::close(carried.output_fd);
         if (link != nullptr) link->close_after_flush();
         return;
     }
-    if (Result<Done> adopted = sessions_.adopt_carried(*server, std::move(carried), link);
+    if (Result<Done> adopted = sessions_.adopt_carried(*server, key, std::move(carried), link);
         !adopted) {
         log::error("upgrade in place: " + adopted.error());
         if (link != nullptr) {

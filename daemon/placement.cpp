@@ -177,6 +177,11 @@ std::size_t Placement::exclusive_count(const std::string& name) const {
     return pool_.instances_of(name, InstanceKind::exclusive).size();
 }
 
+void Placement::restore_route(SessionId id, const InstanceKey& key, std::optional<Project> working) {
+    routes_[id] = Route{key, std::nullopt};
+    if (working) working_projects_[id] = std::move(*working);
+}
+
 void Placement::session_left(SessionId id, const std::string& name) {
     working_projects_.erase(id);
     const auto found = routes_.find(id);

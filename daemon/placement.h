@@ -101,6 +101,10 @@ public:
     // The legacy process serving `name`'s shared instance's legacy clients, if any.
     const ManagedServer* legacy_process(const std::string& name) const;
 
+    // An upgrade in place: session `id` goes on on the instance under `key`, as it did, with
+    // the project of the directory it attached from.
+    void restore_route(SessionId id, const InstanceKey& key, std::optional<Project> working);
+
     // Session `id` of `name` has ended: its instance forgets it, and one that existed for it
     // (or for sessions like it) stops when it was the last.
     void session_left(SessionId id, const std::string& name);

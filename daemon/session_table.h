@@ -120,11 +120,11 @@ public:
     void hold_output(bool held);
     // Every session as the state names it, with its server's router's view of it.
     std::vector<CarriedSession> carried() const;
-    // In the new process: session `session`, carried, on `server` (its shared instance), with
-    // its link (a passed session's `mcpctl connect`, made by the daemon). Its descriptors are
-    // taken, or closed when they are not what the state says.
-    Result<Done> adopt_carried(ManagedServer& server, CarriedSession session,
-                               ControlConnection* link);
+    // In the new process: session `session`, carried, on `server` (the instance under `key`),
+    // with its link (a passed session's `mcpctl connect`, made by the daemon). Its descriptors
+    // are taken, or closed when they are not what the state says.
+    Result<Done> adopt_carried(ManagedServer& server, const InstanceKey& key,
+                               CarriedSession session, ControlConnection* link);
     // The ids to give from now on (never one given before the upgrade).
     void set_next_id(SessionId next) { next_id_ = std::max(next_id_, next); }
 

@@ -88,13 +88,16 @@ std::vector<CarriedSession> SessionTable::carried() const {
         c.unread = stream->unread();
         c.unwritten = stream->unwritten();
         c.router = std::move(*state);
+        if (const InstanceKey* key = placement_.route_of(id); key != nullptr && key->kind != InstanceKind::shared)
+            c.instance = CarriedInstance{key->kind, key->qualifier, std::nullopt};
+        if (const Project* working = placement_.working_project_of(id)) c.working_project = *working;
         out.push_back(std::move(c));
     }
     return out;
 }
 
-Result<Done> SessionTable::adopt_carried(ManagedServer& server, CarriedSession c,
-                                         ControlConnection* link) {
+Result<Done> SessionTable::adopt_carried(ManagedServer& server, const InstanceKey& key,
+                                         CarriedSession c, ControlConnection* link) {
     UniqueFd input_fd(c.fd);
     UniqueFd output_fd(c.passed_fds ? c.output_fd : -1);
     const std::string what = "session " + std::to_string(c.id) + " of " + c.server;
@@ -121,8 +124,9 @@ Result<Done> SessionTable::adopt_carried(ManagedServer& server, CarriedSession c
         settings_.max_message_bytes, settings_.max_session_queue_bytes, budget_);
     session->resume(c.unread, c.unwritten);
     ConnectionLimits::Slot slot = link == nullptr ? limits_.take(*peer) : ConnectionLimits::Slot();
-    ManagedServer& placed = placement_.place(server, c.id, std::nullopt);
-    open(placed, std::move(session), std::move(slot), link, std::move(c.router));
+    // Routed where it was, never placed anew (which would start a private process).
+    placement_.restore_route(c.id, key, std::move(c.working_project));
+    open(server, std::move(session), std::move(slot), link, std::move(c.router));
     return Done{};
 }
 

@@ -67,6 +67,25 @@ bool read_listener(const json& entry, std::vector<int>& taken, std::string& addr
     return true;
 }
 
+// Why a carried server cannot be this instance next to `before` (the servers read so far):
+// named twice, a project child not keyed by its project, a project without a child's kind.
+std::string instance_problem(const CarriedServer& server, const std::vector<CarriedServer>& before) {
+    const auto same = [&](const CarriedServer& other) {
+        if (other.name != server.name || other.instance.has_value() != server.instance.has_value())
+            return false;
+        return !server.instance || (other.instance->kind == server.instance->kind &&
+                                    other.instance->qualifier == server.instance->qualifier);
+    };
+    if (std::any_of(before.begin(), before.end(), same)) return "it is named twice";
+    if (!server.instance) return {};
+    if (server.instance->kind == InstanceKind::project &&
+        (!server.instance->project || server.instance->project->key() != server.instance->qualifier))
+        return "its project is not the one it is kept under";
+    if (server.instance->kind == InstanceKind::exclusive && server.instance->project)
+        return "a private process has a project";
+    return {};
+}
+
 // A descriptor not named before in the state; it is named now.
 bool fresh_descriptor(int fd, std::vector<int>& taken) {
     if (fd < 0) return true;  // none
@@ -104,11 +123,15 @@ Result<Done> read_sessions(const json& body, UpgradeState& out, std::vector<int>
     for (const json& entry : *sessions) {
         Result<CarriedSession> session = read_carried_session_entry(entry);
         if (!session) return session.failure();
-        const bool known = std::any_of(out.servers.begin(), out.servers.end(),
-                                       [&](const CarriedServer& s) { return s.name == session->server; });
+        const bool known = std::any_of(out.servers.begin(), out.servers.end(), [&](const CarriedServer& s) {
+            if (s.name != session->server || s.instance.has_value() != session->instance.has_value())
+                return false;
+            return !s.instance || (s.instance->kind == session->instance->kind &&
+                                   s.instance->qualifier == session->instance->qualifier);
+        });
         if (!known)
             return permanent_failure("session " + std::to_string(session->id) +
-                                     " is attached to a server the state does not have");
+                                     " is attached to a server or instance the state does not have");
         if (session->id >= out.next_session || !ids.insert(session->id).second)
             return permanent_failure("session " + std::to_string(session->id) +
                                      " has an id given twice or not given yet");
@@ -188,6 +211,113 @@ Result<CarriedProcess> read_carried_process(const json& body) {
     return p;
 }
 
+json to_json(const Project& p) {
+    json identity;
+    if (p.identity)
+        identity = {{"uid", p.identity->uid},     {"gid", p.identity->gid},
+                    {"groups", p.identity->groups}, {"user", p.identity->user},
+                    {"home", p.identity->home}};
+    return {{"roots", p.roots},
+            {"directory", p.directory},
+            {"from_roots", p.from_roots},
+            {"user", p.user},
+            {"identity", std::move(identity)}};
+}
+
+Result<Project> read_carried_project(const json& body) {
+    if (!body.is_object()) return permanent_failure("a project is not an object");
+    Project p;
+    FieldReader in(body);
+    p.directory = in.text("directory");
+    p.from_roots = in.flag("from_roots");
+    p.user = static_cast<uid_t>(in.integer("user", 0, std::numeric_limits<uid_t>::max()));
+    if (const json* roots = in.array("roots")) {
+        for (const json& root : *roots) {
+            // A root is kept in its one spelling: anything else is not what mcpd wrote.
+            const std::optional<std::string> normal =
+                root.is_string() ? normalise_root_uri(root.get<std::string>()) : std::nullopt;
+            if (!normal || *normal != root.get<std::string>()) {
+                in.fail("a root of it is not a normalised URI");
+                break;
+            }
+            p.roots.push_back(*normal);
+        }
+    }
+    if (in.ok() && (p.roots.empty() || !std::is_sorted(p.roots.begin(), p.roots.end()) ||
+                    std::adjacent_find(p.roots.begin(), p.roots.end()) != p.roots.end()))
+        in.fail("its roots are not a sorted set");
+    if (in.ok() && (p.directory.empty() || p.directory.front() != '/'))
+        in.fail("its directory is not an absolute path");
+    const json* identity = in.ok() ? json_read::member(body, "identity") : nullptr;
+    if (in.ok() && identity == nullptr) in.fail("its \"identity\" is missing");
+    if (in.ok() && !identity->is_null()) {
+        if (!identity->is_object()) {
+            in.fail("its identity is not an object");
+        } else {
+            FieldReader who(*identity);
+            config::ChildIdentity id;
+            id.uid = static_cast<uid_t>(who.integer("uid", 0, std::numeric_limits<uid_t>::max()));
+            id.gid = static_cast<gid_t>(who.integer("gid", 0, std::numeric_limits<gid_t>::max()));
+            id.user = who.text("user");
+            id.home = who.text("home");
+            if (const json* groups = who.array("groups")) {
+                for (const json& g : *groups) {
+                    const std::optional<std::int64_t> n = json_read::as_integer(g);
+                    if (!n || *n < 0 || *n > std::numeric_limits<gid_t>::max()) {
+                        who.fail("a group of it is not a gid");
+                        break;
+                    }
+                    id.groups.push_back(static_cast<gid_t>(*n));
+                }
+            }
+            if (!who.ok()) in.fail("its identity: " + who.error());
+            else p.identity = std::move(id);
+        }
+    }
+    if (!in.ok()) return permanent_failure("a project: " + in.error());
+    return p;
+}
+
+namespace {
+
+json instance_json(const std::optional<CarriedInstance>& instance) {
+    if (!instance) return json();
+    return {{"kind", to_string(instance->kind)},
+            {"qualifier", instance->qualifier},
+            {"project", instance->project ? to_json(*instance->project) : json()}};
+}
+
+// null (the shared instance), or an exclusive or project instance; a problem noted in `in`.
+std::optional<CarriedInstance> read_instance(const json& body, FieldReader& in) {
+    const json* value = json_read::member(body, "instance");
+    if (value == nullptr || value->is_null()) return std::nullopt;  // version 2 before instances
+    if (!value->is_object()) {
+        in.fail("its \"instance\" is not an object");
+        return std::nullopt;
+    }
+    FieldReader at(*value);
+    CarriedInstance instance;
+    const std::string kind = at.text("kind");
+    instance.qualifier = at.text("qualifier");
+    const json* project = at.ok() ? json_read::member(*value, "project") : nullptr;
+    if (at.ok() && kind == "exclusive") instance.kind = InstanceKind::exclusive;
+    else if (at.ok() && kind == "project") instance.kind = InstanceKind::project;
+    else if (at.ok()) at.fail("its kind is neither exclusive nor project");
+    if (at.ok() && project != nullptr && !project->is_null()) {
+        Result<Project> read = read_carried_project(*project);
+        if (!read) at.fail(read.error());
+        else instance.project = std::move(read).value();
+    }
+    if (at.ok() && instance.qualifier.empty()) at.fail("it has no qualifier");
+    if (!at.ok()) {
+        in.fail("its instance: " + at.error());
+        return std::nullopt;
+    }
+    return instance;
+}
+
+}  // namespace
+
 json to_json(const CarriedSession& c) {
     return {{"id", c.id},
             {"server", c.server},
@@ -197,7 +327,9 @@ json to_json(const CarriedSession& c) {
             {"link_fd", c.link_fd},
             {"unread", base64url_encode(c.unread)},
             {"unwritten", base64url_encode(c.unwritten)},
-            {"router", to_json(c.router)}};
+            {"router", to_json(c.router)},
+            {"instance", instance_json(c.instance)},
+            {"working_project", c.working_project ? to_json(*c.working_project) : json()}};
 }
 
 Result<CarriedSession> read_carried_session_entry(const json& body) {
@@ -213,6 +345,14 @@ Result<CarriedSession> read_carried_session_entry(const json& body) {
     const std::string unread = in.text("unread");
     const std::string unwritten = in.text("unwritten");
     const json* router = in.object("router");
+    c.instance = read_instance(body, in);
+    if (c.instance && c.instance->project) in.fail("its route names a project");
+    if (const json* working = in.ok() ? json_read::member(body, "working_project") : nullptr;
+        working != nullptr && !working->is_null()) {
+        Result<Project> read = read_carried_project(*working);
+        if (!read) in.fail("its working project: " + read.error());
+        else c.working_project = std::move(read).value();
+    }
     if (in.ok()) {
         const std::optional<std::string> read = base64url_decode(unread);
         const std::optional<std::string> left = base64url_decode(unwritten);
@@ -251,7 +391,8 @@ json to_json(const UpgradeState& state) {
         servers.push_back({{"name", server.name},
                            {"supervisor", server.supervisor},
                            {"process", server.process ? to_json(*server.process) : json()},
-                           {"router", server.router ? to_json(*server.router) : json()}});
+                           {"router", server.router ? to_json(*server.router) : json()},
+                           {"instance", instance_json(server.instance)}});
     json sessions = json::array();
     for (const CarriedSession& session : state.sessions) sessions.push_back(to_json(session));
     return {{"mcpd_version", state.mcpd_version},
@@ -362,6 +503,14 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
                                          "': " + carried.error());
             server.router = std::move(carried).value();
         }
+        FieldReader instance_reader(entry);
+        server.instance = read_instance(entry, instance_reader);
+        if (!instance_reader.ok())
+            return permanent_failure("the state cannot be taken: server '" + server.name +
+                                     "': " + instance_reader.error());
+        if (const std::string why = instance_problem(server, out.servers); !why.empty())
+            return permanent_failure("the state cannot be taken: server '" + server.name +
+                                     "': " + why);
         ScratchEnvironment scratch;
         config::ServerConfig config;
         config.name = server.name;

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "daemon/instance_key.h"
+#include "daemon/mux/project.h"
 #include "daemon/mux/router_carry.h"
 
 namespace mcpd {
@@ -34,18 +36,30 @@ nlohmann::json to_json(const CarriedProcess& process);
 // Every field by its type; begun lines are base64url; descriptors above stdio.
 Result<CarriedProcess> read_carried_process(const nlohmann::json& process);
 
+// Which instance of its registry entry a carried server or session route is, when not the
+// entry's shared one: a session's private process, or a project's (or user's) child.
+struct CarriedInstance {
+    InstanceKind kind = InstanceKind::exclusive;
+    std::string qualifier;          // InstanceKey::qualifier
+    std::optional<Project> project;  // a project child's project (a server's only)
+};
+
+nlohmann::json to_json(const Project& project);
+Result<Project> read_carried_project(const nlohmann::json& project);
+
 struct CarriedServer {
-    std::string name;
+    std::string name;  // the registry entry
     nlohmann::json supervisor;  // Supervisor::snapshot()
     std::optional<CarriedProcess> process;  // its running process, when it has one
     std::optional<CarriedRouter> router;    // its router's state (none in a version 1 state)
+    std::optional<CarriedInstance> instance;  // none: the entry's shared instance
 };
 
 // A client session handed to the new binary (SessionTable::adopt_carried): a session on the
 // control socket, or one whose descriptors an `mcpctl connect` passed, with that connection.
 struct CarriedSession {
     std::uint64_t id = 0;
-    std::string server;  // the server it is attached to (its shared instance)
+    std::string server;  // the registry entry it is attached to
     bool passed_fds = false;
     int fd = -1;         // its socket, or (passed) the client's input
     int output_fd = -1;  // passed: the client's output
@@ -53,6 +67,8 @@ struct CarriedSession {
     std::string unread;     // read from the client, not yet handed to its server
     std::string unwritten;  // queued for the client, not yet written
     routing::SessionState router;  // its protocol state (daemon/mux/router_carry.h)
+    std::optional<CarriedInstance> instance;  // its route, when not to the shared instance
+    std::optional<Project> working_project;   // the project of the directory it attached from
 };
 
 nlohmann::json to_json(const CarriedSession& session);

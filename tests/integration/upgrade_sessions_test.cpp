@@ -3,8 +3,10 @@
 // subscriptions and their handshake; what a client had half written, or writes during the
 // exec, is read by the new process; every request is answered once, with its own id, while
 // sixteen clients keep pipelining through ten upgrades.
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -131,10 +133,13 @@ TEST_CASE("sessions on the socket and from mcpctl connect go on across upgrades,
 TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress and hold subscriptions: every request answered once",
           "[upgrade]") {
     TestEnv env("upgrade-load");
-    // Beside it, a server waiting out a long backoff, which the upgrades carry as it is.
+    // Beside it, a server waiting out a long backoff, which the upgrades carry as it is, and
+    // one client each of a server with a private process per session and of a project server.
     env.write_registry(server_toml("live", {"--tick-ms=50"}) +
                        server_toml("flaky", {}, {{"restart", "\"always\""}, {"restart_delay", "\"1h\""}},
-                                   "/bin/false"));
+                                   "/bin/false") +
+                       server_toml("private", {}, {{"sharing", "\"exclusive\""}}) +
+                       server_toml("proj", {}, {{"sharing", "\"project\""}}));
     env.start_daemon();
     env.wait_state("live", "running");
     env.wait_state("flaky", "backoff");
@@ -146,7 +151,7 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
     std::vector<std::unique_ptr<McpSession>> on_socket;
     std::vector<std::unique_ptr<PipedProcess>> agents;
     std::vector<McpSession*> clients;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 7; ++i) {
         on_socket.push_back(std::make_unique<McpSession>(env.socket(), "live"));
         clients.push_back(on_socket.back().get());
         agents.push_back(std::make_unique<PipedProcess>(
@@ -154,12 +159,23 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
             env.path("connect-" + std::to_string(i) + ".err")));
         clients.push_back(&agents.back()->session());
     }
+    on_socket.push_back(std::make_unique<McpSession>(env.socket(), "private"));
+    clients.push_back(on_socket.back().get());
+    const std::string project = env.path("project");
+    REQUIRE(::mkdir(project.c_str(), 0700) == 0);
+    agents.push_back(std::make_unique<PipedProcess>(
+        std::vector<std::string>{"/bin/sh", "-c",
+                                 "cd '" + project + "' && exec '" + bin("mcpctl") + "' --socket '" +
+                                     env.socket() + "' connect proj"},
+        env.path("connect-project.err")));
+    clients.push_back(&agents.back()->session());
     for (std::size_t i = 0; i < clients.size(); ++i) clients[i]->initialize("loaded-" + std::to_string(i));
     // Clients 2 and 3 (one on the socket, one through passed pipes) hold a subscription.
     for (McpSession* subscriber : {clients[2], clients[3]})
         REQUIRE(subscriber->wait_response(subscriber->request("resources/subscribe", {{"uri", kCounterUri}}))
                     .json.contains("result"));
     const std::size_t descriptors = descriptors_of(daemon);
+    const std::vector<pid_t> processes = env.marked_processes();  // live, private and proj's
 
     std::atomic<bool> stop{false};
     struct Tally {
@@ -244,6 +260,7 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
             CHECK(t.progress_out_of_order == 0);
         }
     }
+    CHECK(env.marked_processes() == processes);
     CHECK(env.state("flaky") == "backoff");
     CHECK(env.server("flaky")["restarts"] == flaky_restarts);
     // The subscriptions are still held, each by its own client.
@@ -298,5 +315,62 @@ TEST_CASE("a long call in flight is carried: the new process relays its progress
     CHECK(totals["requests"].get<int>() >= 1);
     CHECK(totals["replies"] == totals["requests"]);
     CHECK(counted["servers"][0]["sessions_total"] == 1);
+}
+
+TEST_CASE("a session's private process and a project's child are carried with their sessions",
+          "[upgrade]") {
+    TestEnv env("upgrade-instances");
+    env.write_registry(server_toml("private", {}, {{"sharing", "\"exclusive\""}}) +
+                       server_toml("proj", {}, {{"sharing", "\"project\""}}));
+    env.start_daemon();
+    const std::string site = env.path("site");
+    REQUIRE(::mkdir(site.c_str(), 0700) == 0);
+    char* real = ::realpath(site.c_str(), nullptr);
+    REQUIRE(real != nullptr);
+    const std::string project(real);
+    ::free(real);
+
+    McpSession own(env.socket(), "private");
+    own.initialize("private-client");
+    PipedProcess agent({"/bin/sh", "-c",
+                        "cd '" + project + "' && exec '" + bin("mcpctl") + "' --socket '" +
+                            env.socket() + "' connect proj"},
+                       env.path("connect.err"));
+    McpSession& in_project = agent.session();
+    in_project.initialize("project-agent");
+    CHECK(call_text(in_project, "cwd") == project);
+    CHECK(call_text(own, "echo", {{"text", "mine"}}) == "mine");
+    const std::vector<pid_t> before = env.marked_processes();
+    REQUIRE(before.size() == 2);
+
+    for (int round = 0; round < 2; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO(upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+        // The same two processes, each still serving its own session.
+        std::vector<pid_t> now = env.marked_processes();
+        CHECK(now == before);
+        CHECK(call_text(own, "echo", {{"text", "still mine"}}) == "still mine");
+        CHECK(call_text(in_project, "cwd") == project);
+    }
+    const json server = env.server("proj");
+    INFO(server.dump());
+    REQUIRE(server["children"].is_array());
+    REQUIRE(server["children"].size() == 1);
+    CHECK(server["children"][0]["project"] == project);
+    CHECK(server["children"][0]["sessions"] == 1);
+    // A new session of the same project joins the carried child; a new private session gets
+    // a process of its own.
+    PipedProcess second({"/bin/sh", "-c",
+                         "cd '" + project + "' && exec '" + bin("mcpctl") + "' --socket '" +
+                             env.socket() + "' connect proj"},
+                        env.path("connect2.err"));
+    second.session().initialize("second-agent");
+    CHECK(call_text(second.session(), "cwd") == project);
+    CHECK(env.marked_processes().size() == 2);
+    // The private process goes with its session, as before the upgrades.
+    own.close_write();
+    CHECK(own.wait_closed(10s));
+    wait_until("the private process to stop", 20s, [&] { return env.marked_processes().size() == 1; });
 }
 

@@ -163,8 +163,8 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     state.metrics_listener.emplace("127.0.0.1:9464", 9);
     state.uptime_ms = 1234;
     state.upgrades = 2;
-    state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt, std::nullopt});
-    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, std::nullopt});
+    state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt, std::nullopt, std::nullopt});
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, std::nullopt, std::nullopt});
     SupervisorFixture running;
     running.run();
     CarriedProcess process;
@@ -181,7 +181,7 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     process.abandoned = {3, 5};
     process.idle_armed = true;
     process.logs = {"started", "listening"};
-    state.servers.push_back({"c", running.sup.snapshot(), process, std::nullopt});
+    state.servers.push_back({"c", running.sup.snapshot(), process, std::nullopt, std::nullopt});
     const json body = to_json(state);
     const Result<UpgradeState> parsed = parse_upgrade_state(body);
     REQUIRE(parsed.ok());
@@ -243,6 +243,16 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
 
 namespace {
 
+Project site_project() {
+    Project project;
+    project.roots = {"file:///home/ann/site"};
+    project.directory = "/home/ann/site";
+    project.from_roots = true;
+    project.user = 1000;
+    project.identity = config::ChildIdentity{1000, 1000, {1000, 27}, "ann", "/home/ann"};
+    return project;
+}
+
 std::string request_line_kept() {
     return "{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":\"resources/subscribe\"}";
 }
@@ -301,8 +311,14 @@ UpgradeState state_with_sessions() {
     stats.replay_counts.assign(std::size(kReplayVerdicts), 0);
     stats.replay_counts[1] = 3;
     router.stats = stats;
-    state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, router});
-    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{}});
+    state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, router, std::nullopt});
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{}, std::nullopt});
+    // A session's private process of "a", and a project's child of "b" run as its user.
+    state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
+                             CarriedInstance{InstanceKind::exclusive, "3", std::nullopt}});
+    const Project project = site_project();
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
+                             CarriedInstance{InstanceKind::project, project.key(), project}});
     state.next_session = 8;
     CarriedSession socket;
     socket.id = 3;
@@ -331,6 +347,7 @@ UpgradeState state_with_sessions() {
     socket.router.in_flight.set("\"s-1\"", 17, 12);
     socket.router.waiting.set("8", 17);
     socket.router.serial_bytes = 9;
+    socket.instance = CarriedInstance{InstanceKind::exclusive, "3", std::nullopt};
     state.sessions.push_back(socket);
     CarriedSession passed;
     passed.id = 7;
@@ -340,6 +357,8 @@ UpgradeState state_with_sessions() {
     passed.output_fd = 12;
     passed.link_fd = 13;
     passed.router.id = 7;
+    passed.instance = CarriedInstance{InstanceKind::project, project.key(), std::nullopt};
+    passed.working_project = project;
     state.sessions.push_back(passed);
     return state;
 }
@@ -366,6 +385,10 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK(parsed->servers[0].router->tombstones == std::vector<std::uint64_t>{17, 12});
     CHECK(parsed->servers[0].router->progress.at("\"mcpd-p4\"").child_id == 17);
     CHECK(parsed->next_session == 8);
+    REQUIRE(parsed->servers[3].instance.has_value());
+    CHECK(parsed->servers[3].instance->project == site_project());
+    CHECK(parsed->sessions[1].working_project == site_project());
+    CHECK(parsed->sessions[0].instance->qualifier == "3");
     const CarriedRouter& a = *parsed->servers[0].router;
     REQUIRE(a.requests.size() == 1);
     CHECK(a.requests[0].pending.waiters.size() == 1);
@@ -388,7 +411,17 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
                Catch::Contains("named twice"));
     CHECK_THAT(refused([](json& b) { b["sessions"][0]["fd"] = 5; }), Catch::Contains("named twice"));
     CHECK_THAT(refused([](json& b) { b["sessions"][1]["server"] = "gone"; }),
-               Catch::Contains("a server the state does not have"));
+               Catch::Contains("a server or instance the state does not have"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["instance"]["qualifier"] = "4"; }),
+               Catch::Contains("a server or instance the state does not have"));
+    CHECK_THAT(refused([](json& b) { b["servers"][3]["instance"]["qualifier"] = "x"; }),
+               Catch::Contains("not the one it is kept under"));
+    CHECK_THAT(refused([](json& b) { b["servers"][3]["instance"]["project"]["roots"] = {"file:///home/ann/site/"}; }),
+               Catch::Contains("not a normalised URI"));
+    CHECK_THAT(refused([](json& b) { b["servers"][2]["instance"]["kind"] = "legacy"; }),
+               Catch::Contains("neither exclusive nor project"));
+    CHECK_THAT(refused([](json& b) { b["servers"][2]["instance"] = b["servers"][3]["instance"]; b["servers"][2]["name"] = "b"; }),
+               Catch::Contains("named twice"));
     CHECK_THAT(refused([](json& b) {
                    b["sessions"][1]["id"] = 8;
                    b["sessions"][1]["router"]["id"] = 8;
