@@ -116,11 +116,11 @@ extern const Command cmd_upgrade{
         "the file it was started from, where a package upgrade puts the new one). mcpd\n"
         "first has the new binary read its state (mcpd --check-state); if it cannot, or if\n"
         "something mcpd cannot carry yet is present (a group or HTTP session, a server\n"
-        "busy starting, stopping or answering, a busy control connection), mcpd refuses,\n"
+        "busy starting, stopping or answering, another mcpctl's --wait), mcpd refuses,\n"
         "says why, and carries on. Otherwise it execs the new binary, which takes over the\n"
         "control socket, every server's state, the running servers' processes (not\n"
-        "restarted) and the sessions on the socket or through mcpctl connect (which go\n"
-        "on). With --wait, return once the new mcpd answers, or fail after\n"
+        "restarted), the sessions on the socket or through mcpctl connect and the logs -f\n"
+        "(which go on). With --wait, return once the new mcpd answers, or fail after\n"
         "--timeout (default 60s). Only root and mcpd's own user may ask. See\n"
         "docs/UPGRADE.md.\n",
     .options = kOptions,

@@ -370,6 +370,16 @@ void ControlCommands::logs(ControlConnection& c, const json& request) {
     c.reply_ok(control::logs_result(server.logs().tail(static_cast<std::size_t>(parsed->lines))));
     if (!parsed->follow) return;
 
+    follow_carried(c, server);
+}
+
+std::vector<std::pair<ControlConnection*, std::string>> ControlCommands::followers() const {
+    std::vector<std::pair<ControlConnection*, std::string>> out;
+    for (const auto& [id, follower] : followers_) out.emplace_back(follower.connection, follower.server);
+    return out;
+}
+
+void ControlCommands::follow_carried(ControlConnection& c, ManagedServer& server) {
     ControlConnection* connection = &c;
     const std::string server_name = server.name();
     const std::uint64_t id = server.logs().follow(

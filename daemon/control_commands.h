@@ -31,6 +31,10 @@ public:
     // After a reload: end the `logs -f` of every peer no longer allowed to use the server it
     // follows.
     void revoke_followers();
+    // An upgrade in place: the `logs -f` connections and the server each follows; and, in the
+    // new process, a carried one following again (nothing of the log is sent twice).
+    std::vector<std::pair<ControlConnection*, std::string>> followers() const;
+    void follow_carried(ControlConnection& c, ManagedServer& server);
 
 private:
     void dispatch(ControlConnection& c, control::Command command, const nlohmann::json& request);

@@ -227,6 +227,8 @@ private:
     // Keep the state's descriptors open and exec; returns only when the exec failed.
     void exec_upgrade();
     void restore_servers(const UpgradeState& state);
+    // A carried `logs -f` connection, following `server` again.
+    void restore_follower(UniqueFd fd, const std::string& server);
     // A carried exclusive or project instance of `entry`, made again (then taken over).
     ManagedServer& restore_instance(ManagedServer& entry, const CarriedInstance& instance);
     // A carried session, and (passed) its `mcpctl connect` link, taken over.

@@ -1,6 +1,7 @@
 // Daemon: an upgrade in place (docs/UPGRADE.md). What stands in the way, the state written and
 // checked by the new binary, the exec, and, in the new process, the servers restored.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -69,17 +70,26 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
     // (its client sees mcpd hang up, as at a restart); a passed session's link is carried with
     // its session; any other is busy with something.
     const std::set<const ControlConnection*> links = sessions_.links();
-    std::size_t following = 0, answering = 0;
+    std::set<const ControlConnection*> followers;
+    for (const auto& [connection, server] : commands_->followers()) followers.insert(connection);
+    std::size_t following = 0, answering = 0, catching_up = 0;
     for (const auto& [raw, connection] : connections_) {
         if (raw == asker || raw->idle_and_silent() || (links.contains(raw) && raw->linked()))
             continue;
+        if (followers.contains(raw)) {
+            // Carried once what it was sent has gone out, and it is in the middle of nothing.
+            if (raw->queued_output() > 0 || raw->reading_request()) ++catching_up;
+            continue;
+        }
         ++(raw->follows() ? following : answering);
     }
+    if (catching_up > 0)
+        found.passing.push_back(std::to_string(catching_up) +
+                                " mcpctl logs -f still being written to");
     if (following > 0)
         found.lasting.push_back(std::to_string(following) +
-                                " other control connection(s) are busy following something "
-                                "(mcpctl logs -f, a --wait, a passed session): upgrade once "
-                                "they have ended");
+                                " other control connection(s) are busy waiting for something "
+                                "(a --wait): upgrade once they have ended");
     if (answering > 0)
         found.passing.push_back(std::to_string(answering) +
                                 " other control connection(s) wait for their answers");
@@ -140,6 +150,8 @@ UpgradeState Daemon::upgrade_state() const {
     });
     state.next_session = sessions_.peek_next_id();
     state.sessions = sessions_.carried();
+    for (const auto& [connection, server] : commands_->followers())
+        if (connection->fd() >= 0) state.followers.emplace_back(connection->fd(), server);
     return state;
 }
 
@@ -300,6 +312,7 @@ void Daemon::exec_upgrade() {
     }
     for (const CarriedSession& session : sessions_.carried())
         kept.insert(kept.end(), {session.fd, session.output_fd, session.link_fd});
+    for (const auto& [connection, server] : commands_->followers()) kept.push_back(connection->fd());
     std::vector<std::string> args = {upgrade_->binary};
     for (const std::string& arg : options_.args) args.push_back(arg);
     args.push_back("--restore-state");
@@ -342,8 +355,25 @@ void Daemon::restore_servers(const UpgradeState& state) {
     sessions_.set_next_id(state.next_session);
     for (const CarriedSession& carried : state.sessions) restore_session(carried);
     for (ManagedServer* server : pool_.servers()) server->router().carried_in();
+    for (const auto& [fd, server] : state.followers) restore_follower(UniqueFd(fd), server);
     log::info("upgraded in place from mcpd " + state.mcpd_version + " (upgrade " +
               std::to_string(upgrades_) + " of pid " + std::to_string(state.pid) + ")");
+}
+
+void Daemon::restore_follower(UniqueFd fd, const std::string& server_name) {
+    struct stat st {};
+    std::optional<PeerCredentials> peer;
+    if (::fstat(fd.get(), &st) == 0 && S_ISSOCK(st.st_mode)) peer = peer_credentials(fd.get());
+    ManagedServer* server = pool_.find(server_name);
+    if (!peer || server == nullptr) {
+        log::warning("upgrade in place: a logs -f of '" + server_name + "' could not be carried");
+        return;
+    }
+    ::fcntl(fd.get(), F_SETFD, ::fcntl(fd.get(), F_GETFD) | FD_CLOEXEC);
+    std::unique_ptr<ControlConnection> connection = make_connection(std::move(fd), *peer);
+    ControlConnection* key = connection.get();
+    connections_[key] = Connection{std::move(connection), limits_.take(*peer)};
+    commands_->follow_carried(*key, *server);
 }
 
 ManagedServer& Daemon::restore_instance(ManagedServer& entry, const CarriedInstance& instance) {

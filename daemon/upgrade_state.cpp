@@ -100,6 +100,33 @@ Result<CarriedSession> read_carried_session_entry(const json& body);
 
 namespace {
 
+json followers_json(const std::vector<std::pair<int, std::string>>& followers) {
+    json out = json::array();
+    for (const auto& [fd, server] : followers) out.push_back({{"fd", fd}, {"server", server}});
+    return out;
+}
+
+// The `logs -f` connections, each on a descriptor of its own following a server of the state.
+Result<Done> read_followers(const json& body, UpgradeState& out, std::vector<int>& taken) {
+    const json* followers = json_read::member(body, "followers");
+    if (followers == nullptr) return Done{};  // a state written before followers were carried
+    if (!followers->is_array()) return permanent_failure("its \"followers\" is not an array");
+    for (const json& entry : *followers) {
+        if (!entry.is_object()) return permanent_failure("a follower is not an object");
+        FieldReader in(entry);
+        const int fd = static_cast<int>(in.integer("fd", kIntMin, kIntMax));
+        std::string server = in.text("server");
+        if (!in.ok()) return permanent_failure("a follower: " + in.error());
+        const bool known = std::any_of(out.servers.begin(), out.servers.end(),
+                                       [&](const CarriedServer& s) { return s.name == server; });
+        if (!known) return permanent_failure("a follower follows a server the state does not have");
+        if (!kept_descriptor(fd) || !fresh_descriptor(fd, taken))
+            return permanent_failure("a follower's descriptor is not one of its own");
+        out.followers.emplace_back(fd, std::move(server));
+    }
+    return Done{};
+}
+
 // Version 2: the next session id and the sessions, each on a server of the state, with
 // descriptors no other entry names. A version 1 state has neither.
 Result<Done> read_sessions(const json& body, UpgradeState& out, std::vector<int>& taken) {
@@ -413,6 +440,7 @@ json to_json(const UpgradeState& state) {
             {"upgrades", state.upgrades},
             {"servers", std::move(servers)},
             {"next_session", state.next_session},
+            {"followers", followers_json(state.followers)},
             {"sessions", std::move(sessions)}};
 }
 
@@ -522,6 +550,8 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
         out.servers.push_back(std::move(server));
     }
     if (Result<Done> read = read_sessions(body, out, taken); !read)
+        return permanent_failure("the state cannot be taken: " + read.error());
+    if (Result<Done> read = read_followers(body, out, taken); !read)
         return permanent_failure("the state cannot be taken: " + read.error());
     return out;
 }

@@ -95,6 +95,8 @@ struct UpgradeState {
     std::uint64_t upgrades = 0;  // upgrades in place before this one
     std::vector<CarriedServer> servers;
     std::uint64_t next_session = 1;  // the next session id (version 2)
+    // The `mcpctl logs -f` connections, each with the server whose log it follows.
+    std::vector<std::pair<int, std::string>> followers;
     std::vector<CarriedSession> sessions;
 };
 

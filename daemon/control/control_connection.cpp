@@ -230,6 +230,10 @@ void ControlConnection::receive_fds(std::function<void(std::vector<UniqueFd>)> o
         FdWatcher(bufferevent_get_base(bev_.get()), bev_.fd(), EV_READ, [this] { on_fds_ready(); });
 }
 
+std::size_t ControlConnection::queued_output() const {
+    return bev_ != nullptr ? evbuffer_get_length(bev_.output()) : 0;
+}
+
 void ControlConnection::link_carried(std::function<void()> on_hangup) {
     if (closed_) return;
     mode_ = Mode::linked;

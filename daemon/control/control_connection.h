@@ -105,6 +105,9 @@ public:
     int fd() const { return bev_ != nullptr ? bev_.fd() : -1; }
     // Linked to a passed session (receive_fds had its descriptors).
     bool linked() const { return mode_ == Mode::linked; }
+    // Bytes waiting to be written to the client, and whether a request line has been begun.
+    std::size_t queued_output() const;
+    bool reading_request() const { return reader_.buffered() > 0; }
 
 private:
     static void on_read(bufferevent* bev, void* self);

@@ -261,7 +261,7 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
         ::chmod(open_copy.c_str(), 0777);
         expect_refused(env, {"--binary", open_copy}, "may be written by others");
     }
-    SECTION("a group session, another control connection") {
+    SECTION("a group session, a control connection waiting") {
         REQUIRE(env.ctl({"start", "later", "--wait"}).exit_code == 0);
         {
             // A group of a running server and a failed one (left out of it) is a group session.
@@ -277,13 +277,15 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
             CHECK(agent.wait_exit(10s) == 0);
         }
         {
-            BackgroundProcess follower({bin("mcpctl"), "--socket", env.socket(), "logs", "-f", "bad"});
-            // Refused for as long as it follows (it may take a moment to connect).
+            // A start --wait of a server that keeps failing waits out its timeout.
+            BackgroundProcess waiter({bin("mcpctl"), "--socket", env.socket(), "start", "flaky",
+                                      "--wait", "--timeout", "3s"});
+            // Refused for as long as it waits (it may take a moment to connect).
             CHECK(poll_until(10s, [&] {
                 return env.ctl({"upgrade"}).err.find("1 other control connection(s) are busy") !=
                        std::string::npos;
             }));
-            expect_refused(env, {}, "1 other control connection(s) are busy following something");
+            expect_refused(env, {}, "1 other control connection(s) are busy waiting for something");
         }
         // mcpctl makes a relative path absolute where it runs; mcpd names what it looked for.
         expect_refused(env, {"--binary", "relative/mcpd"}, "relative/mcpd: No such file or directory");
@@ -292,9 +294,14 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
         env.write_registry(three_servers_without_processes() + server_toml("added"));
         expect_refused(env, {}, "changed since mcpd read it: run 'mcpctl reload' first");
     }
-    // mcpd still upgrades once nothing stands in the way.
+    // mcpd still upgrades once nothing stands in the way (it sees a client that left a moment
+    // after it exits).
     env.write_registry(three_servers_without_processes());
-    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    RunResult upgraded;
+    CHECK(poll_until(10s, [&] {
+        upgraded = env.ctl({"upgrade", "--wait"});
+        return upgraded.exit_code == 0;
+    }));
     INFO(upgraded.describe());
     CHECK(upgraded.exit_code == 0);
 }
@@ -308,6 +315,9 @@ TEST_CASE("a running server is carried across upgrades: same pid, no new handsha
     env.wait_state("live", "running");
     env.wait_state("bad", "failed");
     const pid_t live = *env.server_pid("live");
+    // A logs -f of it is carried too: it hears the server's next start after the upgrades.
+    BackgroundProcess follower({bin("mcpctl"), "--socket", env.socket(), "logs", "-f", "live"});
+    REQUIRE(follower.wait_for_output("hello from live", 10s));
     {
         McpSession session(env.socket(), "live");
         session.initialize("before-upgrade");
@@ -345,6 +355,7 @@ TEST_CASE("a running server is carried across upgrades: same pid, no new handsha
         return pid && *pid != live && env.state("live") == "running";
     }));
     CHECK(env.server("live")["restarts"] == 1);
+    CHECK(follower.wait_for_output("hello from live", 10s, 2));
 }
 
 TEST_CASE("an upgrade waits a moment for a server that is starting, then carries it", "[upgrade]") {

@@ -360,6 +360,7 @@ UpgradeState state_with_sessions() {
     passed.instance = CarriedInstance{InstanceKind::project, project.key(), std::nullopt};
     passed.working_project = project;
     state.sessions.push_back(passed);
+    state.followers = {{14, "b"}};
     return state;
 }
 
@@ -385,6 +386,7 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK(parsed->servers[0].router->tombstones == std::vector<std::uint64_t>{17, 12});
     CHECK(parsed->servers[0].router->progress.at("\"mcpd-p4\"").child_id == 17);
     CHECK(parsed->next_session == 8);
+    CHECK(parsed->followers == state.followers);
     REQUIRE(parsed->servers[3].instance.has_value());
     CHECK(parsed->servers[3].instance->project == site_project());
     CHECK(parsed->sessions[1].working_project == site_project());
@@ -446,6 +448,10 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["tombstones"] = {-1}; }),
                Catch::Contains("tombstone"));
     CHECK_THAT(refused([](json& b) { b["next_session"] = 0; }), Catch::Contains("next_session"));
+    CHECK_THAT(refused([](json& b) { b["followers"][0]["fd"] = 13; }),
+               Catch::Contains("a follower's descriptor is not one of its own"));
+    CHECK_THAT(refused([](json& b) { b["followers"][0]["server"] = "gone"; }),
+               Catch::Contains("a server the state does not have"));
     CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["requests"][0]["kind"] = "other"; }),
                Catch::Contains("its kind is not one mcpd has"));
     CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["requests"][0]["level"] = 8; }),
