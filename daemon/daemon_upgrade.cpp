@@ -239,7 +239,7 @@ void Daemon::try_upgrade() {
     }
     // What the state says the servers' processes had begun to write stays true until the exec:
     // nothing more is read from them meanwhile (it waits in their pipes for the new process).
-    for (ManagedServer* server : pool_.servers()) server->hold_output(true);
+    pool_.for_each_instance([](ManagedServer& server) { server.hold_output(true); });
     sessions_.hold_output(true);
     upgrade_->fingerprint = upgrade_fingerprint(state);
     upgrade_->state = std::move(memfd).value();
@@ -254,7 +254,7 @@ void Daemon::try_upgrade() {
 
 void Daemon::refuse_upgrade(std::string_view code, const std::string& why) {
     log::error("upgrade in place refused: " + why + "; mcpd carries on");
-    for (ManagedServer* server : pool_.servers()) server->hold_output(false);
+    pool_.for_each_instance([](ManagedServer& server) { server.hold_output(false); });
     sessions_.hold_output(false);
     sessions_.hold_input(false);
     if (upgrade_->asker != nullptr) upgrade_->asker->reply_error(code, why);
@@ -282,8 +282,15 @@ void Daemon::upgrade_checked(Result<Done> checked) {
     if (const UpgradeBlockers blocked = upgrade_blockers(upgrade_->asker);
         !blocked.lasting.empty() || !blocked.passing.empty() ||
         upgrade_fingerprint(upgrade_state()) != upgrade_->fingerprint) {
-        // The state is stale: written again (and checked again) once nothing is under way.
-        for (ManagedServer* server : pool_.servers()) server->hold_output(false);
+        // The state is stale: written again (and checked again) once nothing is under way,
+        // for as long as an upgrade waits for what passes.
+        if (Clock::now() >= upgrade_->give_up_at) {
+            refuse_upgrade(control::code::busy,
+                           "cannot upgrade now: mcpd's state kept changing while the new binary "
+                           "checked it, for " + format_duration(kUpgradeWait) + "; try again");
+            return;
+        }
+        pool_.for_each_instance([](ManagedServer& server) { server.hold_output(false); });
         sessions_.hold_output(false);
         spent_check_ = std::move(upgrade_->check);
         upgrade_->state.reset();
@@ -354,7 +361,7 @@ void Daemon::restore_servers(const UpgradeState& state) {
     }
     sessions_.set_next_id(state.next_session);
     for (const CarriedSession& carried : state.sessions) restore_session(carried);
-    for (ManagedServer* server : pool_.servers()) server->router().carried_in();
+    pool_.for_each_instance([](ManagedServer& server) { server.router().carried_in(); });
     for (const auto& [fd, server] : state.followers) restore_follower(UniqueFd(fd), server);
     log::info("upgraded in place from mcpd " + state.mcpd_version + " (upgrade " +
               std::to_string(upgrades_) + " of pid " + std::to_string(state.pid) + ")");

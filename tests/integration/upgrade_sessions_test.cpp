@@ -10,6 +10,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -372,5 +373,41 @@ TEST_CASE("a session's private process and a project's child are carried with th
     own.close_write();
     CHECK(own.wait_closed(10s));
     wait_until("the private process to stop", 20s, [&] { return env.marked_processes().size() == 1; });
+}
+
+TEST_CASE("a refused upgrade leaves the sessions as they were, their clients read again", "[upgrade]") {
+    TestEnv env("upgrade-refused-sessions");
+    env.write_registry(server_toml("live"));
+    env.start_daemon();
+    env.wait_state("live", "running");
+    McpSession socket(env.socket(), "live");
+    socket.initialize("refused-socket");
+    PipedProcess agent({bin("mcpctl"), "--socket", env.socket(), "connect", "live"},
+                       env.path("connect.err"));
+    McpSession& passed = agent.session();
+    passed.initialize("refused-pipes");
+    const std::string liar = env.path("liar");
+    {
+        std::ofstream script(liar);
+        script << "#!/bin/sh\necho 'mcpd-state ok 2 0000'\n";
+    }
+    ::chmod(liar.c_str(), 0755);
+    const std::string half = echo_line("\"during\"", "written during the refusal");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--binary", "/bin/true"}, std::vector<std::string>{"--binary", liar},
+          std::vector<std::string>{"--binary", env.path("missing")}}) {
+        // Half a line before, the rest after: what was held while mcpd waited is read again.
+        write_raw(socket, half.substr(0, 20));
+        std::vector<std::string> command = {"upgrade"};
+        command.insert(command.end(), args.begin(), args.end());
+        const RunResult refused = env.ctl(command);
+        INFO(refused.describe());
+        CHECK(refused.exit_code == 1);
+        write_raw(socket, half.substr(20) + "\n");
+        CHECK(socket.wait_response("during").tool_text() == "written during the refusal");
+        CHECK(call_text(passed, "echo", {{"text", "untouched"}}) == "untouched");
+    }
+    CHECK(env.status_json()["daemon"]["upgrades"] == 0);
+    CHECK(env.server("live")["sessions"] == 2);
 }
 
