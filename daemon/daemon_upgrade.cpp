@@ -21,15 +21,6 @@ namespace mcpd {
 
 namespace {
 
-// "a, b and 3 more": names in a sentence, bounded.
-std::string some_names(const std::vector<std::string>& names) {
-    std::string out;
-    const std::size_t shown = std::min<std::size_t>(names.size(), 5);
-    for (std::size_t i = 0; i < shown; ++i) out += (i == 0 ? "" : ", ") + names[i];
-    if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
-    return out;
-}
-
 bool set_cloexec(int fd, bool on) {
     const int flags = ::fcntl(fd, F_GETFD);
     return flags >= 0 && ::fcntl(fd, F_SETFD, on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC) == 0;
@@ -48,23 +39,17 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
     // Until each kind of thing joins the state (docs/UPGRADE.md, "The steps"), its presence
     // refuses the upgrade: nothing is dropped silently.
     UpgradeBlockers found;
-    std::vector<std::string> legacy;
     pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
         bool passing = true;
         const std::string what = role.kind == "shared" ? "server " + server.name()
                                                        : server.name() + "'s " + std::string(role.kind) +
                                                              " process";
-        if (role.kind == "legacy") {
-            legacy.push_back(server.name());
-        } else if (role.kind == "retired") {
+        if (role.kind == "retired") {
             found.passing.push_back(what + " is stopping");
         } else if (const std::string why = server.why_not_carried(passing); !why.empty()) {
             (passing ? found.passing : found.lasting).push_back(what + ": " + why);
         }
     });
-    if (!legacy.empty())
-        found.lasting.push_back("legacy processes cannot be carried yet (" + some_names(legacy) +
-                                "): upgrade once their legacy clients have left");
     sessions_.upgrade_blockers(found.lasting, found.passing);
     // An idle connection, owed nothing and with nothing unread, is simply closed by the exec
     // (its client sees mcpd hang up, as at a restart); a passed session's link is carried with
@@ -136,15 +121,16 @@ UpgradeState Daemon::upgrade_state() const {
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_at_).count();
     state.upgrades = upgrades_;
     pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
-        if (role.kind != "shared" && role.kind != "exclusive" && role.kind != "project") return;
+        if (role.kind == "retired") return;  // refused before (upgrade_blockers)
         CarriedServer carried{server.name(), server.supervisor().snapshot(), server.carried_process(),
                               server.router().carried(), std::nullopt};
         if (role.kind != "shared") {
             const InstanceKey* key = pool_.key_of(&server);
             if (key == nullptr) return;  // refused before (upgrade_blockers)
+            const Project* project = pool_.project_of(*key);
             carried.instance = CarriedInstance{key->kind, key->qualifier,
-                                               role.project ? std::optional<Project>(*role.project)
-                                                            : std::nullopt};
+                                               project != nullptr ? std::optional<Project>(*project)
+                                                                  : std::nullopt};
         }
         state.servers.push_back(std::move(carried));
     });
@@ -384,13 +370,11 @@ void Daemon::restore_follower(UniqueFd fd, const std::string& server_name) {
 }
 
 ManagedServer& Daemon::restore_instance(ManagedServer& entry, const CarriedInstance& instance) {
-    // Made as placement makes it: the entry's configuration, for a project as its child runs.
+    // Made as placement makes it, from the entry's configuration: the pool makes it its
+    // project's child's, or a legacy process's.
     const InstanceKey key{entry.name(), instance.kind, instance.qualifier};
-    const config::ServerConfig config = instance.project
-                                            ? config_for_project(entry.config(), *instance.project)
-                                            : entry.config();
     bool made = false;
-    return pool_.make(key, config, instance.project, made);
+    return pool_.make(key, entry.config(), instance.project, made);
 }
 
 void Daemon::restore_session(CarriedSession carried) {
@@ -412,7 +396,9 @@ void Daemon::restore_session(CarriedSession carried) {
         if (link != nullptr) link->close_after_flush();
         return;
     }
-    if (Result<Done> adopted = sessions_.adopt_carried(*server, key, std::move(carried), link);
+    std::optional<InstanceKey> modern;
+    if (carried.modern) modern = InstanceKey{carried.server, carried.modern->first, carried.modern->second};
+    if (Result<Done> adopted = sessions_.adopt_carried(*server, key, modern, std::move(carried), link);
         !adopted) {
         log::error("upgrade in place: " + adopted.error());
         if (link != nullptr) {

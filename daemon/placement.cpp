@@ -177,8 +177,14 @@ std::size_t Placement::exclusive_count(const std::string& name) const {
     return pool_.instances_of(name, InstanceKind::exclusive).size();
 }
 
-void Placement::restore_route(SessionId id, const InstanceKey& key, std::optional<Project> working) {
-    routes_[id] = Route{key, std::nullopt};
+const InstanceKey* Placement::modern_route_of(SessionId id) const {
+    const auto route = routes_.find(id);
+    return route == routes_.end() || !route->second.modern ? nullptr : &*route->second.modern;
+}
+
+void Placement::restore_route(SessionId id, const InstanceKey& key,
+                              const std::optional<InstanceKey>& modern, std::optional<Project> working) {
+    routes_[id] = Route{key, modern};
     if (working) working_projects_[id] = std::move(*working);
 }
 

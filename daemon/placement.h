@@ -103,7 +103,10 @@ public:
 
     // An upgrade in place: session `id` goes on on the instance under `key`, as it did, with
     // the project of the directory it attached from.
-    void restore_route(SessionId id, const InstanceKey& key, std::optional<Project> working);
+    void restore_route(SessionId id, const InstanceKey& key, const std::optional<InstanceKey>& modern,
+                       std::optional<Project> working);
+    // A legacy client's: the instance it came through; null for any other session.
+    const InstanceKey* modern_route_of(SessionId id) const;
 
     // Session `id` of `name` has ended: its instance forgets it, and one that existed for it
     // (or for sessions like it) stops when it was the last.

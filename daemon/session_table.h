@@ -123,8 +123,10 @@ public:
     // In the new process: session `session`, carried, on `server` (the instance under `key`),
     // with its link (a passed session's `mcpctl connect`, made by the daemon). Its descriptors
     // are taken, or closed when they are not what the state says.
+    // `modern`: a legacy client's, the instance it came through.
     Result<Done> adopt_carried(ManagedServer& server, const InstanceKey& key,
-                               CarriedSession session, ControlConnection* link);
+                               const std::optional<InstanceKey>& modern, CarriedSession session,
+                               ControlConnection* link);
     // The ids to give from now on (never one given before the upgrade).
     void set_next_id(SessionId next) { next_id_ = std::max(next_id_, next); }
 

@@ -90,6 +90,8 @@ std::vector<CarriedSession> SessionTable::carried() const {
         c.router = std::move(*state);
         if (const InstanceKey* key = placement_.route_of(id); key != nullptr && key->kind != InstanceKind::shared)
             c.instance = CarriedInstance{key->kind, key->qualifier, std::nullopt};
+        if (const InstanceKey* modern = placement_.modern_route_of(id))
+            c.modern.emplace(modern->kind, modern->qualifier);
         if (const Project* working = placement_.working_project_of(id)) c.working_project = *working;
         out.push_back(std::move(c));
     }
@@ -97,6 +99,7 @@ std::vector<CarriedSession> SessionTable::carried() const {
 }
 
 Result<Done> SessionTable::adopt_carried(ManagedServer& server, const InstanceKey& key,
+                                         const std::optional<InstanceKey>& modern,
                                          CarriedSession c, ControlConnection* link) {
     UniqueFd input_fd(c.fd);
     UniqueFd output_fd(c.passed_fds ? c.output_fd : -1);
@@ -125,7 +128,7 @@ Result<Done> SessionTable::adopt_carried(ManagedServer& server, const InstanceKe
     session->resume(c.unread, c.unwritten);
     ConnectionLimits::Slot slot = link == nullptr ? limits_.take(*peer) : ConnectionLimits::Slot();
     // Routed where it was, never placed anew (which would start a private process).
-    placement_.restore_route(c.id, key, std::move(c.working_project));
+    placement_.restore_route(c.id, key, modern, std::move(c.working_project));
     open(server, std::move(session), std::move(slot), link, std::move(c.router));
     return Done{};
 }

@@ -37,11 +37,12 @@ nlohmann::json to_json(const CarriedProcess& process);
 Result<CarriedProcess> read_carried_process(const nlohmann::json& process);
 
 // Which instance of its registry entry a carried server or session route is, when not the
-// entry's shared one: a session's private process, or a project's (or user's) child.
+// entry's shared one: a session's private process, a project's (or user's) child, or a
+// dual-era server's legacy process.
 struct CarriedInstance {
     InstanceKind kind = InstanceKind::exclusive;
     std::string qualifier;          // InstanceKey::qualifier
-    std::optional<Project> project;  // a project child's project (a server's only)
+    std::optional<Project> project;  // the project it serves (a server's only)
 };
 
 nlohmann::json to_json(const Project& project);
@@ -68,6 +69,8 @@ struct CarriedSession {
     std::string unwritten;  // queued for the client, not yet written
     routing::SessionState router;  // its protocol state (daemon/mux/router_carry.h)
     std::optional<CarriedInstance> instance;  // its route, when not to the shared instance
+    // A legacy client: the instance it came through (shared: kind shared, no qualifier).
+    std::optional<std::pair<InstanceKind, std::string>> modern;
     std::optional<Project> working_project;   // the project of the directory it attached from
 };
 

@@ -41,6 +41,18 @@ std::string instance_problem(const CarriedServer& server, const std::vector<Carr
     if (server.instance->kind == InstanceKind::project &&
         (!server.instance->project || server.instance->project->key() != server.instance->qualifier))
         return "its project is not the one it is kept under";
+    if (server.instance->kind == InstanceKind::legacy) {
+        // The legacy process of the shared instance, of a private process, or of a project's
+        // child (keyed by that child's key, under its project).
+        const std::string& q = server.instance->qualifier;
+        const bool of_project = q.starts_with("project\n");
+        if (!(q.empty() || q.starts_with("exclusive\n") || of_project))
+            return "a legacy process of no instance mcpd has";
+        if (of_project != server.instance->project.has_value() ||
+            (of_project && q.substr(8) != server.instance->project->key()))
+            return "its project is not the one it is kept under";
+        return {};
+    }
     if (server.instance->kind == InstanceKind::exclusive && server.instance->project)
         return "a private process has a project";
     return {};
@@ -139,13 +151,16 @@ std::optional<CarriedInstance> read_instance(const json& body, FieldReader& in) 
     const json* project = at.ok() ? json_read::member(*value, "project") : nullptr;
     if (at.ok() && kind == "exclusive") instance.kind = InstanceKind::exclusive;
     else if (at.ok() && kind == "project") instance.kind = InstanceKind::project;
-    else if (at.ok()) at.fail("its kind is neither exclusive nor project");
+    else if (at.ok() && kind == "legacy") instance.kind = InstanceKind::legacy;
+    else if (at.ok()) at.fail("its kind is not exclusive, project or legacy");
     if (at.ok() && project != nullptr && !project->is_null()) {
         Result<Project> read = read_carried_project(*project);
         if (!read) at.fail(read.error());
         else instance.project = std::move(read).value();
     }
-    if (at.ok() && instance.qualifier.empty()) at.fail("it has no qualifier");
+    // Only the legacy process of the shared instance has no qualifier.
+    if (at.ok() && instance.qualifier.empty() && instance.kind != InstanceKind::legacy)
+        at.fail("it has no qualifier");
     if (!at.ok()) {
         in.fail("its instance: " + at.error());
         return std::nullopt;
@@ -166,6 +181,8 @@ json to_json(const CarriedSession& c) {
             {"unwritten", base64url_encode(c.unwritten)},
             {"router", to_json(c.router)},
             {"instance", instance_json(c.instance)},
+            {"modern", c.modern ? json{{"kind", to_string(c.modern->first)}, {"qualifier", c.modern->second}}
+                                : json()},
             {"working_project", c.working_project ? to_json(*c.working_project) : json()}};
 }
 
@@ -184,6 +201,18 @@ Result<CarriedSession> read_carried_session_entry(const json& body) {
     const json* router = in.object("router");
     c.instance = read_instance(body, in);
     if (c.instance && c.instance->project) in.fail("its route names a project");
+    if (const json* modern = in.ok() ? json_read::member(body, "modern") : nullptr;
+        modern != nullptr && !modern->is_null()) {
+        FieldReader at(*modern);
+        const std::string kind = at.text("kind");
+        std::string qualifier = at.text("qualifier");
+        const InstanceKind kinds[] = {InstanceKind::shared, InstanceKind::exclusive, InstanceKind::project};
+        const auto found = std::find_if(std::begin(kinds), std::end(kinds),
+                                        [&](InstanceKind k) { return to_string(k) == kind; });
+        if (!at.ok() || found == std::end(kinds)) in.fail("the instance it came through is not one mcpd has");
+        else if (!c.instance || c.instance->kind != InstanceKind::legacy) in.fail("it came through another instance but is no legacy client");
+        else c.modern.emplace(*found, std::move(qualifier));
+    }
     if (const json* working = in.ok() ? json_read::member(body, "working_project") : nullptr;
         working != nullptr && !working->is_null()) {
         Result<Project> read = read_carried_project(*working);

@@ -411,3 +411,52 @@ TEST_CASE("a refused upgrade leaves the sessions as they were, their clients rea
     CHECK(env.server("live")["sessions"] == 2);
 }
 
+TEST_CASE("a dual-era server's legacy process is carried with its legacy client, the modern one beside it",
+          "[upgrade]") {
+    TestEnv env("upgrade-legacy");
+    env.write_registry(server_toml("dual", {"--era=dual", "--tick-ms=100"}));
+    env.start_daemon();
+    const json modern_meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                              {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+    McpSession modern(env.socket(), "dual");
+    CHECK(modern.wait_response(modern.call_tool("echo", {{"text", "modern"}}, modern_meta)).tool_text() ==
+          "modern");
+    McpSession legacy(env.socket(), "dual");
+    legacy.initialize("legacy-client");
+    const McpMessage subscribed =
+        legacy.wait_response(legacy.request("resources/subscribe", {{"uri", kCounterUri}}));
+    REQUIRE_FALSE(subscribed.is_error());
+    const json before = env.server("dual");
+    INFO(before.dump());
+    REQUIRE(before["legacy_process"].is_object());
+    const json legacy_pid = before["legacy_process"]["pid"];
+    const json modern_pid = before["pid"];
+
+    for (int round = 0; round < 2; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO(upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+        const json now = env.server("dual");
+        INFO(now.dump());
+        REQUIRE(now["legacy_process"].is_object());
+        CHECK(now["legacy_process"]["pid"] == legacy_pid);
+        CHECK(now["legacy_process"]["sessions"] == 1);
+        CHECK(now["pid"] == modern_pid);
+        CHECK(call_text(legacy, "echo", {{"text", "legacy " + std::to_string(round)}}) ==
+              "legacy " + std::to_string(round));
+        CHECK(modern.wait_response(modern.call_tool("echo", {{"text", "still modern"}}, modern_meta))
+                  .tool_text() == "still modern");
+        const std::uint64_t last = legacy.inbox().empty() ? 0 : legacy.inbox().back().seq;
+        CHECK(updates_after(legacy, last, 1, 5s));
+    }
+    // Each process did its handshake once: the legacy one its initialize, the modern one its
+    // discover.
+    const std::string log = env.daemon_log();
+    CHECK(count_of(log, "[dual] ready: protocol 2025-") == 1);
+    CHECK(count_of(log, "[dual] ready: protocol 2026-07-28") == 1);
+    // The legacy client leaves: its process goes, as before the upgrades.
+    legacy.close_write();
+    CHECK(legacy.wait_closed(10s));
+    CHECK(poll_until(10s, [&] { return !env.server("dual")["legacy_process"].is_object(); }));
+}
+

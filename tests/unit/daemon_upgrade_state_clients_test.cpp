@@ -92,6 +92,11 @@ UpgradeState state_with_sessions() {
     const Project project = site_project();
     state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
                              CarriedInstance{InstanceKind::project, project.key(), project}});
+    // The legacy process of "b"'s project child, and of "a"'s shared process.
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
+                             CarriedInstance{InstanceKind::legacy, "project\n" + project.key(), project}});
+    state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
+                             CarriedInstance{InstanceKind::legacy, "", std::nullopt}});
     state.next_session = 8;
     CarriedSession socket;
     socket.id = 3;
@@ -133,6 +138,14 @@ UpgradeState state_with_sessions() {
     passed.instance = CarriedInstance{InstanceKind::project, project.key(), std::nullopt};
     passed.working_project = project;
     state.sessions.push_back(passed);
+    CarriedSession legacy;
+    legacy.id = 5;
+    legacy.server = "a";
+    legacy.fd = 15;
+    legacy.router.id = 5;
+    legacy.instance = CarriedInstance{InstanceKind::legacy, "", std::nullopt};
+    legacy.modern.emplace(InstanceKind::shared, "");
+    state.sessions.push_back(legacy);
     state.followers = {{14, "b"}};
     return state;
 }
@@ -145,7 +158,6 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     const Result<UpgradeState> parsed = parse_upgrade_state(body);
     REQUIRE(parsed.ok());
     CHECK(to_json(parsed.value()).dump() == body.dump());
-    REQUIRE(parsed->sessions.size() == 2);
     const CarriedSession& socket = parsed->sessions[0];
     CHECK(socket.unread == state.sessions[0].unread);
     CHECK(socket.unwritten == state.sessions[0].unwritten);
@@ -164,6 +176,9 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK(parsed->servers[3].instance->project == site_project());
     CHECK(parsed->sessions[1].working_project == site_project());
     CHECK(parsed->sessions[0].instance->qualifier == "3");
+    REQUIRE(parsed->sessions.size() == 3);
+    CHECK(parsed->sessions[2].modern == std::make_pair(InstanceKind::shared, std::string()));
+    CHECK(parsed->servers[4].instance->project == site_project());
     const CarriedRouter& a = *parsed->servers[0].router;
     REQUIRE(a.requests.size() == 1);
     CHECK(a.requests[0].pending.waiters.size() == 1);
@@ -193,8 +208,16 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
                Catch::Contains("not the one it is kept under"));
     CHECK_THAT(refused([](json& b) { b["servers"][3]["instance"]["project"]["roots"] = {"file:///home/ann/site/"}; }),
                Catch::Contains("not a normalised URI"));
+    CHECK_THAT(refused([](json& b) { b["servers"][2]["instance"]["kind"] = "other"; }),
+               Catch::Contains("not exclusive, project or legacy"));
     CHECK_THAT(refused([](json& b) { b["servers"][2]["instance"]["kind"] = "legacy"; }),
-               Catch::Contains("neither exclusive nor project"));
+               Catch::Contains("a legacy process of no instance mcpd has"));
+    CHECK_THAT(refused([](json& b) { b["servers"][4]["instance"]["qualifier"] = "project\nother"; }),
+               Catch::Contains("not the one it is kept under"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][0]["modern"] = {{"kind", "shared"}, {"qualifier", ""}}; }),
+               Catch::Contains("no legacy client"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][2]["modern"]["kind"] = "legacy"; }),
+               Catch::Contains("not one mcpd has"));
     CHECK_THAT(refused([](json& b) { b["servers"][2]["instance"] = b["servers"][3]["instance"]; b["servers"][2]["name"] = "b"; }),
                Catch::Contains("named twice"));
     CHECK_THAT(refused([](json& b) {
