@@ -115,7 +115,7 @@ extern const Command cmd_upgrade{
         "Ask mcpd to replace itself with a new binary under the same process (by default\n"
         "the file it was started from, where a package upgrade puts the new one). mcpd\n"
         "first has the new binary read its state (mcpd --check-state); if it cannot, or if\n"
-        "something mcpd cannot carry yet is present (a group or HTTP session, a server\n"
+        "something mcpd cannot carry yet is present (an HTTP session, a server\n"
         "busy starting, stopping or answering, another mcpctl's --wait), mcpd refuses,\n"
         "says why, and carries on. Otherwise it execs the new binary, which takes over the\n"
         "control socket, every server's state, the running servers' processes (not\n"

@@ -13,6 +13,7 @@
 #include "common/log_output.h"
 #include "common/state_file.h"
 #include "daemon/daemon.h"
+#include "daemon/group_attach.h"
 #include "daemon/server/keeper.h"
 #include "daemon/upgrade_binary.h"
 #include "daemon/upgrade_state.h"
@@ -369,6 +370,34 @@ void Daemon::restore_follower(UniqueFd fd, const std::string& server_name) {
     commands_->follow_carried(*key, *server);
 }
 
+void Daemon::restore_group_session(CarriedSession carried, ControlConnection* link) {
+    // The group made again from the registry, which is the one the old process ran.
+    std::optional<GroupSpec> spec;
+    const CarriedGroup& group = *carried.group;
+    if (group.kind == "registry") {
+        if (const config::GroupConfig* found = registry_.find_group(group.name)) spec = registry_group(*found);
+    } else if (group.kind == "adhoc") {
+        if (const auto members = adhoc_members(group.name)) spec = adhoc_group(*members);
+    } else if (const ManagedServer* server = pool_.find(group.name)) {
+        spec = solo_group(server->config());
+    }
+    if (!spec) {
+        ::close(carried.fd);
+        if (carried.passed_fds) ::close(carried.output_fd);
+    }
+    Result<Done> adopted = spec ? sessions_.adopt_carried_group(std::move(*spec), std::move(carried), link)
+                                : Result<Done>(permanent_failure("group session " + std::to_string(carried.id) +
+                                                                 " of " + carried.server +
+                                                                 ": its group is not in the registry"));
+    if (!adopted) {
+        log::error("upgrade in place: " + adopted.error());
+        if (link != nullptr) {
+            link->send(control::ended_message({"mcpd could not carry the session across its upgrade", false}));
+            link->close_after_flush();
+        }
+    }
+}
+
 ManagedServer& Daemon::restore_instance(ManagedServer& entry, const CarriedInstance& instance) {
     // Made as placement makes it, from the entry's configuration: the pool makes it its
     // project's child's, or a legacy process's.
@@ -383,6 +412,10 @@ void Daemon::restore_session(CarriedSession carried) {
         const SessionId id = carried.id;
         link = adopt_link(UniqueFd(carried.link_fd),
                           [this, id] { sessions_.end(id, "mcpctl connect went away", true); });
+    }
+    if (carried.group) {
+        restore_group_session(std::move(carried), link);
+        return;
     }
     const InstanceKey key = carried.instance ? InstanceKey{carried.server, carried.instance->kind,
                                                            carried.instance->qualifier}

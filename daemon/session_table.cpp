@@ -74,7 +74,8 @@ void SessionTable::open_group(std::unique_ptr<GroupSession> group,
 void SessionTable::open_group(std::unique_ptr<GroupSession> group,
                               std::vector<ManagedServer*> instances,
                               std::unique_ptr<ClientTransport> session,
-                              ConnectionLimits::Slot slot, ControlConnection* link) {
+                              ConnectionLimits::Slot slot, ControlConnection* link,
+                              std::vector<std::optional<routing::SessionState>> carried) {
     const SessionId id = group->client();
     const std::string name = group->router().spec().name;
     const PeerCredentials peer = session->peer();
@@ -90,16 +91,20 @@ void SessionTable::open_group(std::unique_ptr<GroupSession> group,
     std::string names;
     for (const GroupSession::Member& member : members->members())
         names += (names.empty() ? "" : ", ") + member.server;
-    log::info(name, "group session " + std::to_string(id) + " attached (pid " +
+    log::info(name, "group session " + std::to_string(id) +
+                        (carried.empty() ? " attached" : " carried across the upgrade") + " (pid " +
                         std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) +
                         ") over " + names);
     for (std::size_t i = 0; i < instances.size(); ++i) {
         const SessionId member = members->members()[i].id;
         members_[member] = MemberOf{id, i};
         if (instances[i] == nullptr) continue;
-        instances[i]->router().attach(member);
+        if (i < carried.size() && carried[i]) instances[i]->router().adopt_carried(std::move(*carried[i]));
+        else instances[i]->router().attach(member);
         instances[i]->sessions_changed();
     }
+    if (auto* stream = dynamic_cast<StreamTransport*>(raw); stream != nullptr && input_held_)
+        stream->hold_input(true);
     raw->start(group_callbacks(name, *members));
 }
 

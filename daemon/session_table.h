@@ -63,9 +63,11 @@ public:
     void open(ManagedServer& server, std::unique_ptr<ClientTransport> session,
               ConnectionLimits::Slot slot, ControlConnection* link,
               std::optional<routing::SessionState> carried = std::nullopt);
+    // `carried`: per member, its router state when the session was carried across an upgrade.
     void open_group(std::unique_ptr<GroupSession> group, std::vector<ManagedServer*> instances,
                     std::unique_ptr<ClientTransport> session, ConnectionLimits::Slot slot,
-                    ControlConnection* link);
+                    ControlConnection* link,
+                    std::vector<std::optional<routing::SessionState>> carried = {});
     // Write a line to session `session`'s client (a group session's router writes so).
     void to_client(SessionId session, std::string_view line) {
         deliver(session, std::span<const std::string_view>(&line, 1));
@@ -127,6 +129,8 @@ public:
     Result<Done> adopt_carried(ManagedServer& server, const InstanceKey& key,
                                const std::optional<InstanceKey>& modern, CarriedSession session,
                                ControlConnection* link);
+    // The same for a group session, of the group `spec` (made again from the registry).
+    Result<Done> adopt_carried_group(GroupSpec spec, CarriedSession session, ControlConnection* link);
     // The ids to give from now on (never one given before the upgrade).
     void set_next_id(SessionId next) { next_id_ = std::max(next_id_, next); }
 
@@ -142,6 +146,11 @@ private:
         SessionId client = 0;
         std::size_t index = 0;
     };
+    // An upgrade in place (session_table_carry.cpp): a group session as the state names it,
+    // and a carried session's transport over its descriptors (who it acts as read again).
+    CarriedSession carried_group(SessionId id, const StreamTransport& stream, const Entry& entry) const;
+    Result<std::unique_ptr<StreamTransport>> carried_transport(CarriedSession& session,
+                                                               ControlConnection* link);
     // The group a member session `id` belongs to, and its index there; nullptr for any other.
     GroupSession* group_of_member(SessionId id, std::size_t& index);
     // Write to a session's client, gathering a batch's answers (send_spliced's second half).

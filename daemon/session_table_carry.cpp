@@ -29,11 +29,14 @@ void close_on_exec(int fd) {
 
 void SessionTable::upgrade_blockers(std::vector<std::string>& lasting,
                                     std::vector<std::string>& passing) const {
-    std::size_t groups = 0, http = 0;
+    std::size_t streams = 0, http = 0;
     for (const auto& [id, entry] : sessions_) {
         if (entry.group) {
-            ++groups;
-            continue;
+            bool lasting_here = false;
+            if (const std::string why = entry.group->router().why_not_carried(lasting_here); !why.empty()) {
+                if (lasting_here) ++streams;
+                else passing.push_back("group session " + std::to_string(id) + ": " + why);
+            }
         }
         const auto* stream = dynamic_cast<const StreamTransport*>(entry.session.get());
         if (stream == nullptr) {
@@ -47,10 +50,11 @@ void SessionTable::upgrade_blockers(std::vector<std::string>& lasting,
         if (!why.empty())
             passing.push_back("session " + std::to_string(id) + " of " + stream->server() + ": " + why);
     }
-    if (groups > 0)
-        lasting.push_back(std::to_string(groups) +
-                          " group session(s) are attached, which cannot be carried yet: upgrade "
-                          "once they have ended (or restart mcpd, which ends them)");
+    if (streams > 0)
+        lasting.push_back(std::to_string(streams) +
+                          " group session(s) of the stateless era hold listen streams, which "
+                          "cannot be carried yet: upgrade once they have ended (or restart mcpd, "
+                          "which ends them)");
     if (http > 0)
         lasting.push_back(std::to_string(http) +
                           " HTTP session(s) are open, which cannot be carried yet: upgrade once "
@@ -74,8 +78,13 @@ std::vector<CarriedSession> SessionTable::carried() const {
     std::vector<CarriedSession> out;
     for (const auto& [id, entry] : sessions_) {
         const auto* stream = dynamic_cast<const StreamTransport*>(entry.session.get());
+        if (stream == nullptr) continue;  // refused before
+        if (entry.group) {
+            out.push_back(carried_group(id, *stream, entry));
+            continue;
+        }
         ManagedServer* server = placement_.server_of(id, entry.session->server());
-        if (stream == nullptr || entry.group || server == nullptr) continue;  // refused before
+        if (server == nullptr) continue;
         std::optional<routing::SessionState> state = server->router().carried_session(id);
         if (!state) continue;
         CarriedSession c;
@@ -98,9 +107,40 @@ std::vector<CarriedSession> SessionTable::carried() const {
     return out;
 }
 
-Result<Done> SessionTable::adopt_carried(ManagedServer& server, const InstanceKey& key,
-                                         const std::optional<InstanceKey>& modern,
-                                         CarriedSession c, ControlConnection* link) {
+CarriedSession SessionTable::carried_group(SessionId id, const StreamTransport& stream,
+                                           const Entry& entry) const {
+    CarriedSession c;
+    c.id = id;
+    c.server = stream.server();
+    c.passed_fds = stream.passed_fds();
+    c.fd = stream.input_fd();
+    c.output_fd = stream.output_fd();
+    c.link_fd = entry.link != nullptr ? entry.link->fd() : -1;
+    c.unread = stream.unread();
+    c.unwritten = stream.unwritten();
+    c.router.id = id;  // not a router's session: its members are
+    const GroupSpec& spec = entry.group->router().spec();
+    CarriedGroup group;
+    group.kind = spec.from_registry ? "registry" : spec.prefix ? "adhoc" : "solo";
+    group.name = spec.name;
+    group.router = entry.group->router().carried();
+    for (const GroupSession::Member& m : entry.group->members()) {
+        CarriedGroupMember member;
+        member.id = m.id;
+        member.server = m.server;
+        if (ManagedServer* server = placement_.server_of(m.id, m.server))
+            member.router = server->router().carried_session(m.id);
+        if (const InstanceKey* key = placement_.route_of(m.id); key != nullptr && key->kind != InstanceKind::shared)
+            member.instance = CarriedInstance{key->kind, key->qualifier, std::nullopt};
+        if (const Project* working = placement_.working_project_of(m.id)) member.working_project = *working;
+        group.members.push_back(std::move(member));
+    }
+    c.group = std::move(group);
+    return c;
+}
+
+Result<std::unique_ptr<StreamTransport>> SessionTable::carried_transport(CarriedSession& c,
+                                                                         ControlConnection* link) {
     UniqueFd input_fd(c.fd);
     UniqueFd output_fd(c.passed_fds ? c.output_fd : -1);
     const std::string what = "session " + std::to_string(c.id) + " of " + c.server;
@@ -123,13 +163,65 @@ Result<Done> SessionTable::adopt_carried(ManagedServer& server, const InstanceKe
     if (input == nullptr || (c.passed_fds && output == nullptr))
         return permanent_failure(what + ": libevent could not allocate its buffers");
     auto session = std::make_unique<StreamTransport>(
-        c.id, server.name(), *peer, std::move(input), std::move(output), loop_.writes(),
+        c.id, c.server, *peer, std::move(input), std::move(output), loop_.writes(),
         settings_.max_message_bytes, settings_.max_session_queue_bytes, budget_);
     session->resume(c.unread, c.unwritten);
-    ConnectionLimits::Slot slot = link == nullptr ? limits_.take(*peer) : ConnectionLimits::Slot();
+    return session;
+}
+
+Result<Done> SessionTable::adopt_carried(ManagedServer& server, const InstanceKey& key,
+                                         const std::optional<InstanceKey>& modern,
+                                         CarriedSession c, ControlConnection* link) {
+    Result<std::unique_ptr<StreamTransport>> session = carried_transport(c, link);
+    if (!session) return session.failure();
+    ConnectionLimits::Slot slot =
+        link == nullptr ? limits_.take(session.value()->peer()) : ConnectionLimits::Slot();
     // Routed where it was, never placed anew (which would start a private process).
     placement_.restore_route(c.id, key, modern, std::move(c.working_project));
-    open(server, std::move(session), std::move(slot), link, std::move(c.router));
+    open(server, std::move(session).value(), std::move(slot), link, std::move(c.router));
+    return Done{};
+}
+
+Result<Done> SessionTable::adopt_carried_group(GroupSpec spec, CarriedSession c,
+                                               ControlConnection* link) {
+    // The descriptors first: whatever fails below, they are closed with the transport.
+    Result<std::unique_ptr<StreamTransport>> session = carried_transport(c, link);
+    if (!session) return session.failure();
+    CarriedGroup& carried = *c.group;
+    if (spec.members.size() != carried.members.size())
+        return permanent_failure("group session " + std::to_string(c.id) + " of " + c.server +
+                                 ": its group has other members now; it is dropped");
+    std::vector<GroupSession::Member> members;
+    for (const CarriedGroupMember& m : carried.members) members.push_back({m.id, m.server});
+    const SessionId id = c.id;
+    auto group = std::make_unique<GroupSession>(
+        id, std::move(spec), std::move(members), placement_,
+        [this, id](std::string_view line) { to_client(id, line); });
+    if (Result<Done> restored = group->router().restore_carried(carried.router); !restored)
+        return permanent_failure("group session " + std::to_string(id) + ": " + restored.error());
+    // Each member on the process it was on; one left out stays out.
+    std::vector<ManagedServer*> instances;
+    std::vector<InstanceKey> keys;
+    for (const CarriedGroupMember& m : carried.members) {
+        keys.push_back(m.instance ? InstanceKey{m.server, m.instance->kind, m.instance->qualifier}
+                                  : InstanceKey::shared_of(m.server));
+        ManagedServer* instance = m.router ? placement_.pool().find(keys.back()) : nullptr;
+        if (m.router && instance == nullptr)
+            return permanent_failure("group session " + std::to_string(id) + ": member " + m.server +
+                                     " is on a process that is not here");
+        instances.push_back(instance);
+    }
+    std::vector<std::optional<routing::SessionState>> states;
+    for (std::size_t i = 0; i < carried.members.size(); ++i) {
+        CarriedGroupMember& m = carried.members[i];
+        if (instances[i] != nullptr)
+            placement_.restore_route(m.id, keys[i], std::nullopt, std::move(m.working_project));
+        states.push_back(std::move(m.router));
+    }
+    ConnectionLimits::Slot slot =
+        link == nullptr ? limits_.take(session.value()->peer()) : ConnectionLimits::Slot();
+    open_group(std::move(group), std::move(instances), std::move(session).value(), std::move(slot),
+               link, std::move(states));
     return Done{};
 }
 

@@ -56,6 +56,25 @@ struct CarriedServer {
     std::optional<CarriedInstance> instance;  // none: the entry's shared instance
 };
 
+// A group session's member: its session on a member server's process (none when it was left
+// out), routed as it was.
+struct CarriedGroupMember {
+    std::uint64_t id = 0;
+    std::string server;
+    std::optional<routing::SessionState> router;  // none: left out, on no process
+    std::optional<CarriedInstance> instance;      // its route, when not to the shared instance
+    std::optional<Project> working_project;
+};
+
+// What makes a session a group session: which group (made again from the registry), its
+// members, and its GroupRouter's state.
+struct CarriedGroup {
+    std::string kind;  // "registry" ([groups.NAME]), "adhoc" (a+b), "solo" (a server with filters)
+    std::string name;
+    std::vector<CarriedGroupMember> members;
+    nlohmann::json router = nlohmann::json::object();  // GroupRouter::carried()
+};
+
 // A client session handed to the new binary (SessionTable::adopt_carried): a session on the
 // control socket, or one whose descriptors an `mcpctl connect` passed, with that connection.
 struct CarriedSession {
@@ -72,6 +91,7 @@ struct CarriedSession {
     // A legacy client: the instance it came through (shared: kind shared, no qualifier).
     std::optional<std::pair<InstanceKind, std::string>> modern;
     std::optional<Project> working_project;   // the project of the directory it attached from
+    std::optional<CarriedGroup> group;        // a group session's (`router` is then unused)
 };
 
 nlohmann::json to_json(const CarriedSession& session);

@@ -170,6 +170,77 @@ std::optional<CarriedInstance> read_instance(const json& body, FieldReader& in) 
 
 }  // namespace upgrade_parts
 
+namespace upgrade_parts {
+
+json group_json(const CarriedGroup& g) {
+    json members = json::array();
+    for (const CarriedGroupMember& m : g.members)
+        members.push_back({{"id", m.id},
+                           {"server", m.server},
+                           {"router", m.router ? to_json(*m.router) : json()},
+                           {"instance", instance_json(m.instance)},
+                           {"working_project", m.working_project ? to_json(*m.working_project) : json()}});
+    return {{"kind", g.kind}, {"name", g.name}, {"members", std::move(members)}, {"router", g.router}};
+}
+
+std::optional<CarriedGroup> read_group(const json& body, FieldReader& in) {
+    const json* value = json_read::member(body, "group");
+    if (value == nullptr || value->is_null()) return std::nullopt;
+    if (!value->is_object()) {
+        in.fail("its \"group\" is not an object");
+        return std::nullopt;
+    }
+    FieldReader at(*value);
+    CarriedGroup g;
+    g.kind = at.text("kind");
+    g.name = at.text("name");
+    if (const json* router = at.object("router")) g.router = *router;
+    const json* members = at.array("members");
+    if (at.ok() && g.kind != "registry" && g.kind != "adhoc" && g.kind != "solo")
+        at.fail("its kind is not a group's");
+    if (at.ok() && (g.name.empty() || g.name.size() > 4096)) at.fail("it has no name");
+    if (at.ok() && (members->empty() || members->size() > 64)) at.fail("it has no members, or too many");
+    for (std::size_t i = 0; at.ok() && i < members->size(); ++i) {
+        const json& entry = (*members)[i];
+        if (!entry.is_object()) {
+            at.fail("a member is not an object");
+            break;
+        }
+        FieldReader m(entry);
+        CarriedGroupMember member;
+        member.id = static_cast<std::uint64_t>(m.integer("id", 1));
+        member.server = m.text("server");
+        member.instance = read_instance(entry, m);
+        if (const json* router = m.ok() ? json_read::member(entry, "router") : nullptr;
+            router != nullptr && !router->is_null()) {
+            Result<routing::SessionState> state = read_carried_session(*router);
+            if (!state) m.fail(state.error());
+            else if (state->id != member.id) m.fail("its state is another session's");
+            else member.router = std::move(state).value();
+        }
+        if (const json* working = m.ok() ? json_read::member(entry, "working_project") : nullptr;
+            working != nullptr && !working->is_null()) {
+            Result<Project> read = read_carried_project(*working);
+            if (!read) m.fail(read.error());
+            else member.working_project = std::move(read).value();
+        }
+        if (m.ok() && member.instance && (member.instance->project || member.instance->kind == InstanceKind::legacy))
+            m.fail("its route is not one a member can have");
+        if (!m.ok()) {
+            at.fail("member " + std::to_string(i) + ": " + m.error());
+            break;
+        }
+        g.members.push_back(std::move(member));
+    }
+    if (!at.ok()) {
+        in.fail("its group: " + at.error());
+        return std::nullopt;
+    }
+    return g;
+}
+
+}  // namespace upgrade_parts
+
 json to_json(const CarriedSession& c) {
     return {{"id", c.id},
             {"server", c.server},
@@ -183,7 +254,8 @@ json to_json(const CarriedSession& c) {
             {"instance", instance_json(c.instance)},
             {"modern", c.modern ? json{{"kind", to_string(c.modern->first)}, {"qualifier", c.modern->second}}
                                 : json()},
-            {"working_project", c.working_project ? to_json(*c.working_project) : json()}};
+            {"working_project", c.working_project ? to_json(*c.working_project) : json()},
+            {"group", c.group ? group_json(*c.group) : json()}};
 }
 
 Result<CarriedSession> read_carried_session_entry(const json& body) {
@@ -219,6 +291,8 @@ Result<CarriedSession> read_carried_session_entry(const json& body) {
         if (!read) in.fail("its working project: " + read.error());
         else c.working_project = std::move(read).value();
     }
+    if (in.ok()) c.group = read_group(body, in);
+    if (in.ok() && c.group && (c.instance || c.modern)) in.fail("a group session has a route of its own");
     if (in.ok()) {
         const std::optional<std::string> read = base64url_decode(unread);
         const std::optional<std::string> left = base64url_decode(unwritten);
@@ -301,18 +375,30 @@ Result<Done> read_sessions(const json& body, UpgradeState& out, std::vector<int>
     for (const json& entry : *sessions) {
         Result<CarriedSession> session = read_carried_session_entry(entry);
         if (!session) return session.failure();
-        const bool known = std::any_of(out.servers.begin(), out.servers.end(), [&](const CarriedServer& s) {
-            if (s.name != session->server || s.instance.has_value() != session->instance.has_value())
-                return false;
-            return !s.instance || (s.instance->kind == session->instance->kind &&
-                                   s.instance->qualifier == session->instance->qualifier);
-        });
-        if (!known)
+        const auto has_process = [&](const std::string& name, const std::optional<CarriedInstance>& instance) {
+            return std::any_of(out.servers.begin(), out.servers.end(), [&](const CarriedServer& s) {
+                if (s.name != name || s.instance.has_value() != instance.has_value()) return false;
+                return !s.instance || (s.instance->kind == instance->kind &&
+                                       s.instance->qualifier == instance->qualifier);
+            });
+        };
+        // A group session is on no process itself: each member with a session is on one.
+        if (!session->group && !has_process(session->server, session->instance))
             return permanent_failure("session " + std::to_string(session->id) +
                                      " is attached to a server or instance the state does not have");
-        if (session->id >= out.next_session || !ids.insert(session->id).second)
-            return permanent_failure("session " + std::to_string(session->id) +
-                                     " has an id given twice or not given yet");
+        std::vector<std::uint64_t> given = {session->id};
+        if (session->group) {
+            for (const CarriedGroupMember& member : session->group->members) {
+                given.push_back(member.id);
+                if (member.router && !has_process(member.server, member.instance))
+                    return permanent_failure("session " + std::to_string(session->id) + ": member " +
+                                             member.server + " is on a process the state does not have");
+            }
+        }
+        for (const std::uint64_t id : given)
+            if (id >= out.next_session || !ids.insert(id).second)
+                return permanent_failure("session " + std::to_string(id) +
+                                         " has an id given twice or not given yet");
         if (!fresh_descriptor(session->fd, taken) || !fresh_descriptor(session->output_fd, taken) ||
             !fresh_descriptor(session->link_fd, taken))
             return permanent_failure("session " + std::to_string(session->id) +

@@ -30,6 +30,10 @@ nlohmann::json instance_json(const std::optional<CarriedInstance>& instance);
 // null (the shared instance), or an exclusive or project instance; a problem noted in `in`.
 std::optional<CarriedInstance> read_instance(const nlohmann::json& body, json_read::FieldReader& in);
 
+nlohmann::json group_json(const CarriedGroup& group);
+// null (no group session), or a group's kind, name, members and router; a problem noted in `in`.
+std::optional<CarriedGroup> read_group(const nlohmann::json& body, json_read::FieldReader& in);
+
 nlohmann::json followers_json(const std::vector<std::pair<int, std::string>>& followers);
 // Version 2: the sessions and the `logs -f` connections, after the servers (`out.servers`),
 // with descriptors none of `taken` is.

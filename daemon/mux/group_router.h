@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/json_envelope.h"
+#include "common/result.h"
 #include "config/item_filter.h"
 #include "daemon/mux/group_names.h"
 #include "daemon/mux/jsonrpc.h"
@@ -107,6 +108,15 @@ public:
     std::map<std::string, std::string> left_out() const;
     const std::string& client_name() const { return client_name_; }
     const std::string& protocol() const { return protocol_; }
+
+    // An upgrade in place (group_router_carry.cpp). Why the session cannot be carried now, and
+    // whether that lasts (`lasting`: listen streams) or passes (a request through it waits
+    // for its answer); empty when it can.
+    std::string why_not_carried(bool& lasting) const;
+    // Its state as the upgrade's state names it, and the same taken back by a new router of
+    // the same spec; a state it cannot take changes nothing and says why.
+    nlohmann::json carried() const;
+    Result<Done> restore_carried(const nlohmann::json& state);
 
 private:
     enum class MemberState { starting, active, down, left_out };

@@ -261,21 +261,7 @@ TEST_CASE("mcpctl upgrade refuses what it cannot carry or run, saying why, and m
         ::chmod(open_copy.c_str(), 0777);
         expect_refused(env, {"--binary", open_copy}, "may be written by others");
     }
-    SECTION("a group session, a control connection waiting") {
-        REQUIRE(env.ctl({"start", "later", "--wait"}).exit_code == 0);
-        {
-            // A group of a running server and a failed one (left out of it) is a group session.
-            PipedProcess agent({bin("mcpctl"), "--socket", env.socket(), "connect", "later", "bad"},
-                               env.path("group.err"));
-            McpSession& session = agent.session();
-            session.initialize("refused-upgrade");
-            expect_refused(env, {}, "1 group session(s) are attached, which cannot be carried yet");
-            // A refusal leaves the session as it was, reading and answered.
-            CHECK(session.wait_response(session.call_tool("later__echo", {{"text", "untouched"}}))
-                      .tool_text() == "untouched");
-            session.close_write();
-            CHECK(agent.wait_exit(10s) == 0);
-        }
+    SECTION("a control connection waiting") {
         {
             // A start --wait of a server that keeps failing waits out its timeout.
             BackgroundProcess waiter({bin("mcpctl"), "--socket", env.socket(), "start", "flaky",

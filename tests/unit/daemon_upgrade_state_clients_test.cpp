@@ -146,6 +146,29 @@ UpgradeState state_with_sessions() {
     legacy.instance = CarriedInstance{InstanceKind::legacy, "", std::nullopt};
     legacy.modern.emplace(InstanceKind::shared, "");
     state.sessions.push_back(legacy);
+    // A group session over "a" (on its shared process) and "b" (left out).
+    CarriedSession group;
+    group.id = 6;
+    group.server = "a+b";
+    group.fd = 16;
+    group.router.id = 6;
+    CarriedGroup carried;
+    carried.kind = "adhoc";
+    carried.name = "a+b";
+    carried.router = {{"nonce", "7"}, {"initialized", true}};
+    CarriedGroupMember on_a;
+    on_a.id = 9;
+    on_a.server = "a";
+    on_a.router = routing::SessionState{};
+    on_a.router->id = 9;
+    on_a.router->client_name = "agent";
+    CarriedGroupMember left_out;
+    left_out.id = 10;
+    left_out.server = "b";
+    carried.members = {on_a, left_out};
+    group.group = carried;
+    state.sessions.push_back(group);
+    state.next_session = 12;
     state.followers = {{14, "b"}};
     return state;
 }
@@ -170,13 +193,16 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     REQUIRE(parsed->servers[0].router.has_value());
     CHECK(parsed->servers[0].router->tombstones == std::vector<std::uint64_t>{17, 12});
     CHECK(parsed->servers[0].router->progress.at("\"mcpd-p4\"").child_id == 17);
-    CHECK(parsed->next_session == 8);
+    CHECK(parsed->next_session == 12);
+    REQUIRE(parsed->sessions.size() == 4);
+    REQUIRE(parsed->sessions[3].group.has_value());
+    CHECK(parsed->sessions[3].group->members[0].router->client_name == "agent");
+    CHECK_FALSE(parsed->sessions[3].group->members[1].router.has_value());
     CHECK(parsed->followers == state.followers);
     REQUIRE(parsed->servers[3].instance.has_value());
     CHECK(parsed->servers[3].instance->project == site_project());
     CHECK(parsed->sessions[1].working_project == site_project());
     CHECK(parsed->sessions[0].instance->qualifier == "3");
-    REQUIRE(parsed->sessions.size() == 3);
     CHECK(parsed->sessions[2].modern == std::make_pair(InstanceKind::shared, std::string()));
     CHECK(parsed->servers[4].instance->project == site_project());
     const CarriedRouter& a = *parsed->servers[0].router;
@@ -221,8 +247,8 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK_THAT(refused([](json& b) { b["servers"][2]["instance"] = b["servers"][3]["instance"]; b["servers"][2]["name"] = "b"; }),
                Catch::Contains("named twice"));
     CHECK_THAT(refused([](json& b) {
-                   b["sessions"][1]["id"] = 8;
-                   b["sessions"][1]["router"]["id"] = 8;
+                   b["sessions"][1]["id"] = 12;
+                   b["sessions"][1]["router"]["id"] = 12;
                }),
                Catch::Contains("not given yet"));
     CHECK_THAT(refused([](json& b) { b["sessions"][1]["id"] = 3; }),
@@ -244,6 +270,14 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK_THAT(refused([](json& b) { b["servers"][0]["router"]["tombstones"] = {-1}; }),
                Catch::Contains("tombstone"));
     CHECK_THAT(refused([](json& b) { b["next_session"] = 0; }), Catch::Contains("next_session"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][3]["group"]["members"][1]["id"] = 9; }),
+               Catch::Contains("given twice"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][3]["group"]["kind"] = "other"; }),
+               Catch::Contains("not a group's"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][3]["group"]["members"][0]["server"] = "c"; }),
+               Catch::Contains("member c is on a process the state does not have"));
+    CHECK_THAT(refused([](json& b) { b["sessions"][3]["instance"] = b["sessions"][0]["instance"]; }),
+               Catch::Contains("a group session has a route of its own"));
     CHECK_THAT(refused([](json& b) { b["followers"][0]["fd"] = 13; }),
                Catch::Contains("a follower's descriptor is not one of its own"));
     CHECK_THAT(refused([](json& b) { b["followers"][0]["server"] = "gone"; }),
