@@ -38,6 +38,17 @@ std::int64_t FieldReader::integer(std::string_view key, std::int64_t min, std::i
     return *value;
 }
 
+std::optional<std::int64_t> FieldReader::nullable_integer(std::string_view key, std::int64_t min,
+                                                          std::int64_t max) {
+    const nlohmann::json* value = member(object_, key);
+    if (value != nullptr && value->is_null()) return std::nullopt;
+    if (value == nullptr || !as_integer(*value)) {
+        wrong(key);
+        return std::nullopt;
+    }
+    return integer(key, min, max);
+}
+
 const nlohmann::json* FieldReader::object(std::string_view key) {
     if (const nlohmann::json* value = object_at(object_, key)) return value;
     wrong(key);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -24,6 +25,10 @@ public:
     std::int64_t integer(std::string_view key,
                          std::int64_t min = std::numeric_limits<std::int64_t>::min(),
                          std::int64_t max = std::numeric_limits<std::int64_t>::max());
+    // null as none, or an exact integer within [min, max]; missing, of another type or past
+    // them, a problem (and none).
+    std::optional<std::int64_t> nullable_integer(std::string_view key, std::int64_t min,
+                                                 std::int64_t max);
     // The member when it is an object, or an array; null (and the problem noted) otherwise.
     const nlohmann::json* object(std::string_view key);
     const nlohmann::json* array(std::string_view key);

@@ -23,22 +23,10 @@ constexpr std::size_t kMaxCarriedText = 64 * 1024;
 
 json optional_level(const std::optional<int>& level) { return level ? json(*level) : json(); }
 
-// A level or none: null, or an RFC 5424 severity index.
-bool read_level(const json& object, std::string_view key, std::optional<int>& level,
-                FieldReader& in) {
-    const json* value = json_read::member(object, key);
-    if (value == nullptr) {
-        in.fail("its \"" + std::string(key) + "\" is missing");
-        return false;
-    }
-    if (value->is_null()) return true;
-    const std::optional<std::int64_t> number = json_read::as_integer(*value);
-    if (!number || *number < 0 || *number > 7) {
-        in.fail("its \"" + std::string(key) + "\" is not a logging level");
-        return false;
-    }
-    level = static_cast<int>(*number);
-    return true;
+// A level or none: null, or an RFC 5424 severity index (0 to 7).
+std::optional<int> level_of(FieldReader& in, std::string_view key) {
+    const std::optional<std::int64_t> level = in.nullable_integer(key, 0, 7);
+    return level ? std::optional<int>(static_cast<int>(*level)) : std::nullopt;
 }
 
 // An array of strings, each bounded; a problem noted in `in`.
@@ -120,8 +108,8 @@ Result<CarriedRouter> read_carried_router(const json& body) {
     r.served_version = in.text("served_version");
     r.next_progress_token = unsigned_of(in, "next_progress_token");
     r.roots_differ_noted = in.flag("roots_differ_noted");
-    if (in.ok()) read_level(body, "child_level", r.child_level, in);
-    if (in.ok()) read_level(body, "unset_view", r.unset_view, in);
+    r.child_level = level_of(in, "child_level");
+    r.unset_view = level_of(in, "unset_view");
     if (const json* owners = in.ok() ? in.object("task_owners") : nullptr) {
         for (const auto& [task, owner] : owners->items()) {
             const std::optional<std::int64_t> id = json_read::as_integer(owner);
@@ -215,7 +203,7 @@ Result<routing::SessionState> read_carried_session(const json& body) {
     s.client_version = in.text("client_version");
     s.project_settled = in.flag("project_settled");
     if (const json* caps = in.object("capabilities")) s.capabilities = *caps;
-    if (in.ok()) read_level(body, "log_level", s.log_level, in);
+    s.log_level = level_of(in, "log_level");
     for (std::string& uri : read_texts(in, "subscriptions")) s.subscriptions.insert(std::move(uri));
     for (std::string& task : read_texts(in, "tasks")) s.tasks.insert(std::move(task));
     for (std::string& task : read_texts(in, "ended_tasks")) {

@@ -36,24 +36,6 @@ std::uint64_t count_of(FieldReader& in, std::string_view key) {
     return static_cast<std::uint64_t>(in.integer(key, 0));
 }
 
-// null, or an integer within [min, max].
-bool optional_integer(const json& body, std::string_view key, std::int64_t min, std::int64_t max,
-                      std::optional<std::int64_t>& out, FieldReader& in) {
-    const json* value = json_read::member(body, key);
-    if (value == nullptr) {
-        in.fail("its \"" + std::string(key) + "\" is missing");
-        return false;
-    }
-    if (value->is_null()) return true;
-    const std::optional<std::int64_t> n = json_read::as_integer(*value);
-    if (!n || *n < min || *n > max) {
-        in.fail("its \"" + std::string(key) + "\" is out of range");
-        return false;
-    }
-    out = *n;
-    return true;
-}
-
 json pending_json(const CarriedRequest& r) {
     const routing::Pending& p = r.pending;
     json waiters = json::array();
@@ -117,16 +99,12 @@ bool read_pending(const json& body, CarriedRequest& r, std::string& error) {
     const auto found = std::find(std::begin(kKinds), std::end(kKinds), kind);
     if (in.ok() && found == std::end(kKinds)) in.fail("its kind is not one mcpd has");
     else p.kind = static_cast<routing::PendingKind>(found - std::begin(kKinds));
-    std::optional<std::int64_t> level, deadline, list;
-    if (in.ok() && optional_integer(body, "level", 0, 7, level, in) && level)
-        p.level = static_cast<int>(*level);
-    if (in.ok() && optional_integer(body, "deadline_ns", std::numeric_limits<std::int64_t>::min(),
-                                    std::numeric_limits<std::int64_t>::max(), deadline, in) &&
-        deadline)
+    if (const auto level = in.nullable_integer("level", 0, 7)) p.level = static_cast<int>(*level);
+    if (const auto deadline = in.nullable_integer("deadline_ns", std::numeric_limits<std::int64_t>::min(),
+                                                  std::numeric_limits<std::int64_t>::max()))
         p.deadline = time_of(*deadline);
-    if (in.ok() && optional_integer(body, "catalog_list", 0, static_cast<std::int64_t>(kListKinds.size()) - 1,
-                                    list, in) &&
-        list)
+    if (const auto list = in.nullable_integer("catalog_list", 0,
+                                              static_cast<std::int64_t>(kListKinds.size()) - 1))
         p.catalog_list = static_cast<ListKind>(*list);
     if (const json* waiters = in.ok() ? in.array("waiters") : nullptr) {
         for (const json& w : *waiters) {

@@ -260,7 +260,7 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK_THAT(refused([](json& b) { b["sessions"][1]["output_fd"] = 11; }),
                Catch::Contains("three descriptors"));
     CHECK_THAT(refused([](json& b) { b["sessions"][0]["router"]["log_level"] = 9; }),
-               Catch::Contains("logging level"));
+               Catch::Contains("\"log_level\" is out of range"));
     CHECK_THAT(refused([](json& b) { b["sessions"][0]["router"]["counters"]["latency_buckets"] = {1, 2}; }),
                Catch::Contains("latency buckets"));
     CHECK_THAT(refused([](json& b) { b["sessions"][0]["router"]["subscriptions"] = {1}; }),

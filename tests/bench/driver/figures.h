@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -101,6 +103,15 @@ inline double median_of(const Json& rounds, const std::string& key) {
     std::vector<double> v;
     for (const Json& r : rounds) v.push_back(r.at(Json::json_pointer(key)).get<double>());
     return median(v);
+}
+
+// The integer after the first "id": in a reply `line`, or -1.
+inline long long reply_id(std::string_view line) {
+    const auto at = line.find("\"id\":");
+    if (at == std::string_view::npos) return -1;
+    long long id = -1;
+    std::from_chars(line.data() + at + 5, line.data() + line.size(), id);
+    return id;
 }
 
 // Summed CPU nanoseconds of `pids`.

@@ -7,7 +7,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <stdexcept>
 
 #include "figures.h"
@@ -22,15 +21,6 @@ struct Flow {
     int in_flight = 0;
     bool writing = false;
 };
-
-// The integer after the first "id": in `line`, or -1.
-long long reply_id(std::string_view line) {
-    const auto at = line.find("\"id\":");
-    if (at == std::string_view::npos) return -1;
-    long long id = -1;
-    std::from_chars(line.data() + at + 5, line.data() + line.size(), id);
-    return id;
-}
 
 }  // namespace
 

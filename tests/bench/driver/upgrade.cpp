@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -23,14 +22,6 @@ struct Stream {
     std::uint64_t oldest = 0;
     int in_flight = 0;
 };
-
-long long id_in(std::string_view line) {
-    const auto at = line.find("\"id\":");
-    if (at == std::string_view::npos) return -1;
-    long long id = -1;
-    std::from_chars(line.data() + at + 5, line.data() + line.size(), id);
-    return id;
-}
 
 // Replies of every session, with when each came, until `stop`.
 struct Load {
@@ -76,7 +67,7 @@ void run_load(std::vector<Session>& sessions, int depth, std::atomic<bool>& stop
             Stream& s = *static_cast<Stream*>(events[i].data.ptr);
             std::uint64_t got = 0, wrong = 0;
             const bool open = s.session->channel->read_available([&](std::string_view line) {
-                if (id_in(line) != static_cast<long long>(s.oldest)) ++wrong;
+                if (reply_id(line) != static_cast<long long>(s.oldest)) ++wrong;
                 ++s.oldest;
                 --s.in_flight;
                 ++got;
