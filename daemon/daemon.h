@@ -236,9 +236,12 @@ private:
     ManagedServer& restore_instance(ManagedServer& entry, const CarriedInstance& instance);
     // A carried session, and (passed) its `mcpctl connect` link, taken over.
     void restore_session(CarriedSession carried);
-    // The link of a carried passed session: a control connection on `fd`, linked from the
-    // start; `on_hangup` runs when its client goes. Null when `fd` is not a usable socket.
-    ControlConnection* adopt_link(UniqueFd fd, std::function<void()> on_hangup);
+    // A control connection carried across an upgrade (a passed session's link, a `logs -f`):
+    // on `fd`, its peer read again from the socket, holding a place of that user. Null when
+    // `fd` is not a usable socket.
+    ControlConnection* adopt_connection(UniqueFd fd);
+    // A carried session's link told that mcpd could not carry its session, and closed.
+    static void end_link(ControlConnection* link);
     // How long an upgrade waits for what passes (a ping's answer, a line being read).
     static constexpr Duration kUpgradeWait = std::chrono::seconds(3);
     struct PendingUpgrade {
@@ -247,6 +250,7 @@ private:
         UniqueFd state;  // the sealed memfd
         std::size_t state_bytes = 0;
         nlohmann::json fingerprint;  // upgrade_fingerprint of the state being checked
+        std::vector<int> kept;       // the descriptors that state names
         ControlConnection* asker = nullptr;  // null once it has gone
         std::unique_ptr<StateCheck> check;
         std::unique_ptr<Timer> retry;

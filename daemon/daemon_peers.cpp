@@ -82,7 +82,7 @@ std::unique_ptr<ControlConnection> Daemon::make_connection(UniqueFd fd, const Pe
         });
 }
 
-ControlConnection* Daemon::adopt_link(UniqueFd fd, std::function<void()> on_hangup) {
+ControlConnection* Daemon::adopt_connection(UniqueFd fd) {
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISSOCK(st.st_mode)) return nullptr;
     // Who it is, read again from the socket, as at any connection.
@@ -90,7 +90,6 @@ ControlConnection* Daemon::adopt_link(UniqueFd fd, std::function<void()> on_hang
     if (!peer) return nullptr;
     ::fcntl(fd.get(), F_SETFD, ::fcntl(fd.get(), F_GETFD) | FD_CLOEXEC);
     std::unique_ptr<ControlConnection> connection = make_connection(std::move(fd), *peer);
-    connection->link_carried(std::move(on_hangup));
     ControlConnection* key = connection.get();
     connections_[key] = Connection{std::move(connection), limits_.take(*peer)};
     return key;

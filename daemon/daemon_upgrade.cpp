@@ -144,15 +144,16 @@ UpgradeState Daemon::upgrade_state() const {
 
 nlohmann::json Daemon::upgrade_fingerprint(const UpgradeState& state) {
     // What may change while the new binary checks the state without anything standing in the
-    // way (a timer's line, a write that went out at once): the sessions, the processes and the
-    // routers. The supervisors' clocks are left out: a change of theirs is a blocker.
+    // way (a timer's line, a write that went out at once, a client that left): the sessions, the
+    // processes, the routers and the followers. The supervisors' clocks are left out: a change
+    // of theirs is a blocker.
     nlohmann::json servers = nlohmann::json::array();
     for (const CarriedServer& server : state.servers)
         servers.push_back({server.process ? to_json(*server.process) : nlohmann::json(),
                            server.router ? to_json(*server.router) : nlohmann::json()});
     nlohmann::json sessions = nlohmann::json::array();
     for (const CarriedSession& session : state.sessions) sessions.push_back(to_json(session));
-    return {std::move(servers), std::move(sessions), state.next_session};
+    return {std::move(servers), std::move(sessions), state.next_session, state.followers};
 }
 
 void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
@@ -229,6 +230,7 @@ void Daemon::try_upgrade() {
     pool_.for_each_instance([](ManagedServer& server) { server.hold_output(true); });
     sessions_.hold_output(true);
     upgrade_->fingerprint = upgrade_fingerprint(state);
+    upgrade_->kept = kept_descriptors(state);
     upgrade_->state = std::move(memfd).value();
     upgrade_->state_bytes = text.size();
     log::info("upgrade in place: " + upgrade_->binary + " reads the state (" +
@@ -295,18 +297,10 @@ void Daemon::upgrade_checked(Result<Done> checked) {
 }
 
 void Daemon::exec_upgrade() {
-    std::vector<int> kept = {control_->fd(), Keeper::instance().pipe_fd(), upgrade_->state.get()};
-    for (const auto& [address, fd] : http_->listening_descriptors()) kept.push_back(fd);
-    if (metrics_ != nullptr) kept.push_back(metrics_->listening_fd());
-    // Every running server's three pipes, and every session's descriptors and link (the state
-    // names them).
-    for (const CarriedServer& server : upgrade_state().servers) {
-        if (const std::optional<CarriedProcess>& p = server.process)
-            kept.insert(kept.end(), {p->stdin_fd, p->stdout_fd, p->stderr_fd});
-    }
-    for (const CarriedSession& session : sessions_.carried())
-        kept.insert(kept.end(), {session.fd, session.output_fd, session.link_fd});
-    for (const auto& [connection, server] : commands_->followers()) kept.push_back(connection->fd());
+    // Exactly the descriptors the checked state names (it is still what mcpd holds: see
+    // upgrade_checked), and the state itself.
+    std::vector<int> kept = upgrade_->kept;
+    kept.push_back(upgrade_->state.get());
     std::vector<std::string> args = {upgrade_->binary};
     for (const std::string& arg : options_.args) args.push_back(arg);
     args.push_back("--restore-state");
@@ -355,19 +349,19 @@ void Daemon::restore_servers(const UpgradeState& state) {
 }
 
 void Daemon::restore_follower(UniqueFd fd, const std::string& server_name) {
-    struct stat st {};
-    std::optional<PeerCredentials> peer;
-    if (::fstat(fd.get(), &st) == 0 && S_ISSOCK(st.st_mode)) peer = peer_credentials(fd.get());
     ManagedServer* server = pool_.find(server_name);
-    if (!peer || server == nullptr) {
+    ControlConnection* connection = server != nullptr ? adopt_connection(std::move(fd)) : nullptr;
+    if (connection == nullptr) {
         log::warning("upgrade in place: a logs -f of '" + server_name + "' could not be carried");
         return;
     }
-    ::fcntl(fd.get(), F_SETFD, ::fcntl(fd.get(), F_GETFD) | FD_CLOEXEC);
-    std::unique_ptr<ControlConnection> connection = make_connection(std::move(fd), *peer);
-    ControlConnection* key = connection.get();
-    connections_[key] = Connection{std::move(connection), limits_.take(*peer)};
-    commands_->follow_carried(*key, *server);
+    commands_->follow_carried(*connection, *server);
+}
+
+void Daemon::end_link(ControlConnection* link) {
+    if (link == nullptr) return;
+    link->send(control::ended_message({"mcpd could not carry the session across its upgrade", false}));
+    link->close_after_flush();
 }
 
 void Daemon::restore_group_session(CarriedSession carried, ControlConnection* link) {
@@ -391,10 +385,7 @@ void Daemon::restore_group_session(CarriedSession carried, ControlConnection* li
                                                                  ": its group is not in the registry"));
     if (!adopted) {
         log::error("upgrade in place: " + adopted.error());
-        if (link != nullptr) {
-            link->send(control::ended_message({"mcpd could not carry the session across its upgrade", false}));
-            link->close_after_flush();
-        }
+        end_link(link);
     }
 }
 
@@ -410,8 +401,9 @@ void Daemon::restore_session(CarriedSession carried) {
     ControlConnection* link = nullptr;
     if (carried.passed_fds) {
         const SessionId id = carried.id;
-        link = adopt_link(UniqueFd(carried.link_fd),
-                          [this, id] { sessions_.end(id, "mcpctl connect went away", true); });
+        link = adopt_connection(UniqueFd(carried.link_fd));
+        if (link != nullptr)
+            link->link_carried([this, id] { sessions_.end(id, "mcpctl connect went away", true); });
     }
     if (carried.group) {
         restore_group_session(std::move(carried), link);
@@ -426,7 +418,7 @@ void Daemon::restore_session(CarriedSession carried) {
                      carried.server + "', whose instance is not here, is dropped");
         ::close(carried.fd);
         if (carried.passed_fds) ::close(carried.output_fd);
-        if (link != nullptr) link->close_after_flush();
+        end_link(link);
         return;
     }
     std::optional<InstanceKey> modern;
@@ -434,10 +426,7 @@ void Daemon::restore_session(CarriedSession carried) {
     if (Result<Done> adopted = sessions_.adopt_carried(*server, key, modern, std::move(carried), link);
         !adopted) {
         log::error("upgrade in place: " + adopted.error());
-        if (link != nullptr) {
-            link->send(control::ended_message({"mcpd could not carry the session across its upgrade", false}));
-            link->close_after_flush();
-        }
+        end_link(link);
     }
 }
 

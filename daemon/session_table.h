@@ -146,8 +146,12 @@ private:
         SessionId client = 0;
         std::size_t index = 0;
     };
-    // An upgrade in place (session_table_carry.cpp): a group session as the state names it,
-    // and a carried session's transport over its descriptors (who it acts as read again).
+    // An upgrade in place (session_table_carry.cpp): a session's transport as the state names
+    // it, the route of a session (or a group's member), a group session whole, and a carried
+    // session's transport over its descriptors (who it acts as read again).
+    CarriedSession carried_stream(SessionId id, const StreamTransport& stream, const Entry& entry) const;
+    void carried_route(SessionId id, std::optional<CarriedInstance>& instance,
+                       std::optional<Project>& working) const;
     CarriedSession carried_group(SessionId id, const StreamTransport& stream, const Entry& entry) const;
     Result<std::unique_ptr<StreamTransport>> carried_transport(CarriedSession& session,
                                                                ControlConnection* link);

@@ -87,28 +87,18 @@ std::vector<CarriedSession> SessionTable::carried() const {
         if (server == nullptr) continue;
         std::optional<routing::SessionState> state = server->router().carried_session(id);
         if (!state) continue;
-        CarriedSession c;
-        c.id = id;
-        c.server = stream->server();
-        c.passed_fds = stream->passed_fds();
-        c.fd = stream->input_fd();
-        c.output_fd = stream->output_fd();
-        c.link_fd = entry.link != nullptr ? entry.link->fd() : -1;
-        c.unread = stream->unread();
-        c.unwritten = stream->unwritten();
+        CarriedSession c = carried_stream(id, *stream, entry);
         c.router = std::move(*state);
-        if (const InstanceKey* key = placement_.route_of(id); key != nullptr && key->kind != InstanceKind::shared)
-            c.instance = CarriedInstance{key->kind, key->qualifier, std::nullopt};
+        carried_route(id, c.instance, c.working_project);
         if (const InstanceKey* modern = placement_.modern_route_of(id))
             c.modern.emplace(modern->kind, modern->qualifier);
-        if (const Project* working = placement_.working_project_of(id)) c.working_project = *working;
         out.push_back(std::move(c));
     }
     return out;
 }
 
-CarriedSession SessionTable::carried_group(SessionId id, const StreamTransport& stream,
-                                           const Entry& entry) const {
+CarriedSession SessionTable::carried_stream(SessionId id, const StreamTransport& stream,
+                                            const Entry& entry) const {
     CarriedSession c;
     c.id = id;
     c.server = stream.server();
@@ -118,6 +108,19 @@ CarriedSession SessionTable::carried_group(SessionId id, const StreamTransport& 
     c.link_fd = entry.link != nullptr ? entry.link->fd() : -1;
     c.unread = stream.unread();
     c.unwritten = stream.unwritten();
+    return c;
+}
+
+void SessionTable::carried_route(SessionId id, std::optional<CarriedInstance>& instance,
+                                 std::optional<Project>& working) const {
+    if (const InstanceKey* key = placement_.route_of(id); key != nullptr && key->kind != InstanceKind::shared)
+        instance = CarriedInstance{key->kind, key->qualifier, std::nullopt};
+    if (const Project* project = placement_.working_project_of(id)) working = *project;
+}
+
+CarriedSession SessionTable::carried_group(SessionId id, const StreamTransport& stream,
+                                           const Entry& entry) const {
+    CarriedSession c = carried_stream(id, stream, entry);
     c.router.id = id;  // not a router's session: its members are
     const GroupSpec& spec = entry.group->router().spec();
     CarriedGroup group;
@@ -130,9 +133,7 @@ CarriedSession SessionTable::carried_group(SessionId id, const StreamTransport& 
         member.server = m.server;
         if (ManagedServer* server = placement_.server_of(m.id, m.server))
             member.router = server->router().carried_session(m.id);
-        if (const InstanceKey* key = placement_.route_of(m.id); key != nullptr && key->kind != InstanceKind::shared)
-            member.instance = CarriedInstance{key->kind, key->qualifier, std::nullopt};
-        if (const Project* working = placement_.working_project_of(m.id)) member.working_project = *working;
+        carried_route(m.id, member.instance, member.working_project);
         group.members.push_back(std::move(member));
     }
     c.group = std::move(group);

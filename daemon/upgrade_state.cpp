@@ -165,6 +165,21 @@ json to_json(const UpgradeState& state) {
             {"sessions", std::move(sessions)}};
 }
 
+std::vector<int> kept_descriptors(const UpgradeState& state) {
+    std::vector<int> kept = {state.control_fd, state.keeper_fd};
+    for (const auto& [address, fd] : state.http_listeners) kept.push_back(fd);
+    if (state.metrics_listener) kept.push_back(state.metrics_listener->second);
+    for (const CarriedServer& server : state.servers) {
+        if (const std::optional<CarriedProcess>& p = server.process)
+            kept.insert(kept.end(), {p->stdin_fd, p->stdout_fd, p->stderr_fd});
+    }
+    for (const CarriedSession& session : state.sessions)
+        kept.insert(kept.end(), {session.fd, session.output_fd, session.link_fd});
+    for (const auto& [fd, server] : state.followers) kept.push_back(fd);
+    std::erase_if(kept, [](int fd) { return fd < 0; });
+    return kept;
+}
+
 std::vector<pid_t> carried_groups(const UpgradeState& state) {
     std::vector<pid_t> groups;
     for (const CarriedServer& server : state.servers)

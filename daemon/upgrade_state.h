@@ -124,6 +124,9 @@ struct UpgradeState {
 };
 
 nlohmann::json to_json(const UpgradeState& state);
+// Every descriptor `state` names (listeners, the keeper's pipe, processes' pipes, sessions'
+// descriptors and links, followers): what is kept open across the exec.
+std::vector<int> kept_descriptors(const UpgradeState& state);
 // The process groups of the carried processes (each leads its own): what the keeper lists.
 std::vector<pid_t> carried_groups(const UpgradeState& state);
 // Every field read by its type, and every server's supervisor state restored into a scratch

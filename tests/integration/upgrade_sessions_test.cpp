@@ -21,6 +21,7 @@
 #include "call_text.h"
 #include "harness.h"
 #include "mcp_session.h"
+#include "other_user.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -512,5 +513,41 @@ exclude_tools = ["crash"]
     dev.close_write();
     CHECK(dev.wait_closed(10s));
     CHECK(poll_until(5s, [&] { return env.server("alpha")["sessions"] == 0; }));
+}
+
+TEST_CASE("another user's session is carried as that user: it still acts as itself and sees only its own",
+          "[upgrade][access]") {
+    const OtherUser user;
+    TestEnv env("upgrade-other-user");
+    env.write_registry(kOpenSocket + server_toml("shared", {}, {{"allow_users", "[\"" + user.id() + "\"]"}}));
+    env.start_daemon();
+    open_directory(env.dir());
+    env.wait_state("shared", "running");
+    PipedProcess theirs(user.command({bin("mcpctl"), "--socket", env.socket(), "connect", "shared"}),
+                        env.path("theirs.err"));
+    theirs.session().initialize("other-user-agent");
+    McpSession mine(env.socket(), "shared");
+    mine.initialize("owner-agent");
+    const auto uid_of_sessions = [&](const RunResult& listed) {
+        std::vector<std::uint64_t> uids;
+        const json parsed = json::parse(listed.out, nullptr, false);
+        if (parsed.is_discarded()) return uids;
+        for (const json& s : parsed["sessions"]) uids.push_back(s["uid"].get<std::uint64_t>());
+        std::sort(uids.begin(), uids.end());
+        return uids;
+    };
+    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    INFO(upgraded.describe());
+    REQUIRE(upgraded.exit_code == 0);
+    // Who each session acts as was read again from its socket: the other user's is still its.
+    const RunResult all = env.ctl({"--json", "sessions"});
+    INFO(all.out);
+    CHECK(uid_of_sessions(all) == std::vector<std::uint64_t>{0, user.uid()});
+    const RunResult own = run_process(user.command({bin("mcpctl"), "--socket", env.socket(), "--json", "sessions"}));
+    INFO(own.describe());
+    CHECK(uid_of_sessions(own) == std::vector<std::uint64_t>{user.uid()});
+    CHECK(call_text(theirs.session(), "echo", {{"text", "still mine"}}) == "still mine");
+    theirs.session().close_write();
+    CHECK(theirs.wait_exit(10s) == 0);
 }
 

@@ -2,6 +2,7 @@
 // router with its requests in flight and counts, the sessions with their bytes and routes, the
 // private and project processes, the `logs -f` connections; every one read back as written,
 // and one bad field refusing the whole state.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -199,6 +200,10 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK(parsed->sessions[3].group->members[0].router->client_name == "agent");
     CHECK_FALSE(parsed->sessions[3].group->members[1].router.has_value());
     CHECK(parsed->followers == state.followers);
+    // Every descriptor the state names is kept across the exec, and nothing else.
+    std::vector<int> kept = kept_descriptors(parsed.value());
+    std::sort(kept.begin(), kept.end());
+    CHECK(kept == std::vector<int>{5, 10, 11, 12, 13, 14, 15, 16});
     REQUIRE(parsed->servers[3].instance.has_value());
     CHECK(parsed->servers[3].instance->project == site_project());
     CHECK(parsed->sessions[1].working_project == site_project());
