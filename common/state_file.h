@@ -17,7 +17,7 @@ namespace mcpd::state_file {
 
 // The version this build writes, and the oldest it reads (a binary accepts its own version
 // and the one before).
-inline constexpr int kVersion = 2;
+inline constexpr int kVersion = 3;
 inline constexpr int kOldestVersion = 1;
 // Far above any real state (a few KiB per server and session); a larger one is refused.
 inline constexpr std::size_t kMaxBytes = 64 * 1024 * 1024;

@@ -229,7 +229,8 @@ private:
     void restore_servers(const UpgradeState& state);
     // A carried group session: its group made again from the registry, its members on their
     // processes.
-    void restore_group_session(CarriedSession carried, ControlConnection* link);
+    void restore_group_session(CarriedSession carried, ControlConnection* link,
+                               std::unique_ptr<ClientTransport> http);
     // A carried `logs -f` connection, following `server` again.
     void restore_follower(UniqueFd fd, const std::string& server);
     // A carried exclusive or project instance of `entry`, made again (then taken over).

@@ -81,9 +81,7 @@ Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker)
                                 " other control connection(s) wait for their answers");
     if (metrics_ != nullptr && metrics_->connections() > 0)
         found.passing.push_back("a metrics scrape is being answered");
-    if (http_ != nullptr && http_->connection_count() > 0)
-        found.lasting.push_back(std::to_string(http_->connection_count()) +
-                                " HTTP connection(s) are open: upgrade once they have closed");
+    if (http_ != nullptr) http_->upgrade_blockers(found.passing);
     return found;
 }
 
@@ -137,6 +135,11 @@ UpgradeState Daemon::upgrade_state() const {
     });
     state.next_session = sessions_.peek_next_id();
     state.sessions = sessions_.carried();
+    if (http_ != nullptr) {
+        state.http = http_->carried();
+        for (CarriedSession& session : state.sessions)
+            if (session.http) session.http->token = http_->carried_token(session.id, session.http->session_id);
+    }
     for (const auto& [connection, server] : commands_->followers())
         if (connection->fd() >= 0) state.followers.emplace_back(connection->fd(), server);
     return state;
@@ -152,8 +155,14 @@ nlohmann::json Daemon::upgrade_fingerprint(const UpgradeState& state) {
         servers.push_back({server.process ? to_json(*server.process) : nlohmann::json(),
                            server.router ? to_json(*server.router) : nlohmann::json()});
     nlohmann::json sessions = nlohmann::json::array();
-    for (const CarriedSession& session : state.sessions) sessions.push_back(to_json(session));
-    return {std::move(servers), std::move(sessions), state.next_session, state.followers};
+    for (const CarriedSession& session : state.sessions) {
+        nlohmann::json one = to_json(session);
+        // An HTTP session's idleness is a clock reading, as the supervisors' are.
+        if (session.http) one["http"]["idle_ms"] = 0;
+        sessions.push_back(std::move(one));
+    }
+    return {std::move(servers), std::move(sessions), state.next_session, state.followers,
+            state.http ? to_json(*state.http) : nlohmann::json()};
 }
 
 void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
@@ -182,6 +191,7 @@ void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
     // Sessions' clients are not read while the upgrade waits for what is under way to end:
     // what they send meanwhile waits in their sockets and pipes for the new process.
     sessions_.hold_input(true);
+    if (http_ != nullptr) http_->hold_input(true);
     upgrade_->binary = binary;
     upgrade_->give_up_at = Clock::now() + kUpgradeWait;
     upgrade_->asker = &asker;
@@ -229,6 +239,7 @@ void Daemon::try_upgrade() {
     // nothing more is read from them meanwhile (it waits in their pipes for the new process).
     pool_.for_each_instance([](ManagedServer& server) { server.hold_output(true); });
     sessions_.hold_output(true);
+    if (http_ != nullptr) http_->hold_output(true);
     upgrade_->fingerprint = upgrade_fingerprint(state);
     upgrade_->kept = kept_descriptors(state);
     upgrade_->state = std::move(memfd).value();
@@ -246,6 +257,10 @@ void Daemon::refuse_upgrade(std::string_view code, const std::string& why) {
     pool_.for_each_instance([](ManagedServer& server) { server.hold_output(false); });
     sessions_.hold_output(false);
     sessions_.hold_input(false);
+    if (http_ != nullptr) {
+        http_->hold_output(false);
+        http_->hold_input(false);
+    }
     if (upgrade_->asker != nullptr) upgrade_->asker->reply_error(code, why);
     // Freed on the next turn: this may run inside the check's own callbacks.
     finished_upgrade_ = std::move(upgrade_);
@@ -281,6 +296,7 @@ void Daemon::upgrade_checked(Result<Done> checked) {
         }
         pool_.for_each_instance([](ManagedServer& server) { server.hold_output(false); });
         sessions_.hold_output(false);
+        if (http_ != nullptr) http_->hold_output(false);
         spent_check_ = std::move(upgrade_->check);
         upgrade_->state.reset();
         upgrade_cleanup_.arm(Duration(0));
@@ -341,7 +357,10 @@ void Daemon::restore_servers(const UpgradeState& state) {
             server->router().restore_carried(*carried.router);
     }
     sessions_.set_next_id(state.next_session);
+    // The connections before the sessions, whose exchanges name them.
+    if (state.http && http_ != nullptr) http_->take_carried(*state.http);
     for (const CarriedSession& carried : state.sessions) restore_session(carried);
+    if (http_ != nullptr) http_->close_orphans();
     pool_.for_each_instance([](ManagedServer& server) { server.router().carried_in(); });
     for (const auto& [fd, server] : state.followers) restore_follower(UniqueFd(fd), server);
     log::info("upgraded in place from mcpd " + state.mcpd_version + " (upgrade " +
@@ -364,7 +383,8 @@ void Daemon::end_link(ControlConnection* link) {
     link->close_after_flush();
 }
 
-void Daemon::restore_group_session(CarriedSession carried, ControlConnection* link) {
+void Daemon::restore_group_session(CarriedSession carried, ControlConnection* link,
+                                   std::unique_ptr<ClientTransport> http) {
     // The group made again from the registry, which is the one the old process ran.
     std::optional<GroupSpec> spec;
     const CarriedGroup& group = *carried.group;
@@ -375,11 +395,12 @@ void Daemon::restore_group_session(CarriedSession carried, ControlConnection* li
     } else if (const ManagedServer* server = pool_.find(group.name)) {
         spec = solo_group(server->config());
     }
-    if (!spec) {
+    if (!spec && !carried.http) {
         ::close(carried.fd);
         if (carried.passed_fds) ::close(carried.output_fd);
     }
-    Result<Done> adopted = spec ? sessions_.adopt_carried_group(std::move(*spec), std::move(carried), link)
+    Result<Done> adopted = spec ? sessions_.adopt_carried_group(std::move(*spec), std::move(carried), link,
+                                                                std::move(http))
                                 : Result<Done>(permanent_failure("group session " + std::to_string(carried.id) +
                                                                  " of " + carried.server +
                                                                  ": its group is not in the registry"));
@@ -398,6 +419,17 @@ ManagedServer& Daemon::restore_instance(ManagedServer& entry, const CarriedInsta
 }
 
 void Daemon::restore_session(CarriedSession carried) {
+    std::unique_ptr<ClientTransport> http;
+    if (carried.http) {
+        Result<std::unique_ptr<HttpTransport>> made =
+            http_ != nullptr ? http_->adopt_session(carried.id, carried.server, *carried.http)
+                             : Result<std::unique_ptr<HttpTransport>>(permanent_failure("no HTTP front door"));
+        if (!made) {
+            log::error("upgrade in place: " + made.error() + "; it is dropped");
+            return;
+        }
+        http = std::move(made).value();
+    }
     ControlConnection* link = nullptr;
     if (carried.passed_fds) {
         const SessionId id = carried.id;
@@ -406,7 +438,7 @@ void Daemon::restore_session(CarriedSession carried) {
             link->link_carried([this, id] { sessions_.end(id, "mcpctl connect went away", true); });
     }
     if (carried.group) {
-        restore_group_session(std::move(carried), link);
+        restore_group_session(std::move(carried), link, std::move(http));
         return;
     }
     const InstanceKey key = carried.instance ? InstanceKey{carried.server, carried.instance->kind,
@@ -416,14 +448,15 @@ void Daemon::restore_session(CarriedSession carried) {
     if (server == nullptr) {
         log::warning("upgrade in place: session " + std::to_string(carried.id) + " of '" +
                      carried.server + "', whose instance is not here, is dropped");
-        ::close(carried.fd);
+        if (!carried.http) ::close(carried.fd);
         if (carried.passed_fds) ::close(carried.output_fd);
         end_link(link);
         return;
     }
     std::optional<InstanceKey> modern;
     if (carried.modern) modern = InstanceKey{carried.server, carried.modern->first, carried.modern->second};
-    if (Result<Done> adopted = sessions_.adopt_carried(*server, key, modern, std::move(carried), link);
+    if (Result<Done> adopted =
+            sessions_.adopt_carried(*server, key, modern, std::move(carried), link, std::move(http));
         !adopted) {
         log::error("upgrade in place: " + adopted.error());
         end_link(link);

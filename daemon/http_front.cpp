@@ -151,6 +151,7 @@ void HttpFront::accept_all(Listener& listener) {
         Client client;
         client.unix_socket = listener.unix_socket;
         client.policy = listener.policy;
+        client.listener = listener.configured;
         if (listener.unix_socket) {
             client.peer = peer_credentials(fd.get());
             // As on the control socket: a user with no server at all gets nothing.
@@ -172,21 +173,22 @@ void HttpFront::accept_all(Listener& listener) {
         }
         BufferEvent bev = BufferEvent::over(daemon_.loop().base(), std::move(fd));
         if (!bev) continue;
-        const config::DaemonConfig& settings = daemon_.registry().daemon;
-        HttpConnectionLimits limits;
-        limits.max_body_bytes = settings.max_message_bytes;
-        limits.request_timeout = settings.http_request_timeout;
-        limits.max_queued_bytes = settings.max_session_queue_bytes;
-        const std::uint64_t id = next_client_++;
-        client.connection = std::make_unique<HttpConnection>(
-            id, daemon_.loop().base(), std::move(bev), limits,
-            HttpConnection::Handler{
-                [this, id](HttpConnection& c, HttpRequest request) {
-                    on_request(id, c, std::move(request));
-                },
-                [this](HttpConnection& c) { on_closed(c); }});
-        clients_.emplace(id, std::move(client));
+        add_client(next_client_++, std::move(client), std::move(bev));
     }
+}
+
+void HttpFront::add_client(std::uint64_t id, Client client, BufferEvent bev) {
+    const config::DaemonConfig& settings = daemon_.registry().daemon;
+    HttpConnectionLimits limits;
+    limits.max_body_bytes = settings.max_message_bytes;
+    limits.request_timeout = settings.http_request_timeout;
+    limits.max_queued_bytes = settings.max_session_queue_bytes;
+    client.connection = std::make_unique<HttpConnection>(
+        id, daemon_.loop().base(), std::move(bev), limits,
+        HttpConnection::Handler{
+            [this, id](HttpConnection& c, HttpRequest request) { on_request(id, c, std::move(request)); },
+            [this](HttpConnection& c) { on_closed(c); }});
+    clients_.emplace(id, std::move(client));
 }
 
 void HttpFront::on_closed(HttpConnection& connection) {

@@ -56,6 +56,26 @@ public:
     // HTTP connections open now, idle kept-alive ones included.
     std::size_t connection_count() const { return clients_.size(); }
 
+    // An upgrade in place (http_front_carry.cpp, docs/UPGRADE.md). Holding input stops reading
+    // every connection and accepting new ones; holding output stops writing to them.
+    void hold_input(bool held);
+    void hold_output(bool held);
+    // What must pass before the sessions can be carried (an initialize being answered).
+    void upgrade_blockers(std::vector<std::string>& passing) const;
+    // Its connections and counters; and the signed token of session `id` (`session_id`: its
+    // Mcp-Session-Id, which is its token; empty for a 2026-07-28 request's session).
+    CarriedHttpFront carried() const;
+    std::string carried_token(SessionId id, const std::string& session_id) const;
+    // In the new process, after apply(): the connections on their descriptors (each closed when
+    // it is not a socket or its listener is gone, a unix peer checked again as at accept); and
+    // a carried session's transport, acting as the user its verified token names.
+    void take_carried(const CarriedHttpFront& front);
+    Result<std::unique_ptr<HttpTransport>> adopt_session(SessionId id, const std::string& target,
+                                                         const CarriedHttpSession& carried);
+    // Once every session is back: a connection waiting for an answer no session will give
+    // (its session could not be carried) is closed, as a restart would close it.
+    void close_orphans();
+
 private:
     struct Listener {
         std::string configured;  // as the registry wrote it
@@ -70,6 +90,7 @@ private:
         bool unix_socket = false;
         OriginPolicy policy;
         std::optional<PeerCredentials> peer;  // a unix socket's peer
+        std::string listener;  // the address it was accepted on, as configured
     };
 
     Result<Done> ready_state();
@@ -104,6 +125,13 @@ private:
     // it names none (answered: 404, as the spec asks of a session that does not exist).
     HttpTransport* find_session(HttpConnection& connection, const std::string& id,
                                 const PeerCredentials& peer, const std::string& target);
+    // A session's transport with the hooks that tie it to this front door; `capabilities` and
+    // `client_info` are what its initialize declared (signed into its id once answered).
+    std::unique_ptr<HttpTransport> make_transport(SessionId id, const std::string& target,
+                                                  const PeerCredentials& peer,
+                                                  const nlohmann::json& capabilities,
+                                                  const nlohmann::json& client_info);
+    void add_client(std::uint64_t id, Client client, BufferEvent bev);
     std::string initialized(HttpTransport& transport, const std::string& result_line,
                             const nlohmann::json& capabilities, const nlohmann::json& client_info);
     void sweep();

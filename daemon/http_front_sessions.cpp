@@ -305,24 +305,7 @@ HttpTransport* HttpFront::open_session(HttpConnection& connection, const PeerCre
         project = std::move(admission.project);
     }
     const SessionId id = plan ? plan->id : daemon_.sessions().next_id();
-    HttpTransport::Settings transport_settings;
-    transport_settings.replay_bytes = settings.http_replay_bytes;
-    transport_settings.max_message_bytes = settings.max_message_bytes;
-    transport_settings.max_held_bytes = settings.max_session_queue_bytes;
-    HttpTransport::Hooks hooks;
-    hooks.connection = [this](std::uint64_t client) -> HttpConnection* {
-        const auto it = clients_.find(client);
-        return it == clients_.end() ? nullptr : it->second.connection.get();
-    };
-    hooks.initialized = [this, capabilities, client_info](HttpTransport& transport, const std::string& line) {
-        return initialized(transport, line, capabilities, client_info);
-    };
-    hooks.closed = [this](HttpTransport& transport) {
-        pending_.erase(transport.id());
-        const auto it = transports_.find(transport.session_id());
-        if (it != transports_.end() && it->second == &transport) transports_.erase(it);
-    };
-    auto transport = std::make_unique<HttpTransport>(id, target, peer, transport_settings, std::move(hooks));
+    std::unique_ptr<HttpTransport> transport = make_transport(id, target, peer, capabilities, client_info);
     HttpTransport* raw = transport.get();
     if (session_id.empty()) {
         pending_[id] = raw;
@@ -340,6 +323,31 @@ HttpTransport* HttpFront::open_session(HttpConnection& connection, const PeerCre
                                 ConnectionLimits::Slot(), nullptr);
     }
     return raw;
+}
+
+std::unique_ptr<HttpTransport> HttpFront::make_transport(SessionId id, const std::string& target,
+                                                         const PeerCredentials& peer,
+                                                         const json& capabilities,
+                                                         const json& client_info) {
+    const config::DaemonConfig& settings = daemon_.registry().daemon;
+    HttpTransport::Settings transport_settings;
+    transport_settings.replay_bytes = settings.http_replay_bytes;
+    transport_settings.max_message_bytes = settings.max_message_bytes;
+    transport_settings.max_held_bytes = settings.max_session_queue_bytes;
+    HttpTransport::Hooks hooks;
+    hooks.connection = [this](std::uint64_t client) -> HttpConnection* {
+        const auto it = clients_.find(client);
+        return it == clients_.end() ? nullptr : it->second.connection.get();
+    };
+    hooks.initialized = [this, capabilities, client_info](HttpTransport& transport, const std::string& line) {
+        return initialized(transport, line, capabilities, client_info);
+    };
+    hooks.closed = [this](HttpTransport& transport) {
+        pending_.erase(transport.id());
+        const auto it = transports_.find(transport.session_id());
+        if (it != transports_.end() && it->second == &transport) transports_.erase(it);
+    };
+    return std::make_unique<HttpTransport>(id, target, peer, transport_settings, std::move(hooks));
 }
 
 std::string HttpFront::initialized(HttpTransport& transport, const std::string& result_line,

@@ -125,12 +125,14 @@ public:
     // In the new process: session `session`, carried, on `server` (the instance under `key`),
     // with its link (a passed session's `mcpctl connect`, made by the daemon). Its descriptors
     // are taken, or closed when they are not what the state says.
-    // `modern`: a legacy client's, the instance it came through.
+    // `modern`: a legacy client's, the instance it came through. `http`: an HTTP session's
+    // transport, made by the front door (its session has no descriptors of its own).
     Result<Done> adopt_carried(ManagedServer& server, const InstanceKey& key,
                                const std::optional<InstanceKey>& modern, CarriedSession session,
-                               ControlConnection* link);
+                               ControlConnection* link, std::unique_ptr<ClientTransport> http = nullptr);
     // The same for a group session, of the group `spec` (made again from the registry).
-    Result<Done> adopt_carried_group(GroupSpec spec, CarriedSession session, ControlConnection* link);
+    Result<Done> adopt_carried_group(GroupSpec spec, CarriedSession session, ControlConnection* link,
+                                     std::unique_ptr<ClientTransport> http = nullptr);
     // The ids to give from now on (never one given before the upgrade).
     void set_next_id(SessionId next) { next_id_ = std::max(next_id_, next); }
 
@@ -149,12 +151,15 @@ private:
     // An upgrade in place (session_table_carry.cpp): a session's transport as the state names
     // it, the route of a session (or a group's member), a group session whole, and a carried
     // session's transport over its descriptors (who it acts as read again).
-    CarriedSession carried_stream(SessionId id, const StreamTransport& stream, const Entry& entry) const;
+    // (An HTTP session's token is the front door's to sign: left empty here.)
+    CarriedSession carried_client(SessionId id, const ClientTransport& session, const Entry& entry) const;
     void carried_route(SessionId id, std::optional<CarriedInstance>& instance,
                        std::optional<Project>& working) const;
-    CarriedSession carried_group(SessionId id, const StreamTransport& stream, const Entry& entry) const;
-    Result<std::unique_ptr<StreamTransport>> carried_transport(CarriedSession& session,
-                                                               ControlConnection* link);
+    CarriedSession carried_group(SessionId id, const ClientTransport& session, const Entry& entry) const;
+    // `http` when given, else a transport over the session's descriptors.
+    Result<std::unique_ptr<ClientTransport>> carried_transport(CarriedSession& session,
+                                                               ControlConnection* link,
+                                                               std::unique_ptr<ClientTransport> http);
     // The group a member session `id` belongs to, and its index there; nullptr for any other.
     GroupSession* group_of_member(SessionId id, std::size_t& index);
     // Write to a session's client, gathering a batch's answers (send_spliced's second half).

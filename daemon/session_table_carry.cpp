@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "daemon/http/http_transport.h"
 #include "daemon/placement.h"
 #include "daemon/session_table.h"
 
@@ -29,7 +30,7 @@ void close_on_exec(int fd) {
 
 void SessionTable::upgrade_blockers(std::vector<std::string>& lasting,
                                     std::vector<std::string>& passing) const {
-    std::size_t streams = 0, http = 0;
+    std::size_t streams = 0;
     for (const auto& [id, entry] : sessions_) {
         if (entry.group) {
             bool lasting_here = false;
@@ -40,7 +41,9 @@ void SessionTable::upgrade_blockers(std::vector<std::string>& lasting,
         }
         const auto* stream = dynamic_cast<const StreamTransport*>(entry.session.get());
         if (stream == nullptr) {
-            ++http;
+            // An HTTP session: what it waits for is the front door's to say (HttpFront).
+            if (entry.session->closed())
+                passing.push_back("HTTP session " + std::to_string(id) + " is ending");
             continue;
         }
         std::string why = stream->why_not_carried();
@@ -55,10 +58,6 @@ void SessionTable::upgrade_blockers(std::vector<std::string>& lasting,
                           " group session(s) of the stateless era hold listen streams, which "
                           "cannot be carried yet: upgrade once they have ended (or restart mcpd, "
                           "which ends them)");
-    if (http > 0)
-        lasting.push_back(std::to_string(http) +
-                          " HTTP session(s) are open, which cannot be carried yet: upgrade once "
-                          "they have ended (or restart mcpd, which ends them)");
 }
 
 void SessionTable::hold_input(bool held) {
@@ -77,17 +76,15 @@ void SessionTable::hold_output(bool held) {
 std::vector<CarriedSession> SessionTable::carried() const {
     std::vector<CarriedSession> out;
     for (const auto& [id, entry] : sessions_) {
-        const auto* stream = dynamic_cast<const StreamTransport*>(entry.session.get());
-        if (stream == nullptr) continue;  // refused before
         if (entry.group) {
-            out.push_back(carried_group(id, *stream, entry));
+            out.push_back(carried_group(id, *entry.session, entry));
             continue;
         }
         ManagedServer* server = placement_.server_of(id, entry.session->server());
         if (server == nullptr) continue;
         std::optional<routing::SessionState> state = server->router().carried_session(id);
         if (!state) continue;
-        CarriedSession c = carried_stream(id, *stream, entry);
+        CarriedSession c = carried_client(id, *entry.session, entry);
         c.router = std::move(*state);
         carried_route(id, c.instance, c.working_project);
         if (const InstanceKey* modern = placement_.modern_route_of(id))
@@ -97,17 +94,22 @@ std::vector<CarriedSession> SessionTable::carried() const {
     return out;
 }
 
-CarriedSession SessionTable::carried_stream(SessionId id, const StreamTransport& stream,
+CarriedSession SessionTable::carried_client(SessionId id, const ClientTransport& session,
                                             const Entry& entry) const {
     CarriedSession c;
     c.id = id;
-    c.server = stream.server();
-    c.passed_fds = stream.passed_fds();
-    c.fd = stream.input_fd();
-    c.output_fd = stream.output_fd();
+    c.server = session.server();
+    const auto* stream = dynamic_cast<const StreamTransport*>(&session);
+    if (stream == nullptr) {
+        c.http = static_cast<const HttpTransport&>(session).carried();
+        return c;
+    }
+    c.passed_fds = stream->passed_fds();
+    c.fd = stream->input_fd();
+    c.output_fd = stream->output_fd();
     c.link_fd = entry.link != nullptr ? entry.link->fd() : -1;
-    c.unread = stream.unread();
-    c.unwritten = stream.unwritten();
+    c.unread = stream->unread();
+    c.unwritten = stream->unwritten();
     return c;
 }
 
@@ -118,9 +120,9 @@ void SessionTable::carried_route(SessionId id, std::optional<CarriedInstance>& i
     if (const Project* project = placement_.working_project_of(id)) working = *project;
 }
 
-CarriedSession SessionTable::carried_group(SessionId id, const StreamTransport& stream,
+CarriedSession SessionTable::carried_group(SessionId id, const ClientTransport& session,
                                            const Entry& entry) const {
-    CarriedSession c = carried_stream(id, stream, entry);
+    CarriedSession c = carried_client(id, session, entry);
     c.router.id = id;  // not a router's session: its members are
     const GroupSpec& spec = entry.group->router().spec();
     CarriedGroup group;
@@ -140,8 +142,9 @@ CarriedSession SessionTable::carried_group(SessionId id, const StreamTransport& 
     return c;
 }
 
-Result<std::unique_ptr<StreamTransport>> SessionTable::carried_transport(CarriedSession& c,
-                                                                         ControlConnection* link) {
+Result<std::unique_ptr<ClientTransport>> SessionTable::carried_transport(
+    CarriedSession& c, ControlConnection* link, std::unique_ptr<ClientTransport> http) {
+    if (http != nullptr) return http;
     UniqueFd input_fd(c.fd);
     UniqueFd output_fd(c.passed_fds ? c.output_fd : -1);
     const std::string what = "session " + std::to_string(c.id) + " of " + c.server;
@@ -167,16 +170,19 @@ Result<std::unique_ptr<StreamTransport>> SessionTable::carried_transport(Carried
         c.id, c.server, *peer, std::move(input), std::move(output), loop_.writes(),
         settings_.max_message_bytes, settings_.max_session_queue_bytes, budget_);
     session->resume(c.unread, c.unwritten);
-    return session;
+    return std::unique_ptr<ClientTransport>(std::move(session));
 }
 
 Result<Done> SessionTable::adopt_carried(ManagedServer& server, const InstanceKey& key,
                                          const std::optional<InstanceKey>& modern,
-                                         CarriedSession c, ControlConnection* link) {
-    Result<std::unique_ptr<StreamTransport>> session = carried_transport(c, link);
+                                         CarriedSession c, ControlConnection* link,
+                                         std::unique_ptr<ClientTransport> http) {
+    Result<std::unique_ptr<ClientTransport>> session = carried_transport(c, link, std::move(http));
     if (!session) return session.failure();
-    ConnectionLimits::Slot slot =
-        link == nullptr ? limits_.take(session.value()->peer()) : ConnectionLimits::Slot();
+    // A socket session counts on its user's connections; a linked one on its link's, an HTTP
+    // one on none (the front door bounds its own).
+    ConnectionLimits::Slot slot = link == nullptr && !c.http ? limits_.take(session.value()->peer())
+                                                             : ConnectionLimits::Slot();
     // Routed where it was, never placed anew (which would start a private process).
     placement_.restore_route(c.id, key, modern, std::move(c.working_project));
     open(server, std::move(session).value(), std::move(slot), link, std::move(c.router));
@@ -184,9 +190,10 @@ Result<Done> SessionTable::adopt_carried(ManagedServer& server, const InstanceKe
 }
 
 Result<Done> SessionTable::adopt_carried_group(GroupSpec spec, CarriedSession c,
-                                               ControlConnection* link) {
+                                               ControlConnection* link,
+                                               std::unique_ptr<ClientTransport> http) {
     // The descriptors first: whatever fails below, they are closed with the transport.
-    Result<std::unique_ptr<StreamTransport>> session = carried_transport(c, link);
+    Result<std::unique_ptr<ClientTransport>> session = carried_transport(c, link, std::move(http));
     if (!session) return session.failure();
     CarriedGroup& carried = *c.group;
     if (spec.members.size() != carried.members.size())
@@ -219,8 +226,8 @@ Result<Done> SessionTable::adopt_carried_group(GroupSpec spec, CarriedSession c,
             placement_.restore_route(m.id, keys[i], std::nullopt, std::move(m.working_project));
         states.push_back(std::move(m.router));
     }
-    ConnectionLimits::Slot slot =
-        link == nullptr ? limits_.take(session.value()->peer()) : ConnectionLimits::Slot();
+    ConnectionLimits::Slot slot = link == nullptr && !c.http ? limits_.take(session.value()->peer())
+                                                             : ConnectionLimits::Slot();
     open_group(std::move(group), std::move(instances), std::move(session).value(), std::move(slot),
                link, std::move(states));
     return Done{};

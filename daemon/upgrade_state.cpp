@@ -162,7 +162,8 @@ json to_json(const UpgradeState& state) {
             {"servers", std::move(servers)},
             {"next_session", state.next_session},
             {"followers", followers_json(state.followers)},
-            {"sessions", std::move(sessions)}};
+            {"sessions", std::move(sessions)},
+            {"http", state.http ? to_json(*state.http) : json()}};
 }
 
 std::vector<int> kept_descriptors(const UpgradeState& state) {
@@ -176,6 +177,8 @@ std::vector<int> kept_descriptors(const UpgradeState& state) {
     for (const CarriedSession& session : state.sessions)
         kept.insert(kept.end(), {session.fd, session.output_fd, session.link_fd});
     for (const auto& [fd, server] : state.followers) kept.push_back(fd);
+    if (state.http)
+        for (const CarriedHttpConnection& c : state.http->connections) kept.push_back(c.fd);
     std::erase_if(kept, [](int fd) { return fd < 0; });
     return kept;
 }
@@ -288,6 +291,8 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
     if (Result<Done> read = read_sessions(body, out, taken); !read)
         return permanent_failure("the state cannot be taken: " + read.error());
     if (Result<Done> read = read_followers(body, out, taken); !read)
+        return permanent_failure("the state cannot be taken: " + read.error());
+    if (Result<Done> read = read_http(body, out, taken); !read)
         return permanent_failure("the state cannot be taken: " + read.error());
     return out;
 }

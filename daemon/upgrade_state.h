@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "daemon/http/http_carry.h"
 #include "daemon/instance_key.h"
 #include "daemon/mux/project.h"
 #include "daemon/mux/router_carry.h"
@@ -92,9 +93,15 @@ struct CarriedSession {
     std::optional<std::pair<InstanceKind, std::string>> modern;
     std::optional<Project> working_project;   // the project of the directory it attached from
     std::optional<CarriedGroup> group;        // a group session's (`router` is then unused)
+    // An HTTP session's transport (version 3): no descriptors of its own, its connections are
+    // the front door's.
+    std::optional<CarriedHttpSession> http;
 };
 
 nlohmann::json to_json(const CarriedSession& session);
+nlohmann::json to_json(const CarriedHttpSession& session);
+nlohmann::json to_json(const CarriedHttpFront& front);
+Result<CarriedHttpSession> read_carried_http_session(const nlohmann::json& session);
 Result<CarriedSession> read_carried_session_entry(const nlohmann::json& session);
 
 struct UpgradeState {
@@ -121,6 +128,8 @@ struct UpgradeState {
     // The `mcpctl logs -f` connections, each with the server whose log it follows.
     std::vector<std::pair<int, std::string>> followers;
     std::vector<CarriedSession> sessions;
+    // The HTTP front door's connections and counters (version 3); none: no HTTP front door.
+    std::optional<CarriedHttpFront> http;
 };
 
 nlohmann::json to_json(const UpgradeState& state);

@@ -255,7 +255,8 @@ json to_json(const CarriedSession& c) {
             {"modern", c.modern ? json{{"kind", to_string(c.modern->first)}, {"qualifier", c.modern->second}}
                                 : json()},
             {"working_project", c.working_project ? to_json(*c.working_project) : json()},
-            {"group", c.group ? group_json(*c.group) : json()}};
+            {"group", c.group ? group_json(*c.group) : json()},
+            {"http", c.http ? to_json(*c.http) : json()}};
 }
 
 Result<CarriedSession> read_carried_session_entry(const json& body) {
@@ -292,6 +293,11 @@ Result<CarriedSession> read_carried_session_entry(const json& body) {
         else c.working_project = std::move(read).value();
     }
     if (in.ok()) c.group = read_group(body, in);
+    if (const json* http = in.ok() ? json_read::member(body, "http") : nullptr; http != nullptr && !http->is_null()) {
+        Result<CarriedHttpSession> read = read_carried_http_session(*http);
+        if (!read) in.fail(read.error());
+        else c.http = std::move(read).value();
+    }
     if (in.ok() && c.group && (c.instance || c.modern)) in.fail("a group session has a route of its own");
     if (in.ok()) {
         const std::optional<std::string> read = base64url_decode(unread);
@@ -304,7 +310,11 @@ Result<CarriedSession> read_carried_session_entry(const json& body) {
         }
     }
     if (in.ok() && (c.server.empty() || c.server.size() > 4096)) in.fail("it names no server");
-    if (in.ok() && !kept_descriptor(c.fd)) in.fail("its descriptor is not one mcpd could have kept");
+    if (in.ok() && c.http &&
+        (c.passed_fds || c.fd != -1 || c.output_fd != -1 || c.link_fd != -1 || !c.unread.empty() ||
+         !c.unwritten.empty()))
+        in.fail("an HTTP session has descriptors or bytes of its own");
+    if (in.ok() && !c.http && !kept_descriptor(c.fd)) in.fail("its descriptor is not one mcpd could have kept");
     if (in.ok() && c.passed_fds &&
         (!kept_descriptor(c.output_fd) || !kept_descriptor(c.link_fd) || c.output_fd == c.fd ||
          c.link_fd == c.fd || c.link_fd == c.output_fd))

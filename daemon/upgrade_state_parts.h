@@ -39,5 +39,7 @@ nlohmann::json followers_json(const std::vector<std::pair<int, std::string>>& fo
 // with descriptors none of `taken` is.
 Result<Done> read_sessions(const nlohmann::json& body, UpgradeState& out, std::vector<int>& taken);
 Result<Done> read_followers(const nlohmann::json& body, UpgradeState& out, std::vector<int>& taken);
+// Version 3: the HTTP front door's connections (after the sessions, whose exchanges name them).
+Result<Done> read_http(const nlohmann::json& body, UpgradeState& out, std::vector<int>& taken);
 
 }  // namespace mcpd::upgrade_parts

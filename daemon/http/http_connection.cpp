@@ -2,6 +2,8 @@
 
 #include <event2/buffer.h>
 
+#include <vector>
+
 namespace mcpd {
 
 HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent bev,
@@ -19,7 +21,10 @@ HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent b
           }
       }),
       // Not from inside the answer just given: its caller may still be at work.
-      next_(base, [this] { take_request(); }) {
+      next_(base, [this] {
+          if (next_close_) close();
+          else take_request();
+      }) {
     bufferevent_setcb(bev_.get(), &HttpConnection::on_read, &HttpConnection::on_write,
                       &HttpConnection::on_event, this);
     bufferevent_enable(bev_.get(), EV_READ | EV_WRITE);
@@ -82,7 +87,7 @@ void HttpConnection::take_request() {
     answering_ = true;
     deadline_.cancel();
     // Reading goes on, so a client that leaves is seen; its next request waits (above).
-    bufferevent_enable(bev_.get(), EV_READ);
+    if (!held_) bufferevent_enable(bev_.get(), EV_READ);
     handler_.on_request(*this, std::move(request));
 }
 
@@ -132,7 +137,7 @@ void HttpConnection::answered() {
         return;
     }
     deadline_.arm(limits_.request_timeout);
-    bufferevent_enable(bev_.get(), EV_READ);
+    if (!held_) bufferevent_enable(bev_.get(), EV_READ);
     // A request that came while this one was answered.
     if (!received_.empty()) next_.arm(Duration::zero());
 }
@@ -157,6 +162,70 @@ void HttpConnection::on_write(bufferevent*, void* self) {
 void HttpConnection::on_event(bufferevent*, short what, void* self) {
     auto* c = static_cast<HttpConnection*>(self);
     if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) != 0) c->close();
+}
+
+namespace {
+
+// Every byte of `buffer`, peeked: a bufferevent keeps its input's end and its output's start
+// frozen, which evbuffer_copyout refuses.
+std::string peeked(evbuffer* buffer) {
+    std::string bytes;
+    const int chunks = evbuffer_peek(buffer, -1, nullptr, nullptr, 0);
+    if (chunks <= 0) return bytes;
+    std::vector<evbuffer_iovec> parts(static_cast<std::size_t>(chunks));
+    evbuffer_peek(buffer, -1, nullptr, parts.data(), chunks);
+    for (const evbuffer_iovec& part : parts) bytes.append(static_cast<const char*>(part.iov_base), part.iov_len);
+    return bytes;
+}
+
+}  // namespace
+
+void HttpConnection::hold_input(bool held) {
+    if (closed_ || held == held_) return;
+    held_ = held;
+    if (held) bufferevent_disable(bev_.get(), EV_READ);
+    // Reading stays off while more than a request could hold waits (on_read).
+    else if (evbuffer_get_length(bev_.input()) == 0) bufferevent_enable(bev_.get(), EV_READ);
+}
+
+void HttpConnection::hold_output(bool held) {
+    if (closed_) return;
+    if (held) bufferevent_disable(bev_.get(), EV_WRITE);
+    else bufferevent_enable(bev_.get(), EV_WRITE);
+}
+
+CarriedHttpConnection HttpConnection::carried() const {
+    CarriedHttpConnection out;
+    out.id = id_;
+    out.fd = fd();
+    out.received = received_;
+    if (bev_) {
+        out.received += peeked(bev_.input());
+        out.unwritten = peeked(bev_.output());
+    }
+    out.answering = answering_;
+    out.streaming = streaming_;
+    out.keep_alive = keep_alive_;
+    out.close_after_write = close_after_write_;
+    return out;
+}
+
+void HttpConnection::resume(const CarriedHttpConnection& carried) {
+    received_ = carried.received;
+    answering_ = carried.answering;
+    streaming_ = carried.streaming;
+    keep_alive_ = carried.keep_alive;
+    close_after_write_ = carried.close_after_write;
+    if (!carried.unwritten.empty())
+        evbuffer_add(bev_.output(), carried.unwritten.data(), carried.unwritten.size());
+    if (answering_ || close_after_write_) deadline_.cancel();
+    if (close_after_write_) {
+        bufferevent_disable(bev_.get(), EV_READ);
+        if (carried.unwritten.empty()) next_close_ = true;
+    }
+    // A request that had arrived whole, or in part, is taken on the next turn.
+    if (!answering_ && !close_after_write_ && !received_.empty()) next_.arm(Duration::zero());
+    if (next_close_) next_.arm(Duration::zero());
 }
 
 void HttpConnection::close() {

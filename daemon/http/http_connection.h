@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "daemon/control/http_message.h"
+#include "daemon/http/http_carry.h"
 #include "daemon/io/buffer_event.h"
 #include "daemon/io/event_loop.h"
 
@@ -68,6 +69,18 @@ public:
     bool streaming() const { return streaming_; }
     void close();
 
+    // An upgrade in place (docs/UPGRADE.md). While input is held nothing is read from the
+    // client (what it sends waits in its socket); while output is held nothing is written to
+    // it (what it is sent waits in the output buffer).
+    void hold_input(bool held);
+    void hold_output(bool held);
+    // Its state with every byte read and not taken, and every byte not yet sent (`listener`
+    // left for the owner to fill in).
+    CarriedHttpConnection carried() const;
+    // In the new process, right after construction over the carried descriptor: goes on from
+    // `carried` (a request whose head or body was on its way is read on).
+    void resume(const CarriedHttpConnection& carried);
+
 private:
     static void on_read(bufferevent* bev, void* self);
     static void on_write(bufferevent* bev, void* self);
@@ -92,6 +105,8 @@ private:
     bool keep_alive_ = true;
     bool close_after_write_ = false;
     bool closed_ = false;
+    bool held_ = false;
+    bool next_close_ = false;  // resumed with nothing left to write before its close
 };
 
 }  // namespace mcpd

@@ -316,6 +316,53 @@ void HttpTransport::to_listener(const std::string& line) {
     }
 }
 
+bool HttpTransport::uses(std::uint64_t connection) const {
+    if (listener_ == connection) return true;
+    return std::any_of(exchanges_.begin(), exchanges_.end(),
+                       [connection](const auto& entry) { return entry.second.connection == connection; });
+}
+
+CarriedHttpSession HttpTransport::carried() const {
+    CarriedHttpSession out;
+    out.session_id = session_id_;
+    out.protocol = protocol_;
+    out.one_shot = one_shot_;
+    out.idle_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_active_).count();
+    out.next_exchange = next_exchange_;
+    for (const auto& [number, e] : exchanges_)
+        out.exchanges.push_back({number, e.connection, e.sse, e.batch, e.initialize, e.waiting, e.answers,
+                                 e.session_header});
+    out.by_request = by_request_;
+    out.by_progress = by_progress_;
+    out.listener = listener_;
+    out.replay = replay_.carried();
+    out.delivered = delivered_;
+    out.held.assign(held_.begin(), held_.end());
+    for (const auto& [id, swallowed] : swallow_) out.swallow.push_back(id);
+    return out;
+}
+
+void HttpTransport::restore(const CarriedHttpSession& c) {
+    session_id_ = c.session_id;
+    protocol_ = c.protocol;
+    one_shot_ = c.one_shot;
+    last_active_ = Clock::now() - std::chrono::milliseconds(std::max<std::int64_t>(c.idle_ms, 0));
+    next_exchange_ = c.next_exchange;
+    for (const CarriedHttpExchange& e : c.exchanges)
+        exchanges_[e.number] = Exchange{e.connection, e.sse, e.batch, e.initialize, e.waiting, e.answers,
+                                        e.session_header};
+    by_request_ = c.by_request;
+    by_progress_ = c.by_progress;
+    listener_ = c.listener;
+    replay_.restore(c.replay);
+    delivered_ = c.delivered;
+    for (const std::string& line : c.held) {
+        held_bytes_ += line.size();
+        held_.push_back(line);
+    }
+    for (const std::string& id : c.swallow) swallow_[id] = true;
+}
+
 void HttpTransport::close(const std::string& reason, bool by_client) {
     if (closed_) return;
     closed_ = true;

@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/json_envelope.h"
+#include "daemon/http/http_carry.h"
 #include "daemon/http/http_connection.h"
 #include "daemon/http/sse.h"
 #include "daemon/mux/client_transport.h"
@@ -76,6 +77,16 @@ public:
     void connection_closed(std::uint64_t connection);
     // An SSE keep-alive comment on every open stream.
     void keep_alive();
+
+    // An upgrade in place (docs/UPGRADE.md): what the session is in the middle of (its
+    // exchanges, its GET stream, its replay buffer, lines not yet handed on), `token` left for
+    // the front door to fill in; and in the new process, before start(), the same again.
+    CarriedHttpSession carried() const;
+    void restore(const CarriedHttpSession& carried);
+    // Whether connection `connection` carries an exchange of it or its GET stream.
+    bool uses(std::uint64_t connection) const;
+    // Whether an initialize of its own is still being answered (it gives the session its id).
+    bool initializing() const { return session_id_.empty() && !one_shot_; }
 
     // ClientTransport
     using ClientTransport::send;

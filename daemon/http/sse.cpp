@@ -1,5 +1,6 @@
 #include "daemon/http/sse.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace mcpd {
@@ -60,6 +61,33 @@ std::optional<std::vector<std::string>> SseReplayBuffer::since(std::uint64_t las
         if (event.id > last && event.stream == stream) out.push_back(event.text);
     }
     return out;
+}
+
+CarriedSseBuffer SseReplayBuffer::carried() const {
+    CarriedSseBuffer out;
+    out.last_id = last_id_;
+    out.dropped_through = dropped_through_;
+    for (const Event& event : events_) out.events.push_back({event.id, event.stream, event.text});
+    return out;
+}
+
+void SseReplayBuffer::restore(const CarriedSseBuffer& carried) {
+    events_.clear();
+    bytes_ = 0;
+    last_id_ = carried.last_id;
+    dropped_through_ = std::min(carried.dropped_through, carried.last_id);
+    std::uint64_t before = dropped_through_;
+    for (const CarriedSseEvent& event : carried.events) {
+        if (event.id <= before || event.id > last_id_) continue;
+        before = event.id;
+        bytes_ += event.stream.size() + event.text.size();
+        events_.push_back({event.id, event.stream, event.text});
+    }
+    while (bytes_ > max_bytes_ && !events_.empty()) {
+        bytes_ -= events_.front().stream.size() + events_.front().text.size();
+        dropped_through_ = events_.front().id;
+        events_.pop_front();
+    }
 }
 
 std::optional<std::uint64_t> parse_last_event_id(std::string_view value) {

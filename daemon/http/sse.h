@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/http/http_carry.h"
+
 namespace mcpd {
 
 // One event: "id: ID\n" (omitted when `id` is empty) + one "data: " line per line of `data` +
@@ -42,6 +44,12 @@ public:
 
     std::size_t bytes() const { return bytes_; }        // the events' texts and streams
     std::uint64_t last_id() const { return last_id_; }  // 0 before the first event
+
+    // An upgrade in place: every event kept, and the numbering; and in the new process, the
+    // same again (an event that is not a number above the one before it is dropped, and the
+    // bound applies as at append).
+    CarriedSseBuffer carried() const;
+    void restore(const CarriedSseBuffer& carried);
 
 private:
     struct Event {

@@ -152,7 +152,7 @@ TEST_CASE("mcpd --check-state refuses a truncated, corrupt, foreign or unsupport
         {good.substr(0, good.size() / 2), "truncated"},
         {good.substr(0, good.size() - 2) + "x}", "corrupt"},
         {"{}", "not an mcpd state"},
-        {mcpd::state_file::encode(state_body("stopped"), 3), "of version 3"},
+        {mcpd::state_file::encode(state_body("stopped"), 4), "of version 4"},
         {mcpd::state_file::encode(state_body("running")), "server 'demo'"},
         {mcpd::state_file::encode({{"pid", 1}}), "cannot be taken"},
     };

@@ -20,7 +20,7 @@ TEST_CASE("upgrade state: a state decodes to its body, byte for byte, through a 
     const json body = {{"servers", json::array({{{"name", "a"}, {"restarts", 3}}})},
                        {"text", "é\n\"quoted\""}};
     const std::string text = state_file::encode(body);
-    CHECK(text.starts_with("mcpd-state 2 "));
+    CHECK(text.starts_with("mcpd-state 3 "));
     const Result<UniqueFd> fd = state_file::to_sealed_memfd(text);
     REQUIRE(fd.ok());
     // Sealed: nobody can change it any more.
@@ -35,7 +35,7 @@ TEST_CASE("upgrade state: a state decodes to its body, byte for byte, through a 
     CHECK(decoded->body == body);
     CHECK(state_file::encode(decoded->body) == text);
     CHECK(state_file::acknowledgement(decoded.value()) ==
-          "mcpd-state ok 2 " + decoded->digest);
+          "mcpd-state ok 3 " + decoded->digest);
 }
 
 TEST_CASE("upgrade state: truncated, altered, foreign or newer states are refused, saying why") {
@@ -54,7 +54,7 @@ TEST_CASE("upgrade state: truncated, altered, foreign or newer states are refuse
     CHECK_THAT(refused(""), Catch::Contains("not an mcpd state"));
     CHECK_THAT(refused("{\"servers\": []}\n"), Catch::Contains("not an mcpd state"));
     CHECK_THAT(refused(state_file::encode({{"pid", 1}}, state_file::kVersion + 1)),
-               Catch::Contains("of version 3; this mcpd reads versions 1 to 2"));
+               Catch::Contains("of version 4; this mcpd reads versions 1 to 3"));
     CHECK_THAT(refused(state_file::encode({{"pid", 1}}, 0)), Catch::Contains("of version 0"));
     CHECK_THAT(refused("mcpd-state 1 2 " + std::string(64, '0') + "\n[]"),
                Catch::Contains("corrupt"));

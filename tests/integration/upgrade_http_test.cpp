@@ -1,0 +1,163 @@
+// An upgrade in place carries the HTTP front door's sessions and connections (docs/UPGRADE.md):
+// a POST whose SSE stream relays a long call's progress, a POST waiting for its JSON answer, a
+// GET stream delivering a subscription's updates, a request half written at the exec and a
+// kept-alive connection all go on with the new process, each answer given once.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "curl_client.h"
+#include "harness.h"
+#include "http_stream_client.h"
+
+using namespace integration;
+using nlohmann::json;
+
+namespace {
+
+std::string call_body(const std::string& id, const std::string& tool, const json& arguments,
+                      const std::string& progress_token = {}) {
+    json params = {{"name", tool}, {"arguments", arguments}};
+    if (!progress_token.empty()) params["_meta"] = {{"progressToken", progress_token}};
+    return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}}.dump();
+}
+
+// The text of a tools/call answer, or "" when `text` is none.
+std::string answer_text(const std::string& text) {
+    const json answer = json::parse(text, nullptr, false);
+    if (answer.is_discarded() || !answer.contains("result")) return {};
+    return answer["result"]["content"][0].value("text", "");
+}
+
+// The next event of `stream` that is a resources/updated notification.
+bool next_update(HttpStreamClient& stream) {
+    for (int i = 0; i < 50; ++i) {
+        const std::optional<std::string> event = stream.next_event(5s);
+        if (!event) return false;
+        if (event->find("notifications/resources/updated") != std::string::npos) return true;
+    }
+    return false;
+}
+
+// POST `body` on `client` and read the whole answer's body; "" when it did not come.
+std::string exchange(HttpStreamClient& client, const std::string& body, const std::string& session) {
+    if (!client.send(mcp_request("live", body, session, false))) return {};
+    const std::optional<HttpHead> head = client.read_head();
+    if (!head || head->status / 100 != 2) return {};
+    return client.read_body().value_or("");
+}
+
+}  // namespace
+
+TEST_CASE("HTTP sessions and connections are carried across upgrades: streams, waiting POSTs, half-sent requests",
+          "[upgrade][http]") {
+    TestEnv env("upgrade-http");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" +
+                       server_toml("live", {"--tick-ms=100"}));
+    env.start_daemon();
+    env.wait_state("live", "running");
+    const pid_t live = *env.server_pid("live");
+    const pid_t daemon = env.daemon_pid();
+
+    // A session opened on a connection kept alive throughout.
+    HttpStreamClient kept(http);
+    REQUIRE(kept.send(mcp_request("live", initialize_body("carried-http"), "", false)));
+    const std::optional<HttpHead> opened = kept.read_head();
+    REQUIRE(opened);
+    REQUIRE(opened->status == 200);
+    const std::string session = opened->headers.at("mcp-session-id");
+    REQUIRE(kept.read_body());
+    REQUIRE(kept.send(mcp_request("live", R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                                  session, false)));
+    REQUIRE(kept.read_head()->status == 202);
+    REQUIRE(kept.read_body());
+
+    // Its GET stream, and a subscription whose updates go there.
+    HttpStreamClient listen(http);
+    REQUIRE(listen.send(mcp_request("live", "", session, false)));
+    REQUIRE(listen.read_head()->status == 200);
+    const std::string subscribed = exchange(
+        kept, R"({"jsonrpc":"2.0","id":"sub","method":"resources/subscribe","params":{"uri":"demo://counter"}})",
+        session);
+    REQUIRE(subscribed.find("\"result\"") != std::string::npos);
+    REQUIRE(next_update(listen));
+
+    // A long call streaming its progress, and one waiting for its JSON answer.
+    HttpStreamClient streaming(http);
+    REQUIRE(streaming.send(mcp_request(
+        "live", call_body("long", "slow", {{"steps", 10}, {"interval_ms", 150}}, "long-token"), session, true)));
+    const std::optional<HttpHead> stream_head = streaming.read_head();
+    REQUIRE(stream_head);
+    REQUIRE(stream_head->headers.at("content-type") == "text/event-stream");
+    const std::optional<std::string> first = streaming.next_event();
+    REQUIRE(first);
+    REQUIRE(first->find("notifications/progress") != std::string::npos);
+    HttpStreamClient waiting(http);
+    REQUIRE(waiting.send(
+        mcp_request("live", call_body("wait", "slow", {{"steps", 5}, {"interval_ms", 150}}), session, false)));
+
+    for (int round = 1; round <= 3; ++round) {
+        const std::string r = std::to_string(round);
+        // A request whose head and half its body are sent before the exec, the rest after.
+        HttpStreamClient half(http);
+        const std::string request = mcp_request("live", call_body("half-" + r, "echo", {{"text", "half " + r}}),
+                                                session, false);
+        REQUIRE(half.send(request.substr(0, request.size() - 20)));
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO("round " << round << ": " << upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+        CHECK(env.daemon_pid() == daemon);
+        CHECK(env.server_pid("live") == live);
+        REQUIRE(half.send(request.substr(request.size() - 20)));
+        const std::optional<HttpHead> head = half.read_head();
+        REQUIRE(head);
+        CHECK(head->status == 200);
+        CHECK(answer_text(half.read_body().value_or("")) == "half " + r);
+        // The connection kept alive since before the first upgrade still serves the session.
+        CHECK(answer_text(exchange(kept, call_body("kept-" + r, "echo", {{"text", "kept " + r}}), session)) ==
+              "kept " + r);
+        // The subscription still delivers on the GET stream.
+        CHECK(next_update(listen));
+    }
+
+    // Every step's progress in order, then the answer, once, and the stream's end.
+    int last = 1;
+    std::string answer;
+    while (const std::optional<std::string> event = streaming.next_event(10s)) {
+        const json message = json::parse(*event, nullptr, false);
+        REQUIRE_FALSE(message.is_discarded());
+        if (message.value("method", "") == "notifications/progress") {
+            CHECK(message["params"]["progressToken"] == "long-token");
+            CHECK(message["params"]["progress"] == last + 1);
+            last = message["params"]["progress"].get<int>();
+        } else {
+            CHECK(answer.empty());
+            answer = *event;
+        }
+    }
+    CHECK(streaming.ended());
+    CHECK(last == 10);
+    CHECK(answer_text(answer) == "done after 10 steps");
+    // The JSON POST's answer, whole.
+    const std::optional<HttpHead> waited = waiting.read_head(10s);
+    REQUIRE(waited);
+    CHECK(waited->status == 200);
+    CHECK(answer_text(waiting.read_body().value_or("")) == "done after 5 steps");
+
+    CHECK(env.status_json()["daemon"]["upgrades"] == 3);
+    const std::string log = env.daemon_log();
+    CHECK(count_of(log, "[live] ready: protocol") == 1);  // the handshake was never repeated
+    CHECK(count_of(log, "rebuilt from its HTTP session id") == 0);  // carried, not rebuilt
+    // The session ends as any does: DELETE on the kept connection, and its GET stream ends.
+    REQUIRE(kept.send("DELETE /mcp/live HTTP/1.1\r\nHost: localhost\r\nMcp-Session-Id: " + session + "\r\n\r\n"));
+    const std::optional<HttpHead> deleted = kept.read_head();
+    REQUIRE(deleted);
+    CHECK(deleted->status == 200);
+    while (listen.next_event(5s)) {
+    }
+    CHECK(listen.ended());
+    CHECK(poll_until(5s, [&] { return env.server("live")["sessions"] == 0; }));
+}
