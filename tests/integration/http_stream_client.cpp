@@ -172,4 +172,37 @@ std::string mcp_request(const std::string& target, const std::string& body, cons
     return out;
 }
 
+std::string mcp_call(const std::string& id, const std::string& tool, const nlohmann::json& arguments,
+                     const std::string& progress_token) {
+    nlohmann::json params = {{"name", tool}, {"arguments", arguments}};
+    if (!progress_token.empty()) params["_meta"] = {{"progressToken", progress_token}};
+    return nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}}.dump();
+}
+
+std::string call_answer_text(const std::string& body) {
+    const nlohmann::json answer = nlohmann::json::parse(body, nullptr, false);
+    if (answer.is_discarded() || !answer.contains("result")) return {};
+    return answer["result"]["content"][0].value("text", "");
+}
+
+std::string open_mcp_session(const std::string& path, const std::string& target, const std::string& client) {
+    HttpStreamClient c(path);
+    const nlohmann::json initialize = {{"jsonrpc", "2.0"},
+                                       {"id", 1},
+                                       {"method", "initialize"},
+                                       {"params",
+                                        {{"protocolVersion", "2025-06-18"},
+                                         {"capabilities", nlohmann::json::object()},
+                                         {"clientInfo", {{"name", client}, {"version", "1"}}}}}};
+    if (!c.send(mcp_request(target, initialize.dump(), "", false))) return {};
+    const std::optional<HttpHead> head = c.read_head();
+    if (!head || head->status != 200 || !head->headers.contains("mcp-session-id") || !c.read_body()) return {};
+    const std::string session = head->headers.at("mcp-session-id");
+    if (!c.send(mcp_request(target, R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session, false)))
+        return {};
+    const std::optional<HttpHead> accepted = c.read_head();
+    if (!accepted || accepted->status != 202 || !c.read_body()) return {};
+    return session;
+}
+
 }  // namespace integration

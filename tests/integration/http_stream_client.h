@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,5 +59,15 @@ private:
 // `session` is not empty, accepting SSE when `sse`; a GET stream when `body` is empty.
 std::string mcp_request(const std::string& target, const std::string& body,
                         const std::string& session, bool sse);
+
+// A tools/call of `tool` with id "ID" (a string), reporting progress when `progress_token` is
+// not empty.
+std::string mcp_call(const std::string& id, const std::string& tool, const nlohmann::json& arguments,
+                     const std::string& progress_token = {});
+// The text of a tools/call answer; "" when `body` is none.
+std::string call_answer_text(const std::string& body);
+// A session of `target` initialized (2025-06-18) on a connection of its own to `path`, as client
+// `client`: its Mcp-Session-Id, "" when that failed.
+std::string open_mcp_session(const std::string& path, const std::string& target, const std::string& client);
 
 }  // namespace integration

@@ -4,6 +4,7 @@
 // kept-alive connection all go on with the new process, each answer given once.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,25 +12,12 @@
 #include "curl_client.h"
 #include "harness.h"
 #include "http_stream_client.h"
+#include "other_user.h"
 
 using namespace integration;
 using nlohmann::json;
 
 namespace {
-
-std::string call_body(const std::string& id, const std::string& tool, const json& arguments,
-                      const std::string& progress_token = {}) {
-    json params = {{"name", tool}, {"arguments", arguments}};
-    if (!progress_token.empty()) params["_meta"] = {{"progressToken", progress_token}};
-    return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}}.dump();
-}
-
-// The text of a tools/call answer, or "" when `text` is none.
-std::string answer_text(const std::string& text) {
-    const json answer = json::parse(text, nullptr, false);
-    if (answer.is_discarded() || !answer.contains("result")) return {};
-    return answer["result"]["content"][0].value("text", "");
-}
 
 // The next event of `stream` that is a resources/updated notification.
 bool next_update(HttpStreamClient& stream) {
@@ -88,7 +76,7 @@ TEST_CASE("HTTP sessions and connections are carried across upgrades: streams, w
     // A long call streaming its progress, and one waiting for its JSON answer.
     HttpStreamClient streaming(http);
     REQUIRE(streaming.send(mcp_request(
-        "live", call_body("long", "slow", {{"steps", 10}, {"interval_ms", 150}}, "long-token"), session, true)));
+        "live", mcp_call("long", "slow", {{"steps", 10}, {"interval_ms", 150}}, "long-token"), session, true)));
     const std::optional<HttpHead> stream_head = streaming.read_head();
     REQUIRE(stream_head);
     REQUIRE(stream_head->headers.at("content-type") == "text/event-stream");
@@ -97,13 +85,13 @@ TEST_CASE("HTTP sessions and connections are carried across upgrades: streams, w
     REQUIRE(first->find("notifications/progress") != std::string::npos);
     HttpStreamClient waiting(http);
     REQUIRE(waiting.send(
-        mcp_request("live", call_body("wait", "slow", {{"steps", 5}, {"interval_ms", 150}}), session, false)));
+        mcp_request("live", mcp_call("wait", "slow", {{"steps", 5}, {"interval_ms", 150}}), session, false)));
 
     for (int round = 1; round <= 3; ++round) {
         const std::string r = std::to_string(round);
         // A request whose head and half its body are sent before the exec, the rest after.
         HttpStreamClient half(http);
-        const std::string request = mcp_request("live", call_body("half-" + r, "echo", {{"text", "half " + r}}),
+        const std::string request = mcp_request("live", mcp_call("half-" + r, "echo", {{"text", "half " + r}}),
                                                 session, false);
         REQUIRE(half.send(request.substr(0, request.size() - 20)));
         const RunResult upgraded = env.ctl({"upgrade", "--wait"});
@@ -115,9 +103,9 @@ TEST_CASE("HTTP sessions and connections are carried across upgrades: streams, w
         const std::optional<HttpHead> head = half.read_head();
         REQUIRE(head);
         CHECK(head->status == 200);
-        CHECK(answer_text(half.read_body().value_or("")) == "half " + r);
+        CHECK(call_answer_text(half.read_body().value_or("")) == "half " + r);
         // The connection kept alive since before the first upgrade still serves the session.
-        CHECK(answer_text(exchange(kept, call_body("kept-" + r, "echo", {{"text", "kept " + r}}), session)) ==
+        CHECK(call_answer_text(exchange(kept, mcp_call("kept-" + r, "echo", {{"text", "kept " + r}}), session)) ==
               "kept " + r);
         // The subscription still delivers on the GET stream.
         CHECK(next_update(listen));
@@ -140,12 +128,12 @@ TEST_CASE("HTTP sessions and connections are carried across upgrades: streams, w
     }
     CHECK(streaming.ended());
     CHECK(last == 10);
-    CHECK(answer_text(answer) == "done after 10 steps");
+    CHECK(call_answer_text(answer) == "done after 10 steps");
     // The JSON POST's answer, whole.
     const std::optional<HttpHead> waited = waiting.read_head(10s);
     REQUIRE(waited);
     CHECK(waited->status == 200);
-    CHECK(answer_text(waiting.read_body().value_or("")) == "done after 5 steps");
+    CHECK(call_answer_text(waiting.read_body().value_or("")) == "done after 5 steps");
 
     CHECK(env.status_json()["daemon"]["upgrades"] == 3);
     const std::string log = env.daemon_log();
@@ -160,4 +148,69 @@ TEST_CASE("HTTP sessions and connections are carried across upgrades: streams, w
     }
     CHECK(listen.ended());
     CHECK(poll_until(5s, [&] { return env.server("live")["sessions"] == 0; }));
+}
+
+TEST_CASE("another user's HTTP session is carried as that user: its own child, never reachable by another",
+          "[upgrade][http][access]") {
+    const OtherUser other;
+    TestEnv env("upgrade-http-users");
+    open_directory(env.dir());
+    const std::string http = env.path("http.sock");
+    env.write_registry(kOpenSocket + "http_listen = [\"unix:" + http + "\"]\n\n" +
+                       server_toml("per-user", {}, {{"sharing", "\"user\""}, {"allow_users", "[\"" + other.id() + "\"]"}}));
+    env.start_daemon();
+    const std::string url = "http://localhost/mcp/per-user";
+    const auto post = [&](const std::string& body, const std::string& session, const std::vector<std::string>& as) {
+        std::vector<std::string> args = {"--unix-socket", http, "-X", "POST", "-H", "Content-Type: application/json",
+                                         "-H", "Accept: application/json", "--data-binary", body};
+        if (!session.empty()) args.insert(args.end(), {"-H", "Mcp-Session-Id: " + session});
+        args.push_back(url);
+        return curl(args, as);
+    };
+    const std::vector<std::string> as_other = other.command({});
+    const HttpAnswer theirs = post(initialize_body("their-agent"), "", as_other);
+    INFO(theirs.raw);
+    REQUIRE(theirs.status == 200);
+    const std::string their_session = theirs.headers.at("mcp-session-id");
+    const HttpAnswer mine = post(initialize_body("my-agent"), "", {});
+    REQUIRE(mine.status == 200);
+    const std::string my_session = mine.headers.at("mcp-session-id");
+    const auto children = [&] {
+        std::vector<std::pair<pid_t, int>> out;  // each child's pid and its sessions
+        const json server = env.server("per-user");
+        for (const json& child : server["children"])
+            out.emplace_back(child["pid"].get<pid_t>(), child["sessions"].get<int>());
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    const auto before = children();
+    REQUIRE(before.size() == 2);
+
+    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    INFO(upgraded.describe());
+    REQUIRE(upgraded.exit_code == 0);
+
+    // Each session acts as the user its signed id names, on that user's own child as before.
+    std::vector<std::uint64_t> uids;
+    const json listed = json::parse(env.ctl({"--json", "sessions"}).out, nullptr, false);
+    REQUIRE_FALSE(listed.is_discarded());
+    for (const json& s : listed["sessions"]) {
+        CHECK(s["transport"] == "http");
+        uids.push_back(s["uid"].get<std::uint64_t>());
+    }
+    std::sort(uids.begin(), uids.end());
+    CHECK(uids == std::vector<std::uint64_t>{0, other.uid()});
+    CHECK(children() == before);
+    const auto echo = [](int id, const std::string& text) {
+        return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
+                    {"params", {{"name", "echo"}, {"arguments", {{"text", text}}}}}}.dump();
+    };
+    const HttpAnswer still = post(echo(2, "still theirs"), their_session, as_other);
+    INFO(still.raw);
+    CHECK(call_answer_text(still.body) == "still theirs");
+    // Neither user can use the other's carried session.
+    CHECK(post(echo(3, "x"), their_session, {}).status == 404);
+    CHECK(post(echo(4, "x"), my_session, as_other).status == 404);
+    CHECK(call_answer_text(post(echo(5, "mine"), my_session, {}).body) == "mine");
+    CHECK(count_of(env.daemon_log(), "rebuilt from its HTTP session id") == 0);
 }

@@ -20,6 +20,7 @@
 
 #include "call_text.h"
 #include "harness.h"
+#include "http_stream_client.h"
 #include "mcp_session.h"
 #include "other_user.h"
 
@@ -64,6 +65,44 @@ std::optional<McpMessage> answer_to(McpSession& session, const json& id, Duratio
 
 std::string echo_line(const std::string& raw_id, const std::string& text) {
     return request_line(raw_id, "tools/call", {{"name", "echo"}, {"arguments", {{"text", text}}}});
+}
+
+// What one loaded client sent and got.
+struct Tally {
+    std::size_t sent = 0, answered = 0, progress = 0, progress_out_of_order = 0;
+    std::string first_problem;
+};
+
+// A client over HTTP: its session, and the connections it keeps alive.
+struct HttpClientOf {
+    std::string session;
+    std::vector<std::unique_ptr<HttpStreamClient>> connections;
+};
+
+// A call reporting progress in 4 steps on the POST's own stream, with a token of its own.
+void http_progress_call(HttpClientOf& client, int batch, Tally& t) {
+    const std::string token = "http-tok-" + std::to_string(batch);
+    HttpStreamClient& c = *client.connections[0];
+    ++t.sent;
+    c.send(mcp_request("live", mcp_call("p-" + std::to_string(batch), "slow", {{"steps", 4}, {"interval_ms", 20}}, token),
+                       client.session, true));
+    int last = 0;
+    std::string answer;
+    if (const std::optional<HttpHead> head = c.read_head(30s); head && head->status == 200) {
+        while (const std::optional<std::string> event = c.next_event(30s)) {
+            const json m = json::parse(*event, nullptr, false);
+            if (!m.is_discarded() && m.value("method", "") == "notifications/progress") {
+                const int value = m["params"]["progress"].get<int>();
+                t.progress_out_of_order += value == last + 1 && m["params"]["progressToken"] == token ? 0 : 1;
+                last = value;
+                ++t.progress;
+            } else {
+                answer = *event;
+            }
+        }
+    }
+    if (call_answer_text(answer) == "done after 4 steps") ++t.answered;
+    else if (t.first_problem.empty()) t.first_problem = "a progress call: " + answer;
 }
 
 }  // namespace
@@ -135,9 +174,11 @@ TEST_CASE("sessions on the socket and from mcpctl connect go on across upgrades,
 TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress and hold subscriptions: every request answered once",
           "[upgrade]") {
     TestEnv env("upgrade-load");
+    const std::string http = env.path("http.sock");
     // Beside it, a server waiting out a long backoff, which the upgrades carry as it is, and
     // one client each of a server with a private process per session and of a project server.
-    env.write_registry(server_toml("live", {"--tick-ms=50"}) +
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" +
+                       server_toml("live", {"--tick-ms=50"}) +
                        server_toml("flaky", {}, {{"restart", "\"always\""}, {"restart_delay", "\"1h\""}},
                                    "/bin/false") +
                        server_toml("private", {}, {{"sharing", "\"exclusive\""}}) +
@@ -149,11 +190,11 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
     const pid_t live = *env.server_pid("live");
     const pid_t daemon = env.daemon_pid();
 
-    // Half the clients on the socket, half through mcpctl connect's passed pipes.
+    // Six clients on the socket, six through mcpctl connect's passed pipes, two over HTTP.
     std::vector<std::unique_ptr<McpSession>> on_socket;
     std::vector<std::unique_ptr<PipedProcess>> agents;
     std::vector<McpSession*> clients;
-    for (int i = 0; i < 7; ++i) {
+    for (int i = 0; i < 6; ++i) {
         on_socket.push_back(std::make_unique<McpSession>(env.socket(), "live"));
         clients.push_back(on_socket.back().get());
         agents.push_back(std::make_unique<PipedProcess>(
@@ -176,16 +217,53 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
     for (McpSession* subscriber : {clients[2], clients[3]})
         REQUIRE(subscriber->wait_response(subscriber->request("resources/subscribe", {{"uri", kCounterUri}}))
                     .json.contains("result"));
+    // The HTTP clients: one pipelining echo calls on eight kept-alive connections, one
+    // following a call's progress on its POST's stream; each its own session.
+    std::vector<HttpClientOf> over_http(2);
+    for (std::size_t h = 0; h < over_http.size(); ++h) {
+        over_http[h].session = open_mcp_session(http, "live", "http-" + std::to_string(h));
+        REQUIRE_FALSE(over_http[h].session.empty());
+        for (int c = 0; c < (h == 0 ? 8 : 1); ++c)
+            over_http[h].connections.push_back(std::make_unique<HttpStreamClient>(http));
+    }
     const std::size_t descriptors = descriptors_of(daemon);
     const std::vector<pid_t> processes = env.marked_processes();  // live, private and proj's
 
     std::atomic<bool> stop{false};
-    struct Tally {
-        std::size_t sent = 0, answered = 0, wrong = 0, progress = 0, progress_out_of_order = 0;
-        std::string first_problem;
-    };
-    std::vector<Tally> tallies(clients.size());
+    std::vector<Tally> tallies(clients.size() + over_http.size());
     std::vector<std::thread> threads;
+    for (std::size_t h = 0; h < over_http.size(); ++h) {
+        threads.emplace_back([&, h] {
+            HttpClientOf& client = over_http[h];
+            Tally& t = tallies[clients.size() + h];
+            int batch = 0;
+            while (!stop.load()) {
+                ++batch;
+                if (h == 1) {
+                    http_progress_call(client, batch, t);
+                    continue;
+                }
+                // One call on each connection, then the answers.
+                std::vector<std::string> texts;
+                for (std::size_t k = 0; k < client.connections.size(); ++k) {
+                    texts.push_back("t" + std::to_string(batch) + "-" + std::to_string(k));
+                    client.connections[k]->send(mcp_request(
+                        "live", mcp_call("h-" + texts.back(), "echo", {{"text", texts.back()}}), client.session, false));
+                }
+                t.sent += client.connections.size();
+                for (std::size_t k = 0; k < client.connections.size(); ++k) {
+                    const std::optional<HttpHead> head = client.connections[k]->read_head(30s);
+                    const std::string body = head ? client.connections[k]->read_body(30s).value_or("") : "";
+                    const json answer = json::parse(body, nullptr, false);
+                    if (head && head->status == 200 && call_answer_text(body) == texts[k] &&
+                        !answer.is_discarded() && answer.value("id", "") == "h-" + texts[k])
+                        ++t.answered;
+                    else if (t.first_problem.empty())
+                        t.first_problem = "connection " + std::to_string(k) + ": " + body;
+                }
+            }
+        });
+    }
     for (std::size_t i = 0; i < clients.size(); ++i) {
         threads.emplace_back([&, i] {
             McpSession& s = *clients[i];
@@ -249,6 +327,18 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
     CHECK(env.status_json()["daemon"]["upgrades"] == 10);
     CHECK(env.daemon_pid() == daemon);
     CHECK(env.server_pid("live") == live);
+    for (std::size_t h = 0; h < over_http.size(); ++h) {
+        const Tally& t = tallies[clients.size() + h];
+        INFO("HTTP client " << h << ": sent " << t.sent << ", answered " << t.answered
+                            << ", first problem " << t.first_problem);
+        CHECK(t.sent > 0);
+        CHECK(t.answered == t.sent);
+        CHECK(t.first_problem.empty());
+        if (h == 1) {
+            CHECK(t.progress == 4 * t.sent);
+            CHECK(t.progress_out_of_order == 0);
+        }
+    }
     for (std::size_t i = 0; i < clients.size(); ++i) {
         const Tally& t = tallies[i];
         INFO("client " << i << ": sent " << t.sent << ", answered " << t.answered << ", first problem "
