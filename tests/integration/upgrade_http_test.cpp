@@ -214,3 +214,61 @@ TEST_CASE("another user's HTTP session is carried as that user: its own child, n
     CHECK(call_answer_text(post(echo(5, "mine"), my_session, {}).body) == "mine");
     CHECK(count_of(env.daemon_log(), "rebuilt from its HTTP session id") == 0);
 }
+
+TEST_CASE("a 2026-07-28 request in flight over HTTP is carried: its stream relays every step and the answer once",
+          "[upgrade][http]") {
+    TestEnv env("upgrade-http-modern");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("dual", {"--era=dual"}));
+    env.start_daemon();
+    env.wait_state("dual", "running");
+    const pid_t dual = *env.server_pid("dual");
+    const std::string body =
+        json{{"jsonrpc", "2.0"},
+             {"id", 7},
+             {"method", "tools/call"},
+             {"params",
+              {{"name", "slow"},
+               {"arguments", {{"steps", 8}, {"interval_ms", 150}}},
+               {"_meta",
+                {{"progressToken", "modern-token"},
+                 {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                 {"io.modelcontextprotocol/clientInfo", {{"name", "modern-agent"}, {"version", "1"}}},
+                 {"io.modelcontextprotocol/clientCapabilities", json::object()}}}}}}
+            .dump();
+    HttpStreamClient request(http);
+    REQUIRE(request.send("POST /mcp/dual HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                         "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+                         "Mcp-Method: tools/call\r\nMcp-Name: slow\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body));
+    const std::optional<HttpHead> head = request.read_head();
+    REQUIRE(head);
+    REQUIRE(head->status == 200);
+    const std::optional<std::string> first = request.next_event();
+    REQUIRE(first);
+    REQUIRE(first->find("notifications/progress") != std::string::npos);
+    for (int round = 0; round < 2; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO(upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+    }
+    CHECK(env.server_pid("dual") == dual);
+    int last = 1;
+    std::string answer;
+    while (const std::optional<std::string> event = request.next_event(10s)) {
+        const json message = json::parse(*event, nullptr, false);
+        REQUIRE_FALSE(message.is_discarded());
+        if (message.value("method", "") == "notifications/progress") {
+            CHECK(message["params"]["progress"] == last + 1);
+            last = message["params"]["progress"].get<int>();
+        } else {
+            CHECK(answer.empty());
+            answer = *event;
+        }
+    }
+    CHECK(request.ended());
+    CHECK(last == 8);
+    CHECK(call_answer_text(answer) == "done after 8 steps");
+    // Its session ended with its answer, in the new process.
+    CHECK(poll_until(5s, [&] { return env.server("dual")["sessions"] == 0; }));
+}
