@@ -18,6 +18,7 @@ public:
     // It reads `object` where it lies: the object must outlive the reader.
     explicit FieldReader(const nlohmann::json& object) : object_(object) {}
     explicit FieldReader(nlohmann::json&&) = delete;
+    explicit FieldReader(const nlohmann::json&&) = delete;
 
     std::string text(std::string_view key);
     bool flag(std::string_view key);

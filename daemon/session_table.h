@@ -112,8 +112,8 @@ public:
     void pause(ManagedServer& server, bool paused);
 
     // An upgrade in place (session_table_carry.cpp). What keeps the sessions from being
-    // carried: what lasts until someone acts (a group or HTTP session), and what passes in a
-    // moment (a session ending, a batch being gathered).
+    // carried: what lasts until someone acts, and what passes in a moment (a session ending, a
+    // batch being gathered, a group's handshake under way).
     void upgrade_blockers(std::vector<std::string>& lasting,
                           std::vector<std::string>& passing) const;
     // While an upgrade waits for quiet, no session's client is read (new sessions' neither);

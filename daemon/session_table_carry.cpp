@@ -30,14 +30,11 @@ void close_on_exec(int fd) {
 
 void SessionTable::upgrade_blockers(std::vector<std::string>& lasting,
                                     std::vector<std::string>& passing) const {
-    std::size_t streams = 0;
     for (const auto& [id, entry] : sessions_) {
         if (entry.group) {
             bool lasting_here = false;
-            if (const std::string why = entry.group->router().why_not_carried(lasting_here); !why.empty()) {
-                if (lasting_here) ++streams;
-                else passing.push_back("group session " + std::to_string(id) + ": " + why);
-            }
+            if (const std::string why = entry.group->router().why_not_carried(lasting_here); !why.empty())
+                (lasting_here ? lasting : passing).push_back("group session " + std::to_string(id) + ": " + why);
         }
         const auto* stream = dynamic_cast<const StreamTransport*>(entry.session.get());
         if (stream == nullptr) {
@@ -53,11 +50,6 @@ void SessionTable::upgrade_blockers(std::vector<std::string>& lasting,
         if (!why.empty())
             passing.push_back("session " + std::to_string(id) + " of " + stream->server() + ": " + why);
     }
-    if (streams > 0)
-        lasting.push_back(std::to_string(streams) +
-                          " group session(s) of the stateless era hold listen streams, which "
-                          "cannot be carried yet: upgrade once they have ended (or restart mcpd, "
-                          "which ends them)");
 }
 
 void SessionTable::hold_input(bool held) {

@@ -110,8 +110,8 @@ public:
     const std::string& protocol() const { return protocol_; }
 
     // An upgrade in place (group_router_carry.cpp). Why the session cannot be carried now, and
-    // whether that lasts (`lasting`: listen streams) or passes (a request through it waits
-    // for its answer); empty when it can.
+    // whether that lasts (`lasting`; nothing does now) or passes (a message being handled, a
+    // handshake under way); empty when it can.
     std::string why_not_carried(bool& lasting) const;
     // Its state as the upgrade's state names it, and the same taken back by a new router of
     // the same spec; a state it cannot take changes nothing and says why.
@@ -119,6 +119,10 @@ public:
     Result<Done> restore_carried(const nlohmann::json& state);
 
 private:
+    // group_router_carry_requests.cpp: the requests through it and its listen streams.
+    nlohmann::json carried_requests() const;
+    Result<Done> restore_requests(const nlohmann::json& requests);
+
     enum class MemberState { starting, active, down, left_out };
     struct Member {
         MemberState state = MemberState::starting;

@@ -1,7 +1,8 @@
 // GroupRouter: a group session's state carried across an upgrade in place (docs/UPGRADE.md):
 // its members' handshakes and what they listed, the era and handshake it answered its client
-// with, the cursors it gave, what it learnt of the resources. What passes through it (requests
-// and their answers, a handshake under way) is waited out before the state is written.
+// with, the cursors it gave, what it learnt of the resources (the requests through it:
+// group_router_carry_requests.cpp). A handshake under way is waited out before the state is
+// written.
 #include <limits>
 
 #include "common/json_fields.h"
@@ -41,15 +42,11 @@ std::set<std::string> text_set(const json* array, json_read::FieldReader& in, st
 }  // namespace
 
 std::string GroupRouter::why_not_carried(bool& lasting) const {
+    // Requests through it and its listen streams are carried (group_router_carry_requests.cpp).
     lasting = false;
-    if (!streams_.empty()) {
-        lasting = true;
-        return "it holds listen streams of the stateless era";
-    }
     if (busy_ || !inbox_.empty()) return "it is handling a message";
     if (initializing_ || !before_initialize_.empty()) return "its handshake is under way";
-    if (!sent_.empty() || !waiting_.empty() || !fanouts_.empty() || !server_requests_.empty())
-        return "requests through it wait for their answers";
+    if (!modern_trigger_.empty()) return "its first request waits for its members";
     return {};
 }
 
@@ -85,7 +82,8 @@ json GroupRouter::carried() const {
             {"cursor_order", cursor_order_},
             {"next_cursor", next_cursor_},
             {"uri_owners", uri_owners_},
-            {"reported_names", reported_names_}};
+            {"reported_names", reported_names_},
+            {"requests", carried_requests()}};
 }
 
 Result<Done> GroupRouter::restore_carried(const json& body) {
@@ -198,6 +196,18 @@ Result<Done> GroupRouter::restore_carried(const json& body) {
     if (in.ok() && (read_cursors.size() > kMaxCursors || read_owners.size() > kMaxKnown))
         in.fail("it holds more cursors or resources than a group keeps");
     if (!in.ok()) return permanent_failure("a group session's state: " + in.error());
+    // The counters first: the requests are checked against them. A state of a binary that
+    // carried no requests through groups has none.
+    const std::uint64_t before_id = next_id_, before_request = next_server_request_;
+    next_id_ = std::max(next_id_, next_id);
+    next_server_request_ = std::max(next_server_request_, next_server_request);
+    if (const json* requests = json_read::member(body, "requests"); requests != nullptr) {
+        if (Result<Done> read = restore_requests(*requests); !read) {
+            next_id_ = before_id;
+            next_server_request_ = before_request;
+            return permanent_failure("a group session's state: " + read.error());
+        }
+    }
 
     nonce_ = nonce;
     members_ = std::move(read_members);
@@ -207,9 +217,7 @@ Result<Done> GroupRouter::restore_carried(const json& body) {
     initialize_params_ = *params;
     protocol_ = std::move(protocol);
     client_name_ = std::move(client_name);
-    next_id_ = std::max(next_id_, next_id);
     next_fanout_ = std::max(next_fanout_, next_fanout);
-    next_server_request_ = std::max(next_server_request_, next_server_request);
     next_cursor_ = std::max(next_cursor_, next_cursor);
     epochs_ = std::move(read_epochs);
     cursors_ = std::move(read_cursors);

@@ -551,60 +551,6 @@ TEST_CASE("a dual-era server's legacy process is carried with its legacy client,
     CHECK(poll_until(10s, [&] { return !env.server("dual")["legacy_process"].is_object(); }));
 }
 
-TEST_CASE("group sessions are carried: a registry group and one made on the spot, their members with them",
-          "[upgrade]") {
-    TestEnv env("upgrade-groups");
-    env.write_registry(server_toml("alpha") + server_toml("beta") + R"(
-[groups.dev]
-servers = ["alpha", "beta"]
-exclude_tools = ["crash"]
-)");
-    env.start_daemon();
-    env.wait_state("alpha", "running");
-    env.wait_state("beta", "running");
-    McpSession dev(env.socket(), "dev");
-    dev.initialize("registry-group");
-    PipedProcess agent({bin("mcpctl"), "--socket", env.socket(), "connect", "alpha", "beta"},
-                       env.path("connect.err"));
-    McpSession& adhoc = agent.session();
-    adhoc.initialize("adhoc-group");
-    const auto tool_names = [](McpSession& s) {
-        const McpMessage listed = s.wait_response(s.request("tools/list"));
-        std::vector<std::string> names;
-        for (const json& tool : listed.json["result"]["tools"]) names.push_back(tool["name"].get<std::string>());
-        std::sort(names.begin(), names.end());
-        return names;
-    };
-    const std::vector<std::string> dev_tools = tool_names(dev);
-    const std::vector<std::string> adhoc_tools = tool_names(adhoc);
-    REQUIRE(std::find(dev_tools.begin(), dev_tools.end(), "alpha__echo") != dev_tools.end());
-    CHECK(std::find(dev_tools.begin(), dev_tools.end(), "alpha__crash") == dev_tools.end());
-    const std::vector<pid_t> processes = env.marked_processes();
-
-    for (int round = 0; round < 2; ++round) {
-        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
-        INFO(upgraded.describe());
-        REQUIRE(upgraded.exit_code == 0);
-        CHECK(env.marked_processes() == processes);
-        const std::string r = std::to_string(round);
-        CHECK(call_text(dev, "alpha__echo", {{"text", "dev " + r}}) == "dev " + r);
-        CHECK(call_text(dev, "beta__echo", {{"text", "dev beta " + r}}) == "dev beta " + r);
-        CHECK(call_text(adhoc, "beta__echo", {{"text", "adhoc " + r}}) == "adhoc " + r);
-        // The same lists, filters included.
-        CHECK(tool_names(dev) == dev_tools);
-        CHECK(tool_names(adhoc) == adhoc_tools);
-    }
-    CHECK(count_of(env.daemon_log(), "carried across the upgrade (pid") >= 4);
-    const RunResult groups = env.ctl({"--json", "sessions"});
-    INFO(groups.out);
-    CHECK(groups.exit_code == 0);
-    adhoc.close_write();
-    CHECK(agent.wait_exit(10s) == 0);
-    dev.close_write();
-    CHECK(dev.wait_closed(10s));
-    CHECK(poll_until(5s, [&] { return env.server("alpha")["sessions"] == 0; }));
-}
-
 TEST_CASE("another user's session is carried as that user: it still acts as itself and sees only its own",
           "[upgrade][access]") {
     const OtherUser user;

@@ -194,9 +194,18 @@ if ! /usr/bin/mcpctl --socket "$socket" restart demo --wait --timeout 20s; then
     fail "the installed mcpd did not run the demo server of /etc/mcpd/mcpd.toml"
 fi
 
-# An upgrade in place across a reinstall of the package: dpkg replaces /usr/sbin/mcpd under the
-# running daemon, and mcpctl upgrade runs the new file under the same pid, the demo server's
-# process carried on (docs/UPGRADE.md).
+# An upgrade in place across an upgrade of the package to a newer version: dpkg replaces
+# /usr/sbin/mcpd under the running daemon, and mcpctl upgrade runs the new file under the same
+# pid, the demo server's process carried on (docs/UPGRADE.md). The newer version is this
+# package repacked as VERSION+upgrade1 (building the sources twice would double the test's
+# time), so dpkg upgrades it as it would a newer release: the old package's prerm, then the
+# new one's postinst with the old version.
+newer_version="${version}+upgrade1"
+newer_root=$work/newer
+dpkg-deb -R "${debs[0]}" "$newer_root"
+sed -i "s/^Version: .*/Version: $newer_version/" "$newer_root/DEBIAN/control"
+newer_deb=$work/mcpd_${newer_version}.deb
+dpkg-deb --root-owner-group -b "$newer_root" "$newer_deb" >/dev/null
 server_pid() {
     /usr/bin/mcpctl --socket "$socket" status | awk '$1 == "demo" { print $3 }'
 }
@@ -222,12 +231,16 @@ agent_call() {
 agent_call '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"package-agent","version":"1"}}}' 1 '"serverInfo"'
 printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"$agent_in"
 agent_call '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"before the upgrade"}}}' 2 'before the upgrade'
-as_root dpkg -i "${debs[0]}" >/dev/null
+as_root dpkg -i "$newer_deb" >"$work/newer.log"
+grep -q "over ($version)" "$work/newer.log" ||
+    fail "dpkg -i did not upgrade mcpd $version to $newer_version: $(cat "$work/newer.log")"
+[ "$(dpkg-query -W -f='${Version}' mcpd)" = "$newer_version" ] ||
+    fail "after dpkg -i the installed mcpd is $(dpkg-query -W -f='${Version}' mcpd), not $newer_version"
 [[ $(readlink "/proc/$smoke_pid/exe") == *"(deleted)" ]] ||
     fail "dpkg -i did not replace the running /usr/sbin/mcpd (its exe is $(readlink "/proc/$smoke_pid/exe"))"
 if ! /usr/bin/mcpctl --socket "$socket" upgrade --wait --timeout 20s; then
     cat "$work/smoke.log" >&2
-    fail "mcpctl upgrade did not replace the running mcpd with the reinstalled one"
+    fail "mcpctl upgrade did not replace the running mcpd with the one of $newer_version"
 fi
 [ "$(readlink "/proc/$smoke_pid/exe")" = /usr/sbin/mcpd ] ||
     fail "after the upgrade mcpd runs $(readlink "/proc/$smoke_pid/exe"), not the new /usr/sbin/mcpd"
