@@ -5,6 +5,7 @@
 // Each member session's own requests are carried by its server's router.
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "common/base64url.h"
 #include "common/json_fields.h"
@@ -35,8 +36,15 @@ std::optional<std::string> bytes_of(json_read::FieldReader& in, std::string_view
 }  // namespace
 
 json GroupRouter::carried_requests() const {
+    // In the order of their ids, so that the same state is always written the same way.
+    const std::map<std::uint64_t, const Sent*> sent_by_id = [this] {
+        std::map<std::uint64_t, const Sent*> out;
+        for (const auto& [id, s] : sent_) out.emplace(id, &s);
+        return out;
+    }();
     json sent = json::array();
-    for (const auto& [id, s] : sent_)
+    for (const auto& [id, entry] : sent_by_id) {
+        const Sent& s = *entry;
         sent.push_back({{"id", id},
                         {"kind", kSentKinds[static_cast<int>(s.kind)]},
                         {"member", s.member},
@@ -44,6 +52,7 @@ json GroupRouter::carried_requests() const {
                         {"list", s.list},
                         {"fanout", s.fanout},
                         {"line", base64url_encode(s.line)}});
+    }
     json waiting = json::array();
     for (const auto& [raw_id, id] : waiting_) waiting.push_back({{"raw_id", base64url_encode(raw_id)}, {"id", id}});
     json fanouts = json::array();
@@ -55,12 +64,19 @@ json GroupRouter::carried_requests() const {
                            {"remaining", f.remaining},
                            {"results", std::move(results)}});
     }
+    const std::map<std::uint64_t, const ServerRequest*> requests_by_id = [this] {
+        std::map<std::uint64_t, const ServerRequest*> out;
+        for (const auto& [id, r] : server_requests_) out.emplace(id, &r);
+        return out;
+    }();
     json requests = json::array();
-    for (const auto& [id, r] : server_requests_)
+    for (const auto& [id, entry] : requests_by_id) {
+        const ServerRequest& r = *entry;
         requests.push_back({{"id", id},
                             {"member", r.member},
                             {"raw_id", base64url_encode(r.raw_id)},
                             {"progress_token", base64url_encode(r.progress_token)}});
+    }
     json streams = json::array();
     for (const Stream& s : streams_) {
         json listens = json::array();
