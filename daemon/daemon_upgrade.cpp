@@ -122,7 +122,7 @@ UpgradeState Daemon::upgrade_state() const {
     pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
         if (role.kind == "retired") return;  // refused before (upgrade_blockers)
         CarriedServer carried{server.name(), server.supervisor().snapshot(), server.carried_process(),
-                              server.router().carried(), std::nullopt};
+                              server.router().carried(), std::nullopt, server.carried_box()};
         if (role.kind != "shared") {
             const InstanceKey* key = pool_.key_of(&server);
             if (key == nullptr) return;  // refused before (upgrade_blockers)
@@ -350,7 +350,7 @@ void Daemon::restore_servers(const UpgradeState& state) {
             continue;
         }
         if (carried.instance) server = &restore_instance(*server, *carried.instance);
-        if (Result<Done> restored = server->take_over(carried.supervisor, carried.process);
+        if (Result<Done> restored = server->take_over(carried.supervisor, carried.process, carried.box);
             !restored)
             log::error("upgrade in place: " + restored.error());
         else if (carried.router)

@@ -147,6 +147,9 @@ public:
     // Its running process as the state carries it (none when it has none): pid, tag, the
     // three pipes' descriptors, the lines they had begun, mcpd's handshake and id counter.
     std::optional<CarriedProcess> carried_process() const;
+    // Its box as the state carries it: how its child's sandbox was enforced, its cgroup leaves
+    // and counts; none when it never had either.
+    std::optional<CarriedBox> carried_box() const;
     // While the new binary checks the state: its process's output is not read (it waits in the
     // pipes), so what the state says it had begun stays true; or it is read on.
     void hold_output(bool hold) {
@@ -155,7 +158,8 @@ public:
     // In the new process: `supervisor` restored, and `process` (when there is one) taken over
     // as the current one, ready, without a handshake.
     Result<Done> take_over(const nlohmann::json& supervisor,
-                           const std::optional<CarriedProcess>& process);
+                           const std::optional<CarriedProcess>& process,
+                           const std::optional<CarriedBox>& box = std::nullopt);
 
     // Why the server failed, with what to do about it (for a failed server).
     std::string failure() const { return supervisor_.failure(); }

@@ -21,10 +21,6 @@ std::string ManagedServer::why_not_carried(bool& passing) const {
     if (!draining_.empty()) return "an exited process of it is still draining its output";
     if (child_ == nullptr)
         return supervisor_.without_process() ? router_.why_not_carried() : "it has no process";
-    if (sandbox_plan_ || cgroup_.active()) {
-        passing = false;
-        return "boxed servers cannot be carried yet: stop it, upgrade, then start it";
-    }
     if (handshake_ == nullptr || !handshake_->settled())
         return "mcpd's own request to it waits for an answer";
     if (std::string why = router_.why_not_carried(); !why.empty()) return why;
@@ -52,8 +48,39 @@ std::optional<CarriedProcess> ManagedServer::carried_process() const {
     return p;
 }
 
+std::optional<CarriedBox> ManagedServer::carried_box() const {
+    if (!sandbox_plan_ && !cgroup_.active()) return std::nullopt;
+    CarriedBox box;
+    if (sandbox_plan_) {
+        box.boxed = true;
+        box.enforced = sandbox_plan_->enforced;
+        box.unenforced = sandbox_plan_->unenforced;
+    }
+    const ServerCgroup::Carried cgroup = cgroup_.carried();
+    box.cgroup_leaf = cgroup.leaf;
+    box.ended_leaves = cgroup.ended;
+    box.oom_kills = cgroup.oom_kills;
+    box.counted = cgroup.counted;
+    return box;
+}
+
 Result<Done> ManagedServer::take_over(const nlohmann::json& supervisor,
-                                      const std::optional<CarriedProcess>& process) {
+                                      const std::optional<CarriedProcess>& process,
+                                      const std::optional<CarriedBox>& box) {
+    if (box) {
+        // The box is the kernel's, held by the process: only how it was enforced (for status)
+        // and the cgroup's leaves and counts are mcpd's to know again.
+        if (Result<Done> leaves = cgroup_.restore({box->cgroup_leaf, box->ended_leaves, box->oom_kills, box->counted});
+            !leaves)
+            return permanent_failure("server '" + config_.name + "': " + leaves.error());
+        if (box->boxed) {
+            sandbox::Plan plan;
+            plan.active = true;
+            plan.enforced = box->enforced;
+            plan.unenforced = box->unenforced;
+            sandbox_plan_ = std::move(plan);
+        }
+    }
     if (Result<Done> restored = supervisor_.restore(supervisor); !restored) return restored;
     if (!process) return Done{};
     SpawnedProcess taken;

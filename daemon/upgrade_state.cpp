@@ -130,6 +130,47 @@ Result<CarriedProcess> read_carried_process(const json& body) {
     return p;
 }
 
+json to_json(const CarriedBox& box) {
+    return {{"boxed", box.boxed},
+            {"enforced", box.enforced},
+            {"unenforced", box.unenforced},
+            {"cgroup_leaf", box.cgroup_leaf},
+            {"ended_leaves", box.ended_leaves},
+            {"oom_kills", box.oom_kills},
+            {"counted", box.counted}};
+}
+
+Result<CarriedBox> read_carried_box(const json& body) {
+    if (!body.is_object()) return permanent_failure("its box is not an object");
+    CarriedBox box;
+    FieldReader in(body);
+    box.boxed = in.flag("boxed");
+    box.cgroup_leaf = in.text("cgroup_leaf");
+    box.oom_kills = static_cast<std::uint64_t>(in.integer("oom_kills", 0));
+    box.counted = in.flag("counted");
+    const auto texts = [&in](std::string_view key, std::vector<std::string>& out) {
+        const json* list = in.array(key);
+        for (std::size_t i = 0; list != nullptr && in.ok() && i < list->size(); ++i) {
+            if (!(*list)[i].is_string()) in.fail("an item of its \"" + std::string(key) + "\" is not a text");
+            else out.push_back((*list)[i].get<std::string>());
+        }
+    };
+    texts("enforced", box.enforced);
+    texts("unenforced", box.unenforced);
+    texts("ended_leaves", box.ended_leaves);
+    // A leaf is a directory of mcpd's delegated cgroup (checked again when it is taken).
+    const auto leaf_like = [](const std::string& leaf) {
+        return leaf.starts_with("/") && leaf.size() < 4096 && leaf.find("/..") == std::string::npos &&
+               leaf.find('\0') == std::string::npos;
+    };
+    if (in.ok() && ((!box.cgroup_leaf.empty() && !leaf_like(box.cgroup_leaf)) ||
+                    !std::all_of(box.ended_leaves.begin(), box.ended_leaves.end(), leaf_like)))
+        in.fail("a cgroup leaf of it is not an absolute path of its own");
+    if (in.ok() && !box.cgroup_leaf.empty() && !box.counted) in.fail("it has a leaf it never counted");
+    if (!in.ok()) return permanent_failure("its box: " + in.error());
+    return box;
+}
+
 json to_json(const UpgradeState& state) {
     json http = json::array();
     for (const auto& [address, fd] : state.http_listeners)
@@ -140,7 +181,8 @@ json to_json(const UpgradeState& state) {
                            {"supervisor", server.supervisor},
                            {"process", server.process ? to_json(*server.process) : json()},
                            {"router", server.router ? to_json(*server.router) : json()},
-                           {"instance", instance_json(server.instance)}});
+                           {"instance", instance_json(server.instance)},
+                           {"box", server.box ? to_json(*server.box) : json()}});
     json sessions = json::array();
     for (const CarriedSession& session : state.sessions) sessions.push_back(to_json(session));
     return {{"mcpd_version", state.mcpd_version},
@@ -269,6 +311,13 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
                 return permanent_failure("the state cannot be taken: server '" + server.name +
                                          "': " + carried.error());
             server.router = std::move(carried).value();
+        }
+        if (const json* box = json_read::member(entry, "box"); box != nullptr && !box->is_null()) {
+            Result<CarriedBox> carried = read_carried_box(*box);
+            if (!carried)
+                return permanent_failure("the state cannot be taken: server '" + server.name +
+                                         "': " + carried.error());
+            server.box = std::move(carried).value();
         }
         FieldReader instance_reader(entry);
         server.instance = read_instance(entry, instance_reader);

@@ -49,12 +49,30 @@ struct CarriedInstance {
 nlohmann::json to_json(const Project& project);
 Result<Project> read_carried_project(const nlohmann::json& project);
 
+// A server's box (docs/SANDBOX.md): how the sandbox of the child it ran was enforced, and its
+// cgroup leaves with their counts. The box itself is the kernel's, held by the process.
+struct CarriedBox {
+    bool boxed = false;  // a child of it ran in a sandbox: what was enforced, and what not
+    std::vector<std::string> enforced, unenforced;
+    std::string cgroup_leaf;                // the running process's leaf (empty: none)
+    std::vector<std::string> ended_leaves;  // of ended processes, not yet removed
+    std::uint64_t oom_kills = 0;            // of ended processes
+    bool counted = false;                   // a leaf was ever used
+
+    bool operator==(const CarriedBox&) const = default;
+};
+
+nlohmann::json to_json(const CarriedBox& box);
+// Every field by its type; leaves are absolute paths without "..".
+Result<CarriedBox> read_carried_box(const nlohmann::json& box);
+
 struct CarriedServer {
     std::string name;  // the registry entry
     nlohmann::json supervisor;  // Supervisor::snapshot()
     std::optional<CarriedProcess> process;  // its running process, when it has one
     std::optional<CarriedRouter> router;    // its router's state (none in a version 1 state)
     std::optional<CarriedInstance> instance;  // none: the entry's shared instance
+    std::optional<CarriedBox> box;  // none: never boxed nor in a cgroup (version 3)
 };
 
 // A group session's member: its session on a member server's process (none when it was left

@@ -80,9 +80,15 @@ Result<Done> CgroupTree::prepare(pid_t self) {
 
 Result<std::string> CgroupTree::make_leaf(const std::string& name, unsigned serial,
                                           const CgroupLimits& limits) const {
-    const std::string leaf = root_ + "/server-" + name + "-" + std::to_string(serial);
-    if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST)
-        return system_failure("cannot create " + leaf, errno);
+    std::string leaf;
+    for (unsigned tries = 0;; ++tries, ++serial) {
+        leaf = root_ + "/server-" + name + "-" + std::to_string(serial);
+        if (::mkdir(leaf.c_str(), 0755) == 0) break;
+        if (errno != EEXIST) return system_failure("cannot create " + leaf, errno);
+        // Left empty by a process that ended: used again. Holding processes: another's.
+        if (read_text(leaf + "/cgroup.procs").value_or("").find_first_not_of(" \n") == std::string::npos) break;
+        if (tries >= 4096) return permanent_failure("every leaf of " + name + " up to " + leaf + " is in use");
+    }
     const auto write = [&](const char* file, const std::string& text) -> Result<Done> {
         return write_text(leaf + "/" + file, text);
     };

@@ -40,7 +40,9 @@ public:
     // cpu below. `self` is the pid to move (getpid()).
     Result<Done> prepare(pid_t self);
 
-    // A new leaf for one process of server `name` with `limits` written; its directory.
+    // A new leaf for one process of server `name` with `limits` written; its directory. A
+    // serial whose leaf holds processes already (one carried across an upgrade in place, which
+    // restarts the count) is passed over for the next one that is free or empty.
     Result<std::string> make_leaf(const std::string& name, unsigned serial,
                                   const CgroupLimits& limits) const;
 

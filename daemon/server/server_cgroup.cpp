@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "daemon/sandbox/kernel_support.h"
+
 namespace mcpd {
 
 ServerCgroup::~ServerCgroup() {
@@ -27,6 +29,23 @@ bool ServerCgroup::ended() {
 
 void ServerCgroup::tidy() {
     std::erase_if(ended_, [](const std::string& leaf) { return sandbox::remove_leaf(leaf); });
+}
+
+Result<Done> ServerCgroup::restore(const Carried& carried) {
+    const std::string& root = sandbox::delegated_cgroup();
+    const auto inside = [&root](const std::string& leaf) {
+        return !root.empty() && leaf.size() > root.size() + 1 && leaf.starts_with(root + "/") &&
+               leaf.find("/..") == std::string::npos && leaf.find('\0') == std::string::npos;
+    };
+    if ((!carried.leaf.empty() && !inside(carried.leaf)) ||
+        std::any_of(carried.ended.begin(), carried.ended.end(), [&](const std::string& l) { return !inside(l); }))
+        return permanent_failure("its cgroup leaves are not in mcpd's delegated cgroup " +
+                                 (root.empty() ? std::string("(it has none)") : root));
+    leaf_ = carried.leaf;
+    ended_ = carried.ended;
+    oom_kills_ = carried.oom_kills;
+    counted_ = carried.counted;
+    return Done{};
 }
 
 std::optional<sandbox::CgroupUsage> ServerCgroup::usage() const {

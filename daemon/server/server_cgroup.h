@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "daemon/sandbox/cgroup_leaf.h"
 
 namespace mcpd {
@@ -31,6 +32,18 @@ public:
     std::optional<sandbox::CgroupUsage> usage() const;
     // OOM kills over every process it had, the running one's included; none without a cgroup.
     std::optional<std::uint64_t> oom_kills() const;
+
+    // An upgrade in place: its leaves and counts as they are, and, in the new process, the
+    // same again. A leaf outside mcpd's delegated cgroup is refused (nothing is taken).
+    struct Carried {
+        std::string leaf;
+        std::vector<std::string> ended;
+        std::uint64_t oom_kills = 0;
+        bool counted = false;
+        bool operator==(const Carried&) const = default;
+    };
+    Carried carried() const { return {leaf_, ended_, oom_kills_, counted_}; }
+    Result<Done> restore(const Carried& carried);
 
 private:
     std::string leaf_;

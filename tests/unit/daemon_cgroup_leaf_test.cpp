@@ -80,6 +80,16 @@ TEST_CASE("cgroup: a leaf per process with its limits", "[sandbox][cgroup]") {
     CHECK(cg.get("server-fs-8/cpu.weight") == "50");
     CHECK(cg.get("server-fs-8/memory.max").empty());
     CHECK(sandbox::cpu_max_text({config::CpuLimit::Kind::quota, 50}) == "50000 100000");
+
+    // A leaf holding a process (one carried across an upgrade, whose count starts again) is
+    // passed over; an empty one left by a process that ended is used again.
+    cg.put("server-fs-8/cgroup.procs", "4242\n");
+    cg.leaf_files("server-fs-9");
+    const Result<std::string> next = tree.make_leaf("fs", 8, limits);
+    REQUIRE(next);
+    CHECK(next.value() == cg.root + "/server-fs-9");
+    cg.put("server-fs-8/cgroup.procs", "");
+    CHECK(tree.make_leaf("fs", 8, limits).value() == cg.root + "/server-fs-8");
 }
 
 TEST_CASE("cgroup: a leaf's figures, and OOM kills over a server's processes",

@@ -85,19 +85,19 @@ UpgradeState state_with_sessions() {
     stats.replay_counts.assign(std::size(kReplayVerdicts), 0);
     stats.replay_counts[1] = 3;
     router.stats = stats;
-    state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, router, std::nullopt});
-    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{}, std::nullopt});
+    state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, router, std::nullopt, std::nullopt});
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{}, std::nullopt, std::nullopt});
     // A session's private process of "a", and a project's child of "b" run as its user.
     state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
-                             CarriedInstance{InstanceKind::exclusive, "3", std::nullopt}});
+                             CarriedInstance{InstanceKind::exclusive, "3", std::nullopt}, std::nullopt});
     const Project project = site_project();
     state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
-                             CarriedInstance{InstanceKind::project, project.key(), project}});
+                             CarriedInstance{InstanceKind::project, project.key(), project}, std::nullopt});
     // The legacy process of "b"'s project child, and of "a"'s shared process.
     state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
-                             CarriedInstance{InstanceKind::legacy, "project\n" + project.key(), project}});
+                             CarriedInstance{InstanceKind::legacy, "project\n" + project.key(), project}, std::nullopt});
     state.servers.push_back({"a", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{},
-                             CarriedInstance{InstanceKind::legacy, "", std::nullopt}});
+                             CarriedInstance{InstanceKind::legacy, "", std::nullopt}, std::nullopt});
     state.next_session = 8;
     CarriedSession socket;
     socket.id = 3;

@@ -27,7 +27,7 @@ UpgradeState state_with_http() {
     state.listening_path = state.socket_path;
     state.control_fd = 5;
     state.http_listeners = {{"unix:/run/mcpd/mcpd-http.sock", 6}, {"127.0.0.1:8080", 7}};
-    state.servers.push_back({"web", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{}, std::nullopt});
+    state.servers.push_back({"web", SupervisorFixture().sup.snapshot(), std::nullopt, CarriedRouter{}, std::nullopt, std::nullopt});
     state.next_session = 4;
     CarriedSession session;
     session.id = 3;

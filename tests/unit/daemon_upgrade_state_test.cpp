@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/state_file.h"
+#include "daemon/sandbox/kernel_support.h"
+#include "daemon/server/server_cgroup.h"
 #include "daemon/upgrade_state.h"
 #include "fake_supervisor_environment.h"
 
@@ -163,8 +165,8 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     state.metrics_listener.emplace("127.0.0.1:9464", 9);
     state.uptime_ms = 1234;
     state.upgrades = 2;
-    state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt, std::nullopt, std::nullopt});
-    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, std::nullopt, std::nullopt});
+    state.servers.push_back({"a", backoff.sup.snapshot(), std::nullopt, std::nullopt, std::nullopt, std::nullopt});
+    state.servers.push_back({"b", SupervisorFixture().sup.snapshot(), std::nullopt, std::nullopt, std::nullopt, std::nullopt});
     SupervisorFixture running;
     running.run();
     CarriedProcess process;
@@ -181,7 +183,7 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     process.abandoned = {3, 5};
     process.idle_armed = true;
     process.logs = {"started", "listening"};
-    state.servers.push_back({"c", running.sup.snapshot(), process, std::nullopt, std::nullopt});
+    state.servers.push_back({"c", running.sup.snapshot(), process, std::nullopt, std::nullopt, std::nullopt});
     const json body = to_json(state);
     const Result<UpgradeState> parsed = parse_upgrade_state(body);
     REQUIRE(parsed.ok());
@@ -268,4 +270,64 @@ TEST_CASE("upgrade state: a running server's supervisor keeps its pid, stability
     after.sup.on_health_reply();
     after.sup.on_exit(1);
     CHECK(after.sup.state() == ServerState::backoff);
+}
+
+TEST_CASE("upgrade state: a server's box round-trips, and a leaf that is not one refuses the state") {
+    UpgradeState state;
+    state.pid = 7;
+    state.control_fd = 5;
+    CarriedBox box;
+    box.boxed = true;
+    box.enforced = {"network none: a private network namespace"};
+    box.unenforced = {"memory: no delegated cgroup"};
+    box.cgroup_leaf = "/sys/fs/cgroup/mcpd/servers/web-3";
+    box.ended_leaves = {"/sys/fs/cgroup/mcpd/servers/web-2"};
+    box.oom_kills = 2;
+    box.counted = true;
+    state.servers.push_back({"web", SupervisorFixture().sup.snapshot(), std::nullopt, std::nullopt, std::nullopt, box});
+    const json body = to_json(state);
+    const Result<UpgradeState> parsed = parse_upgrade_state(body);
+    REQUIRE(parsed.ok());
+    REQUIRE(parsed->servers[0].box.has_value());
+    CHECK(*parsed->servers[0].box == box);
+    CHECK(to_json(parsed.value()).dump() == body.dump());
+
+    const auto refused = [&](const std::function<void(json&)>& change) {
+        json bad = body;
+        change(bad);
+        const Result<UpgradeState> read = parse_upgrade_state(bad);
+        return read.ok() ? std::string("(taken)") : read.error();
+    };
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["box"]["cgroup_leaf"] = "relative/leaf"; }),
+               Catch::Contains("not an absolute path"));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["box"]["ended_leaves"] = {"/sys/fs/cgroup/../etc"}; }),
+               Catch::Contains("not an absolute path"));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["box"]["counted"] = false; }),
+               Catch::Contains("never counted"));
+    CHECK_THAT(refused([](json& b) { b["servers"][0]["box"]["enforced"] = {3}; }),
+               Catch::Contains("not a text"));
+    // A state without boxes (version 2) is read as having none.
+    json old = body;
+    old["servers"][0].erase("box");
+    const Result<UpgradeState> without = parse_upgrade_state(old);
+    REQUIRE(without.ok());
+    CHECK_FALSE(without->servers[0].box.has_value());
+}
+
+TEST_CASE("a carried cgroup leaf is taken only inside mcpd's delegated cgroup") {
+    ServerCgroup cgroup;
+    const Result<Done> outside = cgroup.restore({"/sys/fs/cgroup/someone-else/leaf", {}, 0, true});
+    REQUIRE_FALSE(outside.ok());
+    CHECK_THAT(outside.error(), Catch::Contains("not in mcpd's delegated cgroup"));
+    CHECK_FALSE(cgroup.active());  // nothing taken
+    const std::string& root = sandbox::delegated_cgroup();
+    if (!root.empty()) {
+        CHECK_FALSE(cgroup.restore({root + "/../escape", {}, 0, true}).ok());
+        REQUIRE(cgroup.restore({root + "/web-1", {root + "/web-0"}, 3, true}).ok());
+        CHECK(cgroup.carried() == ServerCgroup::Carried{root + "/web-1", {root + "/web-0"}, 3, true});
+        REQUIRE(cgroup.restore({"", {}, 0, false}).ok());  // nothing of the test's to remove at the end
+    }
+    // Nothing at all is always taken: a server that never had a cgroup.
+    CHECK(cgroup.restore({"", {}, 0, false}).ok());
+    CHECK_FALSE(cgroup.active());
 }
