@@ -103,7 +103,12 @@ Result<Done> ManagedServer::take_over(const nlohmann::json& supervisor,
         std::unordered_set<std::uint64_t>(process->abandoned.begin(), process->abandoned.end()));
     router_.on_child_ready(initialize_result_, handshake_->protocol_version(), handshake_->modern());
     if (process->idle_armed) supervisor_.on_sessions_changed(0);
-    log::info(config_.name, "pid " + std::to_string(process->pid) + " carried across the upgrade");
+    log::info(config_.name, "pid " + std::to_string(process->pid) + " carried across the upgrade" +
+                                (process->begun_stdout.empty()
+                                     ? std::string()
+                                     : " (a line it had begun on stdout, " +
+                                           std::to_string(process->begun_stdout.size()) +
+                                           " bytes, read on)"));
     return Done{};
 }
 

@@ -23,6 +23,7 @@
 #include "http_stream_client.h"
 #include "mcp_session.h"
 #include "other_user.h"
+#include "proc_fs.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -228,6 +229,8 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
     }
     const std::size_t descriptors = descriptors_of(daemon);
     const std::vector<pid_t> processes = env.marked_processes();  // live, private and proj's
+    const std::size_t resident = resident_bytes(daemon).value_or(0);
+    REQUIRE(resident > 0);
 
     std::atomic<bool> stop{false};
     std::vector<Tally> tallies(clients.size() + over_http.size());
@@ -362,8 +365,37 @@ TEST_CASE("ten upgrades while sixteen clients pipeline calls, follow progress an
         else CHECK(clients[i]->notifications(kUpdated).empty());
     }
     CHECK(count_of(env.daemon_log(), "[live] ready: protocol") == 1);
-    // No descriptor left behind by ten execs.
+    // No descriptor left behind by ten execs, and no memory.
     CHECK(descriptors_of(daemon) == descriptors);
+    const std::size_t resident_after = resident_bytes(daemon).value_or(0);
+    INFO("resident before " << resident << " bytes, after " << resident_after);
+    CHECK(resident_after <= resident + resident / 20);
+}
+
+TEST_CASE("a line a server had half written at the exec is read on by the new process, answered once",
+          "[upgrade]") {
+    TestEnv env("upgrade-server-half-line");
+    // Everything the server writes goes in two halves, 1.5 s apart: the upgrade comes between.
+    env.write_registry(server_toml("split", {"--split-ms=1500", "--tick-ms=0"}));
+    env.start_daemon();
+    env.wait_state("split", "running", 20s);
+    const pid_t split = *env.server_pid("split");
+    McpSession session(env.socket(), "split");
+    session.initialize("half-lines");
+    for (int round = 1; round <= 2; ++round) {
+        const std::string r = std::to_string(round);
+        const json id = session.call_tool("echo", {{"text", "split " + r}});
+        std::this_thread::sleep_for(300ms);  // its first half is written by now
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO(upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+        CHECK(session.wait_response(id, 10s).tool_text() == "split " + r);
+    }
+    CHECK(env.server_pid("split") == split);
+    // Both upgrades came while a line was half written, and it was read on, not lost.
+    CHECK(count_of(env.daemon_log(), "bytes, read on)") == 2);
+    session.pump(200ms);
+    CHECK(session.responses().empty());
 }
 
 TEST_CASE("a long call in flight is carried: the new process relays its progress and its answer, once",
