@@ -233,7 +233,7 @@ const up = F.upgrade;
 if (up && !up.error) {
   line('### 9. Upgrades in place under load');
   line();
-  line(`${up.sessions} sessions (half on the socket, half on passed pipes) pipelining echo calls, ${up.pipeline_depth} in flight each, through ${up.upgrades} upgrades in place: ${up.answered} answered, ${up.misrouted} misrouted.`);
+  line(`${up.sessions} sessions (on the socket, on passed pipes, and ${up.http_sessions ?? 0} over HTTP) pipelining echo calls, ${up.pipeline_depth} in flight each, through ${up.upgrades} upgrades in place: ${up.answered} answered, ${up.misrouted} misrouted.`);
   line();
   table(
     ['figure', 'median', 'max'],

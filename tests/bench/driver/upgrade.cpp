@@ -1,5 +1,5 @@
-// 9. An upgrade in place under load (docs/UPGRADE.md): 16 sessions (half on the socket, half
-// on passed pipes) pipelining small calls to one shared demo server while mcpd is upgraded in
+// 9. An upgrade in place under load (docs/UPGRADE.md): 16 sessions (6 on the socket, 6 on
+// passed pipes, 4 over HTTP on kept-alive connections) pipelining small calls to one shared demo server while mcpd is upgraded in
 // place again and again. Per upgrade: how long the `upgrade` request and the wait for the new
 // process took, the state's size, and the time no session heard anything (from the last reply
 // before the upgrade began to the first after it ended, the longest silence of the whole
@@ -13,14 +13,19 @@
 #include <thread>
 
 #include "figures.h"
+#include "http_session.h"
 
 namespace bench {
 namespace {
 
+// A session's calls: on its channel, or (HTTP) as POSTs pipelined on its connection.
 struct Stream {
-    Session* session;
+    Session* session = nullptr;
+    HttpSession* http = nullptr;
+    std::uint64_t next_id = 1;
     std::uint64_t oldest = 0;
     int in_flight = 0;
+    int fd() const { return http != nullptr ? http->fd() : session->channel->in_fd(); }
 };
 
 // Replies of every session, with when each came, until `stop`.
@@ -31,26 +36,30 @@ struct Load {
     std::string error;
 };
 
-void run_load(std::vector<Session>& sessions, int depth, std::atomic<bool>& stop, Load& load) {
+void run_load(std::vector<Session>& sessions, std::vector<std::unique_ptr<HttpSession>>& http, int depth,
+              std::atomic<bool>& stop, Load& load) {
     const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
     std::vector<Stream> streams;
-    streams.reserve(sessions.size());
-    for (Session& s : sessions) streams.push_back({&s, 0, 0});
+    streams.reserve(sessions.size() + http.size());
+    for (Session& s : sessions) streams.push_back({&s, nullptr, s.next_id, 0, 0});
+    for (auto& h : http) streams.push_back({nullptr, h.get(), 1, 0, 0});
     for (Stream& s : streams) {
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.ptr = &s;
-        ::epoll_ctl(epoll, EPOLL_CTL_ADD, s.session->channel->in_fd(), &ev);
+        ::epoll_ctl(epoll, EPOLL_CTL_ADD, s.fd(), &ev);
     }
     const auto top_up = [&](Stream& s) {
         while (s.in_flight < depth && !stop.load()) {
-            const std::uint64_t id = s.session->next_id++;
+            const std::uint64_t id = s.next_id++;
             if (s.in_flight == 0) s.oldest = id;
-            s.session->channel->queue(mcp::echo(id, "upgrade", s.session->echo_tool));
+            if (s.http != nullptr) s.http->send_echo(id);
+            else s.session->channel->queue(mcp::echo(id, "upgrade", s.session->echo_tool));
             ++s.in_flight;
         }
-        while (s.session->channel->flush()) {
-        }
+        if (s.http == nullptr)
+            while (s.session->channel->flush()) {
+            }
     };
     for (Stream& s : streams) top_up(s);
     epoll_event events[64];
@@ -66,12 +75,14 @@ void run_load(std::vector<Session>& sessions, int depth, std::atomic<bool>& stop
         for (int i = 0; i < n; ++i) {
             Stream& s = *static_cast<Stream*>(events[i].data.ptr);
             std::uint64_t got = 0, wrong = 0;
-            const bool open = s.session->channel->read_available([&](std::string_view line) {
+            const auto on_reply = [&](std::string_view line) {
                 if (reply_id(line) != static_cast<long long>(s.oldest)) ++wrong;
                 ++s.oldest;
                 --s.in_flight;
                 ++got;
-            });
+            };
+            const bool open = s.http != nullptr ? s.http->read_available(on_reply)
+                                                : s.session->channel->read_available(on_reply);
             {
                 std::lock_guard guard(load.lock);
                 load.answered += got;
@@ -99,13 +110,23 @@ Json run_upgrade(const Config& config) {
     TempDir dir;
     Mcpd mcpd(config.bin, dir, "mcpd");
     std::vector<Session> sessions;
-    for (int i = 0; i < 16; ++i) sessions.push_back(i % 2 == 0 ? mcpd.attach() : mcpd.attach_fds());
+    for (int i = 0; i < 12; ++i) sessions.push_back(i % 2 == 0 ? mcpd.attach() : mcpd.attach_fds());
+    // mcpd serves HTTP beside its control socket: mcpd.sock -> mcpd-http.sock, bound after the
+    // control socket mcpd's readiness is judged by.
+    const std::string http_socket = dir.file("mcpd-http.sock");
+    for (const auto deadline = Clock::now() + std::chrono::seconds(10); ::access(http_socket.c_str(), F_OK) != 0;) {
+        if (Clock::now() > deadline) throw std::runtime_error("upgrade: " + http_socket + " never appeared");
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::vector<std::unique_ptr<HttpSession>> http;
+    for (int i = 0; i < 4; ++i) http.push_back(std::make_unique<HttpSession>(http_socket));
     const pid_t server = mcpd.server_pid();
-    note("upgrade: 16 sessions pipelining, " + std::to_string(p.upgrades) + " upgrades in place");
+    note("upgrade: 16 sessions pipelining (6 socket, 6 passed pipes, 4 HTTP), " +
+         std::to_string(p.upgrades) + " upgrades in place");
 
     std::atomic<bool> stop{false};
     Load load;
-    std::thread clients([&] { run_load(sessions, p.pipeline_depth, stop, load); });
+    std::thread clients([&] { run_load(sessions, http, p.pipeline_depth, stop, load); });
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     Json rounds = Json::array();
     std::vector<std::pair<Clock::time_point, Clock::time_point>> windows;
@@ -157,6 +178,7 @@ Json run_upgrade(const Config& config) {
         bytes.push_back(r["state_bytes"].get<double>());
     }
     return {{"sessions", 16},
+            {"http_sessions", 4},
             {"pipeline_depth", p.pipeline_depth},
             {"upgrades", upgraded},
             {"answered", load.answered},
