@@ -11,12 +11,15 @@
 //   - a line to a member is JSON, and an answer to a member carries the id of a request that
 //     member sent the client and that was not answered yet;
 //   - unanswered() is the number of the client's requests not answered (at most that once
-//     the client has cancelled one).
+//     the client has cancelled one);
+//   - an upgrade in place, whenever the router may be carried: a new router takes what it
+//     carried, carries the same, and goes on in its place under the same checks.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -90,7 +93,7 @@ struct Received {
 
 class Harness {
 public:
-    explicit Harness(FuzzInput& in) : in_(in), router_(spec(), env_, 42) {}
+    explicit Harness(FuzzInput& in) : in_(in), spec_(spec()), router_(std::make_unique<GroupRouter>(spec_, env_, 42)) {}
 
     void run() {
         for (std::size_t step = 0; step < kMaxSteps && !in_.empty(); ++step) {
@@ -116,7 +119,7 @@ private:
     }
 
     void operation() {
-        switch (in_.below(12)) {
+        switch (in_.below(13)) {
             case 0:
             case 1:
             case 2:
@@ -129,7 +132,7 @@ private:
                 client_answer();
                 break;
             case 5:
-                router_.on_client_line(in_.chunk());
+                router_->on_client_line(in_.chunk());
                 break;
             case 6:
             case 7:
@@ -146,18 +149,36 @@ private:
                 const std::size_t m = in_.below(kMembers);
                 switch (in_.below(3)) {
                     case 0:
-                        router_.member_down(m, "fuzz");
+                        router_->member_down(m, "fuzz");
                         break;
                     case 1:
-                        router_.member_up(m);
+                        router_->member_up(m);
                         break;
                     default:
-                        router_.member_closed(m, "fuzz");
+                        router_->member_closed(m, "fuzz");
                         break;
                 }
                 break;
             }
+            case 12:
+                upgrade();
+                break;
         }
+    }
+
+    // An upgrade in place: when the router may be carried, a new router of the same group takes
+    // what it carried and goes on in its place; it carries the same again.
+    void upgrade() {
+        bool lasting = false;
+        if (!router_->why_not_carried(lasting).empty()) return;
+        const json state = router_->carried();
+        auto next = std::make_unique<GroupRouter>(spec_, env_, 7);
+        const Result<Done> restored = next->restore_carried(state);
+        GROUP_CHECK(restored.ok(), "a new router refused what the router carried: " +
+                                       (restored.ok() ? std::string() : restored.error()));
+        GROUP_CHECK(next->carried() == state, "a new router carries other than it took");
+        GROUP_CHECK(next->unanswered() == router_->unanswered(), "the requests under way changed in the carry");
+        router_ = std::move(next);
     }
 
     // A value of any type (one nlohmann cannot read, such as 1e400, as a string).
@@ -206,17 +227,17 @@ private:
         // A second request with an id still awaited gets its own answer (a duplicate error).
         awaiting_.insert(id);
         trace("client->group", line);
-        router_.on_client_line(line);
+        router_->on_client_line(line);
     }
 
     void client_notification() {
         switch (in_.below(4)) {
             case 0:
-                router_.on_client_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+                router_->on_client_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
                 break;
             case 1: {
                 const std::string id = in_.pick(kIds);
-                router_.on_client_line(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+                router_->on_client_line(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
                                        id + "}}");
                 // A cancelled request may go unanswered (or still be answered, if it crossed
                 // its answer): from now on unanswered() may count fewer than the client awaits.
@@ -224,11 +245,11 @@ private:
                 break;
             }
             case 2:
-                router_.on_client_line(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)" +
+                router_->on_client_line(R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)" +
                                        std::string(in_.pick(kIds)) + R"(,"progress":1}})");
                 break;
             default:
-                router_.on_client_line(R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
+                router_->on_client_line(R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
                 break;
         }
     }
@@ -237,7 +258,7 @@ private:
         const std::string id = client_asked_.empty() || !in_.flag()
                                    ? std::string(in_.pick(kIds))
                                    : client_asked_[in_.below(client_asked_.size())];
-        router_.on_client_line(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"role":"assistant"}})");
+        router_->on_client_line(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"role":"assistant"}})");
     }
 
     void member_answer() {
@@ -280,7 +301,7 @@ private:
                 line = R"({"jsonrpc":"2.0","id":)" + request.id + R"(,"result":)" + result.dump() + "}";
                 break;
         }
-        router_.on_member_line(m, line);
+        router_->on_member_line(m, line);
     }
 
     void member_notification() {
@@ -290,14 +311,14 @@ private:
                        {"uri", in_.pick(kUris)}, {"requestId", json::parse(in_.pick(kIds), nullptr, false)}};
         if (!member_asked_[m].empty() && in_.flag())
             params["requestId"] = json::parse(member_asked_[m][in_.below(member_asked_[m].size())]);
-        router_.on_member_line(m, json{{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}.dump());
+        router_->on_member_line(m, json{{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}.dump());
     }
 
     void member_request() {
         const std::size_t m = in_.below(kMembers);
         const std::string id = in_.flag() ? std::to_string(in_.byte()) : "\"s" + std::to_string(in_.byte()) + '"';
         member_asked_[m].push_back(id);
-        router_.on_member_line(m, R"({"jsonrpc":"2.0","id":)" + id +
+        router_->on_member_line(m, R"({"jsonrpc":"2.0","id":)" + id +
                                       R"(,"method":"sampling/createMessage","params":{"messages":[]}})");
     }
 
@@ -334,15 +355,16 @@ private:
             }
         }
         env_.members.clear();
-        GROUP_CHECK(cancelled_ ? router_.unanswered() <= awaiting_.size()
-                               : router_.unanswered() == awaiting_.size(),
-                    "unanswered() is " + std::to_string(router_.unanswered()) + ", the client awaits " +
+        GROUP_CHECK(cancelled_ ? router_->unanswered() <= awaiting_.size()
+                               : router_->unanswered() == awaiting_.size(),
+                    "unanswered() is " + std::to_string(router_->unanswered()) + ", the client awaits " +
                         std::to_string(awaiting_.size()));
     }
 
     FuzzInput& in_;
     Env env_;
-    GroupRouter router_;
+    GroupSpec spec_;
+    std::unique_ptr<GroupRouter> router_;
     std::multiset<std::string> awaiting_;  // the client's requests not answered yet
     bool cancelled_ = false;               // the client has cancelled a request
     std::vector<std::string> cursors_;
