@@ -95,7 +95,8 @@ json to_json(const CarriedRouter& r) {
             {"tombstones", r.tombstones},
             {"next_progress_token", r.next_progress_token},
             {"progress", std::move(progress)},
-            {"roots_differ_noted", r.roots_differ_noted}};
+            {"roots_differ_noted", r.roots_differ_noted},
+            {"answered_from_cache", r.answered_from_cache}};
     write_requests(r, out);
     return out;
 }
@@ -108,6 +109,9 @@ Result<CarriedRouter> read_carried_router(const json& body) {
     r.served_version = in.text("served_version");
     r.next_progress_token = unsigned_of(in, "next_progress_token");
     r.roots_differ_noted = in.flag("roots_differ_noted");
+    // Written since version 3; none before.
+    if (json_read::member(body, "answered_from_cache") != nullptr)
+        r.answered_from_cache = unsigned_of(in, "answered_from_cache");
     r.child_level = level_of(in, "child_level");
     r.unset_view = level_of(in, "unset_view");
     if (const json* owners = in.ok() ? in.object("task_owners") : nullptr) {
@@ -253,6 +257,7 @@ CarriedRouter Router::carried() const {
     r.next_progress_token = requests_.next_token();
     r.progress.insert(requests_.progress_routes().begin(), requests_.progress_routes().end());
     r.roots_differ_noted = roots_differ_noted_;
+    r.answered_from_cache = answered_from_cache_;
     for (const auto& [child_id, p] : requests_) {
         CarriedRequest request;
         request.child_id = child_id;
@@ -301,6 +306,7 @@ void Router::restore_carried(const CarriedRouter& r) {
     task_tokens_.insert(r.task_tokens.begin(), r.task_tokens.end());
     requests_.restore(r.tombstones, r.progress, r.next_progress_token);
     roots_differ_noted_ = r.roots_differ_noted;
+    answered_from_cache_ = r.answered_from_cache;
     if (r.stats) {
         for (const auto& [name, counters] : r.stats->tools) stats_.restore_name(true, name, counters);
         for (const auto& [name, counters] : r.stats->methods)

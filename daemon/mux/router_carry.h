@@ -57,6 +57,7 @@ struct CarriedRouter {
     std::uint64_t next_progress_token = 1;
     std::map<std::string, routing::ProgressRoute> progress;  // mcpd's token → its owner
     bool roots_differ_noted = false;
+    std::uint64_t answered_from_cache = 0;  // a lazy server's requests its cache answered
 };
 
 nlohmann::json to_json(const CarriedRouter& router);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "call_text.h"
 #include "harness.h"
 #include "mcp_session.h"
 #include "other_user.h"
@@ -344,4 +345,35 @@ TEST_CASE("mcpctl cache clear drops a lazy server's cache, for root and mcpd's u
     REQUIRE(all.exit_code == 0);
     CHECK(json::parse(all.out)["entries"] == 2);
     CHECK(lazy_cache_files(env).empty());
+}
+
+TEST_CASE("a sleeping lazy server's sessions are carried across upgrades, answered from the cache, no process started",
+          "[lazy][upgrade]") {
+    TestEnv env("lazy-upgrade");
+    env.write_registry(server_toml("demo", {}, {{"lazy", "true"}}));
+    env.start_daemon();
+    fill_lazy_cache(env, "demo");
+    const std::size_t starts = lazy_starts(env);
+    McpSession session(env.socket(), "demo");
+    session.initialize("sleepy");
+    const std::vector<std::string> tools = lazy_tool_names(session);
+    REQUIRE_FALSE(tools.empty());
+    REQUIRE(env.marked_processes().empty());
+    const json before = env.server("demo").at("lazy");
+    for (int round = 0; round < 2; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO(upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+    }
+    // Still asleep, its catalog read again from the cache, and its session answered from it.
+    CHECK(env.marked_processes().empty());
+    CHECK(lazy_starts(env) == starts);
+    CHECK(lazy_tool_names(session) == tools);
+    const json after = env.server("demo").at("lazy");
+    INFO(before.dump() << " then " << after.dump());
+    CHECK(after.at("cached") == before.at("cached"));
+    CHECK(after.at("answered_from_cache").get<int>() > before.at("answered_from_cache").get<int>());
+    // A call wakes it once, in the new process.
+    CHECK(call_text(session, "echo", {{"text", "awake"}}) == "awake");
+    CHECK(lazy_starts(env) == starts + 1);
 }

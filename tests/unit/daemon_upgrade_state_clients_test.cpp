@@ -53,6 +53,7 @@ UpgradeState state_with_sessions() {
     router.next_progress_token = 5;
     router.progress["\"mcpd-p4\""] = routing::ProgressRoute{3, "\"tok\"", 17};
     router.roots_differ_noted = true;
+    router.answered_from_cache = 15;
     CarriedRequest request;
     request.child_id = 17;
     request.pending.session = 3;
