@@ -134,6 +134,7 @@ UpgradeState Daemon::upgrade_state() const {
         state.servers.push_back(std::move(carried));
     });
     state.next_session = sessions_.peek_next_id();
+    state.pool = pool_.carried();
     state.sessions = sessions_.carried();
     if (http_ != nullptr) {
         state.http = http_->carried();
@@ -356,6 +357,7 @@ void Daemon::restore_servers(const UpgradeState& state) {
         else if (carried.router)
             server->router().restore_carried(*carried.router);
     }
+    pool_.restore_carried(state.pool);
     sessions_.set_next_id(state.next_session);
     // The connections before the sessions, whose exchanges name them.
     if (state.http && http_ != nullptr) http_->take_carried(*state.http);

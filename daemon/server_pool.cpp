@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "daemon/mux/replay_policy.h"
 
 namespace mcpd {
 
@@ -271,6 +272,38 @@ void ServerPool::keep_stats(const ManagedServer& server) {
 const TrafficStats* ServerPool::gone_stats(const std::string& name) const {
     const auto it = gone_stats_.find(name);
     return it == gone_stats_.end() ? nullptr : &it->second;
+}
+
+std::vector<CarriedPoolEntry> ServerPool::carried() const {
+    std::vector<CarriedPoolEntry> out;
+    const TimePoint now = Clock::now();
+    for (const auto& [name, added] : added_) {
+        CarriedPoolEntry e;
+        e.name = name;
+        e.added_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - added).count();
+        if (const auto gone = gone_stats_.find(name); gone != gone_stats_.end()) {
+            CarriedStats stats;
+            for (const auto& [tool, counters] : gone->second.tools()) stats.tools[tool] = counters;
+            for (const auto& [method, counters] : gone->second.methods()) stats.methods[method] = counters;
+            stats.sessions_total = gone->second.sessions_total();
+            stats.replay_counts.assign(std::size(kReplayVerdicts), 0);  // a freed one's are not kept
+            e.gone = std::move(stats);
+        }
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+void ServerPool::restore_carried(const std::vector<CarriedPoolEntry>& pool) {
+    const TimePoint now = Clock::now();
+    for (const CarriedPoolEntry& e : pool) {
+        added_[e.name] = now - std::chrono::milliseconds(std::max<std::int64_t>(e.added_ms, 0));
+        if (!e.gone) continue;
+        TrafficStats& stats = gone_stats_[e.name];
+        for (const auto& [tool, counters] : e.gone->tools) stats.restore_name(true, tool, counters);
+        for (const auto& [method, counters] : e.gone->methods) stats.restore_name(false, method, counters);
+        stats.restore_sessions_total(e.gone->sessions_total);
+    }
 }
 
 TimePoint ServerPool::added_at(const std::string& name) const {

@@ -107,6 +107,10 @@ public:
     // when the server was first added.
     const TrafficStats* gone_stats(const std::string& name) const;
     TimePoint added_at(const std::string& name) const;
+    // An upgrade in place: per entry, when it was added and what its freed instances counted;
+    // and, in the new process, the same again.
+    std::vector<CarriedPoolEntry> carried() const;
+    void restore_carried(const std::vector<CarriedPoolEntry>& pool);
     // Free every instance (the daemon is going away).
     void clear();
 

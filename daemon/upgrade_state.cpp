@@ -205,7 +205,8 @@ json to_json(const UpgradeState& state) {
             {"next_session", state.next_session},
             {"followers", followers_json(state.followers)},
             {"sessions", std::move(sessions)},
-            {"http", state.http ? to_json(*state.http) : json()}};
+            {"http", state.http ? to_json(*state.http) : json()},
+            {"pool", pool_json(state.pool)}};
 }
 
 std::vector<int> kept_descriptors(const UpgradeState& state) {
@@ -342,6 +343,8 @@ Result<UpgradeState> parse_upgrade_state(const json& body) {
     if (Result<Done> read = read_followers(body, out, taken); !read)
         return permanent_failure("the state cannot be taken: " + read.error());
     if (Result<Done> read = read_http(body, out, taken); !read)
+        return permanent_failure("the state cannot be taken: " + read.error());
+    if (Result<Done> read = read_pool(body, out); !read)
         return permanent_failure("the state cannot be taken: " + read.error());
     return out;
 }

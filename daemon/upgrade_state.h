@@ -66,6 +66,14 @@ nlohmann::json to_json(const CarriedBox& box);
 // Every field by its type; leaves are absolute paths without "..".
 Result<CarriedBox> read_carried_box(const nlohmann::json& box);
 
+// What the pool keeps of an entry beyond its instances (ServerPool): when it was first added,
+// and what its instances that were freed had counted.
+struct CarriedPoolEntry {
+    std::string name;
+    std::int64_t added_ms = 0;  // how long ago it was added
+    std::optional<CarriedStats> gone;
+};
+
 struct CarriedServer {
     std::string name;  // the registry entry
     nlohmann::json supervisor;  // Supervisor::snapshot()
@@ -148,6 +156,8 @@ struct UpgradeState {
     std::vector<CarriedSession> sessions;
     // The HTTP front door's connections and counters (version 3); none: no HTTP front door.
     std::optional<CarriedHttpFront> http;
+    // Per registry entry, what the pool keeps beyond its instances (version 3).
+    std::vector<CarriedPoolEntry> pool;
 };
 
 nlohmann::json to_json(const UpgradeState& state);

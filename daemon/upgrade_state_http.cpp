@@ -1,6 +1,6 @@
-// The HTTP front door's part of an upgrade's state (upgrade_state.h, daemon/http/http_carry.h):
-// its connections with their descriptors and bytes, and each HTTP session's transport; written,
-// and read back by type. Bytes of the wire (requests, answers, events, held lines) are
+// The parts of an upgrade's state that version 3 added (upgrade_state.h): the HTTP front door's
+// (daemon/http/http_carry.h: its connections with their descriptors and bytes, and each HTTP
+// session's transport) and what the pool keeps of each entry; written, and read back by type. Bytes of the wire (requests, answers, events, held lines) are
 // base64url, since they need not be UTF-8.
 #include <algorithm>
 #include <limits>
@@ -221,6 +221,37 @@ json to_json(const CarriedHttpFront& front) {
 }
 
 namespace upgrade_parts {
+
+json pool_json(const std::vector<CarriedPoolEntry>& pool) {
+    json out = json::array();
+    for (const CarriedPoolEntry& e : pool)
+        out.push_back({{"name", e.name}, {"added_ms", e.added_ms}, {"gone", e.gone ? to_json(*e.gone) : json()}});
+    return out;
+}
+
+Result<Done> read_pool(const json& body, UpgradeState& out) {
+    const json* pool = json_read::member(body, "pool");
+    if (pool == nullptr || pool->is_null()) return Done{};  // a state before it was carried
+    if (!pool->is_array() || pool->size() > kMaxEntries) return permanent_failure("its \"pool\" is not an array");
+    std::set<std::string> names;
+    for (const json& entry : *pool) {
+        if (!entry.is_object()) return permanent_failure("an entry of its pool is not an object");
+        FieldReader in(entry);
+        CarriedPoolEntry e;
+        e.name = in.text("name");
+        e.added_ms = in.integer("added_ms", 0);
+        if (in.ok() && (e.name.empty() || e.name.size() > 4096 || !names.insert(e.name).second))
+            in.fail("it names no entry, or one named twice");
+        if (const json* gone = in.ok() ? json_read::member(entry, "gone") : nullptr; gone != nullptr && !gone->is_null()) {
+            Result<CarriedStats> stats = read_carried_stats(*gone);
+            if (!stats) in.fail(stats.error());
+            else e.gone = std::move(stats).value();
+        }
+        if (!in.ok()) return permanent_failure("an entry of its pool: " + in.error());
+        out.pool.push_back(std::move(e));
+    }
+    return Done{};
+}
 
 Result<Done> read_http(const json& body, UpgradeState& out, std::vector<int>& taken) {
     const json* http = json_read::member(body, "http");

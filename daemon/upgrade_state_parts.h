@@ -39,6 +39,9 @@ nlohmann::json followers_json(const std::vector<std::pair<int, std::string>>& fo
 // with descriptors none of `taken` is.
 Result<Done> read_sessions(const nlohmann::json& body, UpgradeState& out, std::vector<int>& taken);
 Result<Done> read_followers(const nlohmann::json& body, UpgradeState& out, std::vector<int>& taken);
+// Version 3: what the pool keeps of each entry beyond its instances.
+nlohmann::json pool_json(const std::vector<CarriedPoolEntry>& pool);
+Result<Done> read_pool(const nlohmann::json& body, UpgradeState& out);
 // Version 3: the HTTP front door's connections (after the sessions, whose exchanges name them).
 Result<Done> read_http(const nlohmann::json& body, UpgradeState& out, std::vector<int>& taken);
 

@@ -61,6 +61,9 @@ struct CarriedRouter {
 };
 
 nlohmann::json to_json(const CarriedRouter& router);
+// A router's counts alone (as `stats` in a router's state): for what freed instances counted.
+nlohmann::json to_json(const CarriedStats& stats);
+Result<CarriedStats> read_carried_stats(const nlohmann::json& stats);
 Result<CarriedRouter> read_carried_router(const nlohmann::json& router);
 
 // A session's protocol state: what it negotiated, subscribed, set and counted, and its

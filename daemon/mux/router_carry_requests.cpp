@@ -387,4 +387,13 @@ bool read_requests(const json& body, CarriedRouter& r, std::string& error) {
     return true;
 }
 
+json to_json(const CarriedStats& stats) { return stats_json(stats); }
+
+Result<CarriedStats> read_carried_stats(const json& body) {
+    CarriedStats s;
+    std::string error;
+    if (!read_stats(body, s, error)) return permanent_failure(error);
+    return s;
+}
+
 }  // namespace mcpd

@@ -496,6 +496,18 @@ TEST_CASE("a session's private process and a project's child are carried with th
     own.close_write();
     CHECK(own.wait_closed(10s));
     wait_until("the private process to stop", 20s, [&] { return env.marked_processes().size() == 1; });
+    // What it counted stays with its server's name, and an upgrade keeps that too.
+    const auto totals = [&] {
+        const json stats = json::parse(env.ctl({"--json", "stats", "private"}).out, nullptr, false);
+        return stats.is_discarded() ? json() : stats["servers"][0]["totals"];
+    };
+    const json counted = totals();
+    REQUIRE(counted.is_object());
+    REQUIRE(counted["requests"].get<int>() >= 3);
+    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    INFO(upgraded.describe());
+    REQUIRE(upgraded.exit_code == 0);
+    CHECK(totals() == counted);
 }
 
 TEST_CASE("a refused upgrade leaves the sessions as they were, their clients read again", "[upgrade]") {

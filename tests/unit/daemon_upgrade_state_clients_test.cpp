@@ -172,6 +172,11 @@ UpgradeState state_with_sessions() {
     state.sessions.push_back(group);
     state.next_session = 12;
     state.followers = {{14, "b"}};
+    CarriedStats gone;
+    gone.tools["echo"].requests = 7;
+    gone.sessions_total = 3;
+    gone.replay_counts.assign(std::size(kReplayVerdicts), 0);
+    state.pool = {{"a", 86400000, gone}, {"b", 5, std::nullopt}};
     return state;
 }
 
