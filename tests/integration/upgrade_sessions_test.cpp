@@ -512,7 +512,8 @@ TEST_CASE("a session's private process and a project's child are carried with th
 
 TEST_CASE("a refused upgrade leaves the sessions as they were, their clients read again", "[upgrade]") {
     TestEnv env("upgrade-refused-sessions");
-    env.write_registry(server_toml("live"));
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("live"));
     env.start_daemon();
     env.wait_state("live", "running");
     McpSession socket(env.socket(), "live");
@@ -527,10 +528,26 @@ TEST_CASE("a refused upgrade leaves the sessions as they were, their clients rea
         script << "#!/bin/sh\necho 'mcpd-state ok 2 0000'\n";
     }
     ::chmod(liar.c_str(), 0755);
+    // An mcpd too old for this state's version refuses it, as it says.
+    const std::string older = env.path("older");
+    {
+        std::ofstream script(older);
+        script << "#!/bin/sh\necho 'mcpd: the state cannot be taken: the state is of version 3; this mcpd reads "
+                  "versions 1 to 2' >&2\nexit 1\n";
+    }
+    ::chmod(older.c_str(), 0755);
+    // An HTTP session, its connection kept alive across the refusals.
+    const std::string http_session = open_mcp_session(http, "live", "refused-http");
+    REQUIRE_FALSE(http_session.empty());
+    HttpStreamClient kept(http);
     const std::string half = echo_line("\"during\"", "written during the refusal");
+    int round = 0;
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"--binary", "/bin/true"}, std::vector<std::string>{"--binary", liar},
-          std::vector<std::string>{"--binary", env.path("missing")}}) {
+          std::vector<std::string>{"--binary", older}, std::vector<std::string>{"--binary", env.path("missing")}}) {
+        const std::string post = mcp_request("live", mcp_call("h" + std::to_string(++round), "echo", {{"text", "over http"}}),
+                                             http_session, false);
+        REQUIRE(kept.send(post.substr(0, post.size() / 2)));
         // Half a line before, the rest after: what was held while mcpd waited is read again.
         write_raw(socket, half.substr(0, 20));
         std::vector<std::string> command = {"upgrade"};
@@ -538,12 +555,18 @@ TEST_CASE("a refused upgrade leaves the sessions as they were, their clients rea
         const RunResult refused = env.ctl(command);
         INFO(refused.describe());
         CHECK(refused.exit_code == 1);
+        if (args[1] == older) CHECK(refused.err.find("this mcpd reads versions 1 to 2") != std::string::npos);
         write_raw(socket, half.substr(20) + "\n");
+        REQUIRE(kept.send(post.substr(post.size() / 2)));
+        const std::optional<HttpHead> head = kept.read_head();
+        REQUIRE(head);
+        CHECK(head->status == 200);
+        CHECK(call_answer_text(kept.read_body().value_or("")) == "over http");
         CHECK(socket.wait_response("during").tool_text() == "written during the refusal");
         CHECK(call_text(passed, "echo", {{"text", "untouched"}}) == "untouched");
     }
     CHECK(env.status_json()["daemon"]["upgrades"] == 0);
-    CHECK(env.server("live")["sessions"] == 2);
+    CHECK(env.server("live")["sessions"] == 3);
 }
 
 TEST_CASE("a dual-era server's legacy process is carried with its legacy client, the modern one beside it",
