@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "curl_client.h"
 #include "harness.h"
@@ -271,4 +274,46 @@ TEST_CASE("a 2026-07-28 request in flight over HTTP is carried: its stream relay
     CHECK(call_answer_text(answer) == "done after 8 steps");
     // Its session ended with its answer, in the new process.
     CHECK(poll_until(5s, [&] { return env.server("dual")["sessions"] == 0; }));
+}
+
+TEST_CASE("an HTTP session of a group is carried with its members: a call in flight through it answered once",
+          "[upgrade][http][group]") {
+    TestEnv env("upgrade-http-group");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("alpha") +
+                       server_toml("beta") + "\n[groups.dev]\nservers = [\"alpha\", \"beta\"]\n");
+    env.start_daemon();
+    env.wait_state("alpha", "running");
+    env.wait_state("beta", "running");
+    const std::vector<pid_t> processes = env.marked_processes();
+    const std::string session = open_mcp_session(http, "dev", "group-over-http");
+    REQUIRE_FALSE(session.empty());
+    const auto post = [&](HttpStreamClient& c, const std::string& body) {
+        REQUIRE(c.send(mcp_request("dev", body, session, false)));
+        const std::optional<HttpHead> head = c.read_head(10s);
+        REQUIRE(head);
+        CHECK(head->status == 200);
+        return c.read_body(10s).value_or("");
+    };
+    HttpStreamClient kept(http);
+    const std::string tools = post(kept, R"({"jsonrpc":"2.0","id":"t1","method":"tools/list"})");
+    REQUIRE(tools.find("alpha__echo") != std::string::npos);
+    // A call through the group in flight across the upgrades, on a connection of its own.
+    HttpStreamClient waiting(http);
+    REQUIRE(waiting.send(mcp_request("dev", mcp_call("slow", "beta__slow", {{"steps", 6}, {"interval_ms", 150}}),
+                                     session, false)));
+    std::this_thread::sleep_for(200ms);
+    for (int round = 0; round < 2; ++round) {
+        const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+        INFO(upgraded.describe());
+        REQUIRE(upgraded.exit_code == 0);
+        CHECK(env.marked_processes() == processes);
+        CHECK(call_answer_text(post(kept, mcp_call("e" + std::to_string(round), "alpha__echo",
+                                                   {{"text", "through dev"}}))) == "through dev");
+    }
+    const std::optional<HttpHead> head = waiting.read_head(10s);
+    REQUIRE(head);
+    CHECK(head->status == 200);
+    CHECK(call_answer_text(waiting.read_body().value_or("")) == "done after 6 steps");
+    CHECK(post(kept, R"({"jsonrpc":"2.0","id":"t2","method":"tools/list"})").find("alpha__echo") != std::string::npos);
 }

@@ -41,7 +41,7 @@ UpgradeState state_with_http() {
     http.idle_ms = 1200;
     http.next_exchange = 5;
     http.exchanges.push_back({3, 21, true, false, false, {"\"long\""}, {}, ""});
-    http.exchanges.push_back({4, 0, false, true, false, {"7"}, {std::string("{\"id\":6,\"result\":\"\xff\"}", 23)}, ""});
+    http.exchanges.push_back({4, 0, false, true, false, {"7"}, {std::string("{\"id\":6,\"result\":\"\xff\"}")}, ""});
     http.by_request = {{"\"long\"", 3}, {"7", 4}};
     http.by_progress = {{"\"tok\"", 3}};
     http.listener = 22;
