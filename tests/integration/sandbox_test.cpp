@@ -4,9 +4,6 @@
 // project's child writes its own project only, and strict refuses a rule this machine cannot
 // enforce. mcpd says in status what it enforced; where this machine cannot enforce a rule the
 // test prints mcpd's reason and checks what mcpd does instead.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,8 +13,8 @@
 #include <string>
 
 #include "call_text.h"
-#include "common/unique_fd.h"
 #include "harness.h"
+#include "loopback_listener.h"
 #include "mcp_session.h"
 #include "other_user.h"
 
@@ -50,24 +47,6 @@ bool says(const json& server, const char* which, const std::string& part) {
     }
     return false;
 }
-
-// A TCP listener on 127.0.0.1 that the test holds open; its port.
-struct Listener {
-    mcpd::UniqueFd fd;
-    int port = 0;
-    Listener() {
-        fd.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        REQUIRE(fd);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-        REQUIRE(::listen(fd.get(), 16) == 0);
-        socklen_t size = sizeof address;
-        REQUIRE(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &size) == 0);
-        port = ntohs(address.sin_port);
-    }
-};
 
 // The demo server to run under a memory limit: under the sanitizers, the copy built without
 // them (ASan's shadow memory alone is past any such limit).
@@ -181,7 +160,7 @@ TEST_CASE("a sandbox's {cache} that another user made, or that others may write,
 TEST_CASE("a server with network = \"none\" reaches nothing, one without a sandbox does",
           "[sandbox]") {
     TestEnv env("sandbox-network");
-    const Listener listener;
+    const LoopbackListener listener;
     env.write_registry(
         server_toml("boxed", {"--probe-tools"}, {{"sandbox", sandbox_table("network = \"none\"")}}) +
         server_toml("lo", {"--probe-tools"}, {{"sandbox", sandbox_table("network = \"loopback\"")}}) +
@@ -467,7 +446,7 @@ TEST_CASE("a daemon that is not root boxes each server in user, mount and networ
         CHECK(secret.find("cannot open") == 0);
         CHECK(call_text(session, "write_path", {{"path", base + "/proj/out"}, {"text", "x"}}) ==
               "wrote 1 bytes");
-        const Listener listener;
+        const LoopbackListener listener;
         CHECK(holds(call_text(session, "connect_tcp", {{"host", "127.0.0.1"}, {"port", listener.port}}),
                     "cannot connect"));
         // RLIMIT_NPROC in its own user namespace counts the box's processes only.

@@ -1,45 +1,23 @@
 // An upgrade in place carries a boxed server (docs/UPGRADE.md, docs/SANDBOX.md): its process
 // goes on in the box the kernel holds for it, status says how the box was enforced as before,
 // and what its rules deny is still denied.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "call_text.h"
-#include "common/unique_fd.h"
 #include "harness.h"
+#include "loopback_listener.h"
 #include "mcp_session.h"
 
 using namespace integration;
 using nlohmann::json;
 
-namespace {
-
-// A TCP listener on 127.0.0.1 held open for the test; its port.
-int loopback_listener(mcpd::UniqueFd& fd) {
-    fd.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    REQUIRE(fd);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    REQUIRE(::listen(fd.get(), 16) == 0);
-    socklen_t size = sizeof address;
-    REQUIRE(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &size) == 0);
-    return ntohs(address.sin_port);
-}
-
-}  // namespace
-
 TEST_CASE("a boxed server is carried in its box: the same process, still denied what its rules deny",
           "[upgrade][sandbox]") {
     TestEnv env("upgrade-boxed");
-    mcpd::UniqueFd listening;
-    const json target = {{"host", "127.0.0.1"}, {"port", loopback_listener(listening)}};
+    const LoopbackListener listening;
+    const json target = {{"host", "127.0.0.1"}, {"port", listening.port}};
     env.write_registry(server_toml("boxed", {"--probe-tools"}, {{"sandbox", "{ network = \"none\", open_files = 256 }"}}));
     env.start_daemon();
     env.wait_state("boxed", "running");

@@ -10,6 +10,7 @@
 #include "common/state_file.h"
 #include "daemon/upgrade_state.h"
 #include "fake_supervisor_environment.h"
+#include "upgrade_state_checks.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -227,13 +228,7 @@ TEST_CASE("upgrade state: routers and sessions round-trip byte for byte, and a b
     CHECK(a.stats->hints.at("echo") == ToolHints{true, std::nullopt, false});
     CHECK(socket.router.in_flight.bytes() == state.sessions[0].router.in_flight.bytes());
 
-    const auto refused = [&](const std::function<void(json&)>& change) {
-        json bad = body;
-        change(bad);
-        const Result<UpgradeState> read = parse_upgrade_state(bad);
-        REQUIRE_FALSE(read.ok());
-        return read.error();
-    };
+    const auto refused = [&](const std::function<void(json&)>& change) { return refusal_of(body, change); };
     CHECK_THAT(refused([](json& b) { b["sessions"][1]["link_fd"] = 10; }),
                Catch::Contains("named twice"));
     CHECK_THAT(refused([](json& b) { b["sessions"][0]["fd"] = 5; }), Catch::Contains("named twice"));

@@ -9,6 +9,7 @@
 #include "daemon/http/sse.h"
 #include "daemon/upgrade_state.h"
 #include "fake_supervisor_environment.h"
+#include "upgrade_state_checks.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -82,12 +83,7 @@ TEST_CASE("upgrade state: the HTTP front door's connections and sessions round-t
     std::sort(kept.begin(), kept.end());
     CHECK(kept == std::vector<int>{5, 6, 7, 10, 11, 12});
 
-    const auto refused = [&](const std::function<void(json&)>& change) {
-        json bad = body;
-        change(bad);
-        const Result<UpgradeState> read = parse_upgrade_state(bad);
-        return read.ok() ? std::string("(taken)") : read.error();
-    };
+    const auto refused = [&](const std::function<void(json&)>& change) { return refusal_of(body, change); };
     CHECK_THAT(refused([](json& b) { b["http"]["connections"][0]["listener"] = "unix:/elsewhere"; }),
                Catch::Contains("accepted on no listener"));
     CHECK_THAT(refused([](json& b) { b["http"]["connections"][1]["fd"] = 5; }),

@@ -13,6 +13,7 @@
 #include "daemon/server/server_cgroup.h"
 #include "daemon/upgrade_state.h"
 #include "fake_supervisor_environment.h"
+#include "upgrade_state_checks.h"
 
 using namespace mcpd;
 using namespace mcpd::testing;
@@ -292,12 +293,7 @@ TEST_CASE("upgrade state: a server's box round-trips, and a leaf that is not one
     CHECK(*parsed->servers[0].box == box);
     CHECK(to_json(parsed.value()).dump() == body.dump());
 
-    const auto refused = [&](const std::function<void(json&)>& change) {
-        json bad = body;
-        change(bad);
-        const Result<UpgradeState> read = parse_upgrade_state(bad);
-        return read.ok() ? std::string("(taken)") : read.error();
-    };
+    const auto refused = [&](const std::function<void(json&)>& change) { return refusal_of(body, change); };
     CHECK_THAT(refused([](json& b) { b["servers"][0]["box"]["cgroup_leaf"] = "relative/leaf"; }),
                Catch::Contains("not an absolute path"));
     CHECK_THAT(refused([](json& b) { b["servers"][0]["box"]["ended_leaves"] = {"/sys/fs/cgroup/../etc"}; }),
