@@ -138,8 +138,13 @@ TEST_CASE(
     const std::size_t base_fds = settled_fds(env, mcpd, 1);
     const std::size_t base_rss = *resident_bytes(mcpd);
 
+    // Measured half-way as well: the allocator may keep a high-water mark it reached once (a
+    // burst of waves on a loaded machine), while a leak grows with every session, in the second
+    // half as in the first.
+    std::size_t mid_rss = 0;
     for (int i = 0; i < kSessions; i += kWave) {
         churn_wave(env, i);
+        if (i + kWave == kSessions / 2) mid_rss = *resident_bytes(mcpd);
         if (i % 500 == 0) {
             INFO("after " << i << " sessions");
             CHECK(
@@ -155,13 +160,19 @@ TEST_CASE(
         return fds == base_fds;
     });
     const std::size_t rss = *resident_bytes(mcpd);
+    // At most 2 KiB per session: 4 MiB over all of them, or 2 MiB over the second half alone
+    // (what a one-time high-water mark of the allocator cannot explain), and never past twice
+    // that.
     const std::size_t rss_bound = std::max(base_rss + base_rss / 10, base_rss + 4 * 1024 * 1024);
+    const std::size_t half_bound = mid_rss + 2 * 1024 * 1024;
     WARN("mcpd after " << kSessions << " sessions came and went: " << fds
                        << " descriptors (before: " << base_fds << "), RSS " << rss / 1024
-                       << " KiB (before: " << base_rss / 1024 << " KiB, bound " << rss_bound / 1024
-                       << " KiB)");
+                       << " KiB (before: " << base_rss / 1024 << " KiB, half-way " << mid_rss / 1024
+                       << " KiB, bound " << rss_bound / 1024 << " KiB)");
     CHECK(fds_back);
-    CHECK(rss <= rss_bound);
+    REQUIRE(mid_rss > 0);
+    CHECK((rss <= rss_bound || rss <= half_bound));
+    CHECK(rss <= base_rss + 2 * (rss_bound - base_rss));
 
     // The calls the vanished sessions left at the server were cancelled; it serves on.
     CHECK(steady.wait_response(steady.call_tool("echo", {{"text", "still here"}})).tool_text() ==
