@@ -3,9 +3,9 @@
 // in control_commands_group.cpp.
 #include <event2/bufferevent.h>
 #include <event2/util.h>
-#include <sys/stat.h>
 
 #include "common/check.h"
+#include "common/descriptors.h"
 #include "common/log.h"
 #include "daemon/control_commands.h"
 #include "daemon/daemon.h"
@@ -100,8 +100,7 @@ bool ControlCommands::passed_ends(ControlConnection& link, std::vector<UniqueFd>
     MCPD_CHECK(fds.size() == control::kPassedFds, "receive_fds returned another count");
     for (UniqueFd& fd : fds) {
         // Only pipes and sockets can be waited on; a file or a terminal cannot.
-        struct stat st {};
-        if (::fstat(fd.get(), &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+        if (!is_pipe_or_socket(fd.get())) {
             link.send(control::ended_message(
                 {"mcpd can only use pipes or sockets for a session; use 'mcpctl connect --copy'",
                  false}));

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "common/descriptors.h"
 #include "common/log.h"
 #include "common/metrics_text.h"
 #include "daemon/control/socket_reach.h"
@@ -81,7 +82,7 @@ int Daemon::run(const UpgradeState* restored) {
     // the keeper's pipe were kept open across it, and are closed at the next exec again.
     if (restored != nullptr) {
         for (const int fd : {restored->control_fd, restored->keeper_fd})
-            if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+            if (fd >= 0) set_close_on_exec(fd);
         int listening = 0;
         socklen_t size = sizeof listening;
         if (::getsockopt(restored->control_fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0 ||
@@ -143,7 +144,7 @@ int Daemon::run(const UpgradeState* restored) {
     if (restored != nullptr && restored->metrics_listener) {
         // The metrics listener the process before the exec had, taken over by serve_metrics.
         const int fd = restored->metrics_listener->second;
-        ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+        set_close_on_exec(fd);
         inherited_metrics_.emplace(restored->metrics_listener->first, UniqueFd(fd));
     }
     serve_metrics(registry_.daemon);
@@ -152,7 +153,7 @@ int Daemon::run(const UpgradeState* restored) {
         // The listeners the process before the exec had: served on, never bound again.
         std::map<std::string, UniqueFd> kept;
         for (const auto& [address, fd] : restored->http_listeners) {
-            ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+            set_close_on_exec(fd);
             kept.emplace(address, UniqueFd(fd));
         }
         http_->inherit(std::move(kept));

@@ -3,14 +3,12 @@
 // user's by closing their oldest idle control connections to make way; a full descriptor table
 // makes the oldest idle control connections of anybody go; a reload that takes a user's access
 // away ends what that user holds.
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <set>
 #include <vector>
 
 #include "common/control_protocol.h"
+#include "common/descriptors.h"
 #include "common/log.h"
 #include "daemon/control/socket_reach.h"
 #include "daemon/control_commands.h"
@@ -83,12 +81,11 @@ std::unique_ptr<ControlConnection> Daemon::make_connection(UniqueFd fd, const Pe
 }
 
 ControlConnection* Daemon::adopt_connection(UniqueFd fd) {
-    struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISSOCK(st.st_mode)) return nullptr;
+    if (!fd || !is_socket(fd.get())) return nullptr;
     // Who it is, read again from the socket, as at any connection.
     const std::optional<PeerCredentials> peer = peer_credentials(fd.get());
     if (!peer) return nullptr;
-    ::fcntl(fd.get(), F_SETFD, ::fcntl(fd.get(), F_GETFD) | FD_CLOEXEC);
+    set_close_on_exec(fd.get());
     std::unique_ptr<ControlConnection> connection = make_connection(std::move(fd), *peer);
     ControlConnection* key = connection.get();
     connections_[key] = Connection{std::move(connection), limits_.take(*peer)};

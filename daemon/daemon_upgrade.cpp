@@ -1,7 +1,5 @@
 // Daemon: an upgrade in place (docs/UPGRADE.md). What stands in the way, the state written and
 // checked by the new binary, the exec, and, in the new process, the servers restored.
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +7,7 @@
 #include <set>
 
 #include "common/control_protocol.h"
+#include "common/descriptors.h"
 #include "common/log.h"
 #include "common/log_output.h"
 #include "common/state_file.h"
@@ -22,11 +21,6 @@ namespace mcpd {
 
 namespace {
 
-bool set_cloexec(int fd, bool on) {
-    const int flags = ::fcntl(fd, F_GETFD);
-    return flags >= 0 && ::fcntl(fd, F_SETFD, on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC) == 0;
-}
-
 // "a; b": the blockers in one sentence.
 std::string joined(const std::vector<std::string>& parts) {
     std::string sentence;
@@ -37,8 +31,8 @@ std::string joined(const std::vector<std::string>& parts) {
 }  // namespace
 
 Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker) const {
-    // Until each kind of thing joins the state (docs/UPGRADE.md, "The steps"), its presence
-    // refuses the upgrade: nothing is dropped silently.
+    // What the state cannot hold refuses the upgrade (lasting) or is waited out (passing):
+    // nothing is dropped silently.
     UpgradeBlockers found;
     pool_.for_each_instance([&](const ManagedServer& server, const ServerPool::InstanceRole& role) {
         bool passing = true;
@@ -221,7 +215,8 @@ void Daemon::try_upgrade() {
         if (Clock::now() >= upgrade_->give_up_at) {
             refuse_upgrade(control::code::busy, "cannot upgrade now: after " +
                                                     format_duration(kUpgradeWait) + ", still " +
-                                                    joined(blocked.passing));
+                                                    joined(blocked.passing) +
+                                                    "; try again once that is done");
             return;
         }
         upgrade_->retry->arm(std::chrono::milliseconds(20));
@@ -330,11 +325,11 @@ void Daemon::exec_upgrade() {
     log::stderr_output().flush();
     notifier_.reloading();
     for (const int fd : kept)
-        if (fd >= 0) set_cloexec(fd, false);
+        if (fd >= 0) set_close_on_exec(fd, false);
     ::execv(argv[0], argv.data());
     const int exec_errno = errno;
     for (const int fd : kept)
-        if (fd >= 0) set_cloexec(fd, true);
+        if (fd >= 0) set_close_on_exec(fd, true);
     log::error("upgrade in place: cannot exec " + upgrade_->binary + ": " +
                std::strerror(exec_errno));
     if (ready_) notifier_.ready(status_text());

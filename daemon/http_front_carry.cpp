@@ -4,10 +4,8 @@
 // Who a session acts as is never read from the state: it is the user of the session's signed
 // token, verified with the front door's key.
 #include <pwd.h>
-#include <sys/stat.h>
 
-#include <fcntl.h>
-
+#include "common/descriptors.h"
 #include "common/log.h"
 #include "daemon/daemon.h"
 #include "daemon/http_front.h"
@@ -15,11 +13,6 @@
 namespace mcpd {
 
 namespace {
-
-bool is_socket(int fd) {
-    struct stat st {};
-    return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-}
 
 }  // namespace
 
@@ -80,7 +73,7 @@ void HttpFront::take_carried(const CarriedHttpFront& front) {
     deleted_.insert(front.deleted.begin(), front.deleted.end());
     for (const CarriedHttpConnection& c : front.connections) {
         UniqueFd fd(c.fd);
-        ::fcntl(fd.get(), F_SETFD, ::fcntl(fd.get(), F_GETFD) | FD_CLOEXEC);
+        set_close_on_exec(fd.get());
         const Listener* listener = nullptr;
         for (const auto& l : listeners_)
             if (l->configured == c.listener) listener = l.get();

@@ -2,10 +2,9 @@
 // process is handed to the new binary as it is: its pipes stay open across the exec, the
 // handshake it completed with mcpd is not repeated, and the lines it had begun to write are
 // read on from where they stopped.
-#include <fcntl.h>
-
 #include <unordered_set>
 
+#include "common/descriptors.h"
 #include "common/log.h"
 #include "daemon/managed_server.h"
 
@@ -91,7 +90,7 @@ Result<Done> ManagedServer::take_over(const nlohmann::json& supervisor,
     taken.stderr_fd = UniqueFd(process->stderr_fd);
     // Kept open across the exec only: the next exec (a server's) must not inherit them.
     for (const int fd : {process->stdin_fd, process->stdout_fd, process->stderr_fd})
-        ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+        set_close_on_exec(fd);
     for (const std::string& line : process->logs) logs_.append(line);
     watch_child(std::move(taken));
     child_->resume_begun(process->begun_stdout, process->begun_stderr);

@@ -2,9 +2,7 @@
 // on the socket or with passed descriptors goes on as it was: its descriptors stay open across
 // the exec, what was read from its client and not yet handed on is handed on by the new process,
 // and what was queued for it and not yet written is written by the new process.
-#include <fcntl.h>
-#include <sys/stat.h>
-
+#include "common/descriptors.h"
 #include "common/log.h"
 #include "daemon/http/http_transport.h"
 #include "daemon/placement.h"
@@ -16,14 +14,7 @@ namespace {
 
 // A descriptor a session can be carried on: a pipe or a socket (a socket session's: a socket).
 bool usable_descriptor(int fd, bool socket_only) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) return false;
-    return S_ISSOCK(st.st_mode) || (!socket_only && S_ISFIFO(st.st_mode));
-}
-
-void close_on_exec(int fd) {
-    const int flags = ::fcntl(fd, F_GETFD);
-    if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    return socket_only ? is_socket(fd) : is_pipe_or_socket(fd);
 }
 
 }  // namespace
@@ -151,8 +142,8 @@ Result<std::unique_ptr<ClientTransport>> SessionTable::carried_transport(
         peer = link->peer();
     }
     if (!peer) return permanent_failure(what + ": who it acts as cannot be read; it is dropped");
-    close_on_exec(input_fd.get());
-    if (output_fd) close_on_exec(output_fd.get());
+    set_close_on_exec(input_fd.get());
+    if (output_fd) set_close_on_exec(output_fd.get());
     event_base* base = loop_.base();
     BufferEvent input = BufferEvent::over(base, std::move(input_fd));
     BufferEvent output = c.passed_fds ? BufferEvent::over(base, std::move(output_fd)) : BufferEvent();

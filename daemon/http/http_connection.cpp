@@ -2,8 +2,6 @@
 
 #include <event2/buffer.h>
 
-#include <vector>
-
 namespace mcpd {
 
 HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent bev,
@@ -164,22 +162,6 @@ void HttpConnection::on_event(bufferevent*, short what, void* self) {
     if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) != 0) c->close();
 }
 
-namespace {
-
-// Every byte of `buffer`, peeked: a bufferevent keeps its input's end and its output's start
-// frozen, which evbuffer_copyout refuses.
-std::string peeked(evbuffer* buffer) {
-    std::string bytes;
-    const int chunks = evbuffer_peek(buffer, -1, nullptr, nullptr, 0);
-    if (chunks <= 0) return bytes;
-    std::vector<evbuffer_iovec> parts(static_cast<std::size_t>(chunks));
-    evbuffer_peek(buffer, -1, nullptr, parts.data(), chunks);
-    for (const evbuffer_iovec& part : parts) bytes.append(static_cast<const char*>(part.iov_base), part.iov_len);
-    return bytes;
-}
-
-}  // namespace
-
 void HttpConnection::hold_input(bool held) {
     if (closed_ || held == held_) return;
     held_ = held;
@@ -200,8 +182,8 @@ CarriedHttpConnection HttpConnection::carried() const {
     out.fd = fd();
     out.received = received_;
     if (bev_) {
-        out.received += peeked(bev_.input());
-        out.unwritten = peeked(bev_.output());
+        out.received += buffered_bytes(bev_.input());
+        out.unwritten = buffered_bytes(bev_.output());
     }
     out.answering = answering_;
     out.streaming = streaming_;

@@ -4,6 +4,7 @@
 #include <event2/bufferevent.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "common/unique_fd.h"
@@ -52,5 +53,10 @@ public:
 private:
     bufferevent* bev_ = nullptr;
 };
+
+// Every byte `buffer` holds, copied without taking them out. Peeked, not copied out:
+// evbuffer_copyout refuses a buffer whose start is frozen, as a bufferevent's output is (and
+// its input's end).
+std::string buffered_bytes(evbuffer* buffer);
 
 }  // namespace mcpd

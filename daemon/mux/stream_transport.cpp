@@ -2,8 +2,6 @@
 
 #include <event2/buffer.h>
 
-#include <vector>
-
 #include "common/log.h"
 #include "daemon/io/buffer_event.h"
 #include "daemon/mux/jsonrpc.h"
@@ -149,20 +147,7 @@ std::string StreamTransport::why_not_carried() const {
 
 std::string StreamTransport::unread() const { return std::string(source_.reader().unread()); }
 
-std::string StreamTransport::unwritten() const {
-    // Peeked, not copied out: evbuffer_copyout refuses a buffer whose start is frozen, as a
-    // bufferevent's output is.
-    evbuffer* out = bufferevent_get_output(output_bev());
-    std::string bytes;
-    const int chunks = evbuffer_peek(out, -1, nullptr, nullptr, 0);
-    if (chunks <= 0) return bytes;
-    std::vector<evbuffer_iovec> parts(static_cast<std::size_t>(chunks));
-    evbuffer_peek(out, -1, nullptr, parts.data(), chunks);
-    bytes.reserve(evbuffer_get_length(out));
-    for (const evbuffer_iovec& part : parts)
-        bytes.append(static_cast<const char*>(part.iov_base), part.iov_len);
-    return bytes;
-}
+std::string StreamTransport::unwritten() const { return buffered_bytes(bufferevent_get_output(output_bev())); }
 
 void StreamTransport::resume(std::string_view unread, std::string_view unwritten) {
     // Not through the input's evbuffer, whose end a socket bufferevent keeps frozen.

@@ -4,7 +4,6 @@
 #include <signal.h>
 
 #include <string>
-#include <vector>
 
 #include "common/check.h"
 #include "daemon/io/buffer_event.h"
@@ -123,18 +122,7 @@ std::size_t ChildProcess::queued_input_bytes() const {
 void ChildProcess::close_stdin() {
     if (!stdin_) return;
     // In order: the output buffer first, then what the current burst holds back for it.
-    // Peeked, not copied out: evbuffer_copyout refuses a buffer whose start is frozen, as
-    // a bufferevent's output may be when its descriptor failed.
-    evbuffer* queued = stdin_.output();
-    unwritten_input_.clear();
-    const int chunks = evbuffer_peek(queued, -1, nullptr, nullptr, 0);
-    if (chunks > 0) {
-        std::vector<evbuffer_iovec> parts(static_cast<std::size_t>(chunks));
-        evbuffer_peek(queued, -1, nullptr, parts.data(), chunks);
-        unwritten_input_.reserve(evbuffer_get_length(queued));
-        for (const evbuffer_iovec& part : parts)
-            unwritten_input_.append(static_cast<const char*>(part.iov_base), part.iov_len);
-    }
+    unwritten_input_ = buffered_bytes(stdin_.output());
     unwritten_input_ += writes_.take_held_writes(stdin_.get());
     stdin_.reset();
 }

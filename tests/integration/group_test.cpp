@@ -205,9 +205,7 @@ TEST_CASE("modern and legacy members serve a 2026-07-28 client and a legacy one"
                        server_toml("old", {"--era=legacy", "--tick-ms=0"}) +
                        "\n[groups.mixed]\nservers = [\"new\", \"old\"]\n");
     env.start_daemon();
-    const json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-                       {"io.modelcontextprotocol/clientCapabilities", json::object()},
-                       {"io.modelcontextprotocol/clientInfo", {{"name", "modern-agent"}, {"version", "1"}}}};
+    const json meta = modern_meta("modern-agent");
 
     // The 2026-07-28 client: no handshake, its _meta on every request.
     McpSession modern(env.socket(), "mixed");

@@ -6,6 +6,7 @@
 
 #include "curl_client.h"
 #include "harness.h"
+#include "mcp_session.h"
 
 using namespace integration;
 using nlohmann::json;
@@ -33,10 +34,7 @@ json eras_modern_call(int id, const std::string& tool, const json& arguments) {
             {"params",
              {{"name", tool},
               {"arguments", arguments},
-              {"_meta",
-               {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-                {"io.modelcontextprotocol/clientInfo", {{"name", "curl-modern"}, {"version", "1"}}},
-                {"io.modelcontextprotocol/clientCapabilities", json::object()}}}}}};
+              {"_meta", modern_meta("curl-modern")}}}};
 }
 
 std::vector<std::string> eras_modern_headers(const std::string& tool) {

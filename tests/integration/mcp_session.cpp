@@ -120,6 +120,12 @@ std::string request_line(std::string_view raw_id, const std::string& method, con
     return line;
 }
 
+json modern_meta(const std::string& client) {
+    return {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+            {"io.modelcontextprotocol/clientCapabilities", json::object()},
+            {"io.modelcontextprotocol/clientInfo", {{"name", client}, {"version", "1"}}}};
+}
+
 bool McpMessage::is_request() const {
     return json.is_object() && json.contains("method") && json.contains("id");
 }

@@ -35,6 +35,10 @@ std::optional<std::string> raw_path(std::string_view object_text,
 std::string request_line(std::string_view raw_id, const std::string& method,
                          const nlohmann::json& params = nlohmann::json::object());
 
+// The _meta a 2026-07-28 client sends with every request: its version, no capabilities, and
+// `client` (version "1") as its clientInfo.
+nlohmann::json modern_meta(const std::string& client);
+
 // One line received from the peer.
 struct McpMessage {
     std::uint64_t seq = 0;  // arrival order within its session, from 1

@@ -109,9 +109,7 @@ TEST_CASE("a stateless-era listen stream through a group is carried: list change
                        server_toml("old", {"--era=legacy", "--tick-ms=0"}) +
                        "\n[groups.mixed]\nservers = [\"new\", \"old\"]\n");
     env.start_daemon();
-    const json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-                       {"io.modelcontextprotocol/clientCapabilities", json::object()},
-                       {"io.modelcontextprotocol/clientInfo", {{"name", "modern-agent"}, {"version", "1"}}}};
+    const json meta = modern_meta("modern-agent");
     McpSession modern(env.socket(), "mixed");
     REQUIRE(modern.wait_response(modern.request("server/discover", {{"_meta", meta}})).json.contains("result"));
     modern.request_raw("\"stream-1\"", "subscriptions/listen",

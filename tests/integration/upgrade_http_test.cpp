@@ -15,6 +15,7 @@
 #include "curl_client.h"
 #include "harness.h"
 #include "http_stream_client.h"
+#include "mcp_session.h"
 #include "other_user.h"
 
 using namespace integration;
@@ -226,19 +227,16 @@ TEST_CASE("a 2026-07-28 request in flight over HTTP is carried: its stream relay
     env.start_daemon();
     env.wait_state("dual", "running");
     const pid_t dual = *env.server_pid("dual");
-    const std::string body =
-        json{{"jsonrpc", "2.0"},
-             {"id", 7},
-             {"method", "tools/call"},
-             {"params",
-              {{"name", "slow"},
-               {"arguments", {{"steps", 8}, {"interval_ms", 150}}},
-               {"_meta",
-                {{"progressToken", "modern-token"},
-                 {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-                 {"io.modelcontextprotocol/clientInfo", {{"name", "modern-agent"}, {"version", "1"}}},
-                 {"io.modelcontextprotocol/clientCapabilities", json::object()}}}}}}
-            .dump();
+    json meta = modern_meta("modern-agent");
+    meta["progressToken"] = "modern-token";
+    const std::string body = json{{"jsonrpc", "2.0"},
+                                  {"id", 7},
+                                  {"method", "tools/call"},
+                                  {"params",
+                                   {{"name", "slow"},
+                                    {"arguments", {{"steps", 8}, {"interval_ms", 150}}},
+                                    {"_meta", meta}}}}
+                                 .dump();
     HttpStreamClient request(http);
     REQUIRE(request.send("POST /mcp/dual HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                          "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"

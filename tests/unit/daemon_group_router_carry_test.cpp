@@ -9,27 +9,14 @@
 #include <vector>
 
 #include "daemon/mux/group_router.h"
+#include "recording_group_env.h"
 
 using namespace mcpd;
 using nlohmann::json;
 
 namespace {
 
-struct CarryEnv : GroupEnvironment {
-    std::vector<std::string> client;
-    std::vector<std::deque<json>> members{std::deque<json>(), std::deque<json>()};
-    void to_client(std::string_view line) override { client.emplace_back(line); }
-    void to_member(std::size_t member, std::string_view line) override {
-        members.at(member).push_back(json::parse(line));
-    }
-    void note(std::string_view) override {}
-    json take(std::size_t member) {
-        REQUIRE_FALSE(members.at(member).empty());
-        json message = members[member].front();
-        members[member].pop_front();
-        return message;
-    }
-};
+using CarryEnv = testing::RecordingGroupEnv;
 
 GroupSpec carried_spec() {
     GroupSpec spec;

@@ -186,9 +186,7 @@ TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses
     process.logs = {"started", "listening"};
     state.servers.push_back({"c", running.sup.snapshot(), process, std::nullopt, std::nullopt, std::nullopt});
     const json body = to_json(state);
-    const Result<UpgradeState> parsed = parse_upgrade_state(body);
-    REQUIRE(parsed.ok());
-    CHECK(to_json(parsed.value()).dump() == body.dump());
+    const Result<UpgradeState> parsed = read_back(body);
 
     json bad = body;
     bad["servers"][1]["supervisor"]["state"] = "running";
@@ -287,11 +285,9 @@ TEST_CASE("upgrade state: a server's box round-trips, and a leaf that is not one
     box.counted = true;
     state.servers.push_back({"web", SupervisorFixture().sup.snapshot(), std::nullopt, std::nullopt, std::nullopt, box});
     const json body = to_json(state);
-    const Result<UpgradeState> parsed = parse_upgrade_state(body);
-    REQUIRE(parsed.ok());
+    const Result<UpgradeState> parsed = read_back(body);
     REQUIRE(parsed->servers[0].box.has_value());
     CHECK(*parsed->servers[0].box == box);
-    CHECK(to_json(parsed.value()).dump() == body.dump());
 
     const auto refused = [&](const std::function<void(json&)>& change) { return refusal_of(body, change); };
     CHECK_THAT(refused([](json& b) { b["servers"][0]["box"]["cgroup_leaf"] = "relative/leaf"; }),
