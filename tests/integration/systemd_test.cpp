@@ -158,7 +158,8 @@ struct StartedDaemon {
 
 }  // namespace
 
-TEST_CASE("mcpd reports READY, STATUS, RELOADING, WATCHDOG and STOPPING to systemd", "[systemd]") {
+TEST_CASE("mcpd reports READY, STATUS, RELOADING, WATCHDOG and STOPPING to systemd, across an upgrade too",
+          "[systemd]") {
     TestEnv env("notify");
     env.write_registry(server_toml("demo"));
     FakeNotifySocket notify(env.path("notify.sock"));
@@ -187,12 +188,31 @@ TEST_CASE("mcpd reports READY, STATUS, RELOADING, WATCHDOG and STOPPING to syste
         return notify.index_of("READY=1", reloading + 1) > reloading;
     }));
 
+    // An upgrade in place: RELOADING=1 (with MONOTONIC_USEC) before the exec, READY=1 from the
+    // new binary after it, both from the same pid, so systemd keeps its main pid.
+    notify.pump(50ms);
+    const int before_upgrade = static_cast<int>(notify.received.size());
+    const RunResult upgraded = env.ctl({"upgrade", "--wait"});
+    INFO(upgraded.describe());
+    REQUIRE(upgraded.exit_code == 0);
+    REQUIRE(poll_until(20s, [&] {
+        notify.pump(20ms);
+        return notify.index_of("RELOADING=1", before_upgrade) >= before_upgrade;
+    }));
+    const int upgrading = notify.index_of("RELOADING=1", before_upgrade);
+    CHECK(notify.received[static_cast<std::size_t>(upgrading)].text.find("MONOTONIC_USEC=") !=
+          std::string::npos);
+    CHECK(poll_until(20s, [&] {
+        notify.pump(20ms);
+        return notify.index_of("READY=1", upgrading + 1) > upgrading;
+    }));
+
     const int status = daemon.stop();
     notify.pump(300ms);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     const int stopping = notify.index_of("STOPPING=1");
-    CHECK(stopping > reloading);
+    CHECK(stopping > upgrading);
     CHECK(notify.index_of("EXTEND_TIMEOUT_USEC=", stopping) >= stopping);
     for (const auto& n : notify.received) CHECK(n.sender == pid);
 }
