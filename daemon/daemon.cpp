@@ -68,7 +68,8 @@ Daemon::~Daemon() {
     pool_.clear();
 }
 
-int Daemon::run(const UpgradeState* restored) {
+int Daemon::run(std::unique_ptr<UpgradeState> carried) {
+    const UpgradeState* restored = carried.get();
     // Orphaned grandchildren (npx → node) come back to us instead of init.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     ::signal(SIGPIPE, SIG_IGN);
@@ -161,6 +162,9 @@ int Daemon::run(const UpgradeState* restored) {
     serve_http(registry_.daemon);
     if (restored != nullptr) {
         restore_servers(*restored);
+        restored = nullptr;
+        carried.reset();
+        heap_trim_.soon();  // the state's text and what was read of it are gone
         // A carried process that exited during the exec is a zombie whose SIGCHLD came before
         // this process had its handler: reaped now, so its supervisor hears of it.
         reaper_.reap_all();

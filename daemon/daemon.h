@@ -62,9 +62,10 @@ public:
     ~Daemon() override;
 
     // Bind the socket, start autostart servers, run until shut down. Returns the exit code.
-    // `restored`: the state of the mcpd this process replaced in place (docs/UPGRADE.md):
-    // its control socket and keeper are taken over and its servers' states restored.
-    int run(const UpgradeState* restored = nullptr);
+    // `carried`: the state of the mcpd this process replaced in place (docs/UPGRADE.md): its
+    // control socket and keeper are taken over and its servers' states restored; the state is
+    // freed once restored, so nothing of it stays in memory for the life of the process.
+    int run(std::unique_ptr<UpgradeState> carried = nullptr);
 
     // daemon_upgrade.cpp: replace this process in place with `binary` (empty: the file it
     // runs), answering `asker` once the new binary has read the state, or with why not.

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
     }
 
     // An upgrade in place: this binary replaces the mcpd that exec'd it, from its state.
-    std::optional<mcpd::UpgradeState> restored;
+    std::unique_ptr<mcpd::UpgradeState> restored;
     if (cli.restore) {
         mcpd::Result<mcpd::UpgradeState> state = mcpd::take_upgrade_state(cli.state_fd);
         if (!state) {
@@ -146,7 +147,7 @@ int main(int argc, char** argv) {
                              state.error());
             return 1;
         }
-        restored = std::move(state).value();
+        restored = std::make_unique<mcpd::UpgradeState>(std::move(state).value());
     }
 
     mcpd::DaemonOptions options;
@@ -160,5 +161,5 @@ int main(int argc, char** argv) {
     options.args = mcpd::arguments_to_keep(std::vector<std::string>(argv + 1, argv + argc));
     options.binary = mcpd::running_binary();
     mcpd::Daemon daemon(std::move(options), std::move(*loaded.registry));
-    return daemon.run(restored ? &*restored : nullptr);
+    return daemon.run(std::move(restored));
 }

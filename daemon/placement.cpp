@@ -65,7 +65,13 @@ ManagedServer& Placement::place_in_project(ManagedServer& entry, SessionId id,
 ManagedServer* Placement::server_of(SessionId id, const std::string& name) {
     const auto route = routes_.find(id);
     if (route != routes_.end()) {
-        if (ManagedServer* instance = pool_.find(route->second.key)) return instance;
+        Route& r = route->second;
+        if (r.instance != nullptr && r.generation == pool_.generation()) return r.instance;
+        if (ManagedServer* instance = pool_.find(r.key)) {
+            r.instance = instance;
+            r.generation = pool_.generation();
+            return instance;
+        }
     }
     return pool_.find_any(name);
 }
@@ -101,6 +107,7 @@ void Placement::rekey_project_child(SessionId id, const Project& project) {
         if (r.key == from) r.key = to;
         if (r.key == legacy_from) r.key = legacy_to;
         if (r.modern == from) r.modern = to;
+        r.instance = nullptr;  // (the rekeyed pool is a new generation too)
     }
     child->set_project_roots(project.roots);
 }

@@ -123,6 +123,11 @@ private:
         InstanceKey key;
         // The instance a legacy client was handed over from (its modern one).
         std::optional<InstanceKey> modern;
+        // The instance `key` named when the pool was at `generation`: every line of the
+        // session finds it with one lookup here while the pool is unchanged. A new Route
+        // starts without it; a changed pool makes it stale.
+        ManagedServer* instance = nullptr;
+        std::uint64_t generation = 0;
     };
     ServerPool& pool_;
     std::map<SessionId, Route> routes_;

@@ -32,6 +32,7 @@ ServerPool::~ServerPool() {
 
 ManagedServer& ServerPool::add(const config::ServerConfig& config) {
     Instance& slot = instances_[InstanceKey::shared_of(config.name)];
+    ++generation_;
     if (slot.server) keep_stats(*slot.server);
     slot.server = std::make_unique<ManagedServer>(host_, config);
     added_.try_emplace(config.name, Clock::now());
@@ -117,6 +118,7 @@ ManagedServer& ServerPool::make(const InstanceKey& key, const config::ServerConf
     Instance& slot = instances_[key];
     made = !slot.server;
     if (made) {
+        ++generation_;
         const config::ServerConfig own = project ? config_for_project(config, *project) : config;
         std::optional<uid_t> user;
         if (project) user = project->user;
@@ -130,6 +132,7 @@ ManagedServer& ServerPool::make(const InstanceKey& key, const config::ServerConf
 void ServerPool::retire(const InstanceKey& key, StopReason reason) {
     auto node = instances_.extract(key);
     if (node.empty()) return;
+    ++generation_;
     Instance& instance = node.mapped();
     // A project's child counts against max_children (as its user's) until it is reaped.
     if (key.kind == InstanceKind::project && instance.project)
@@ -140,6 +143,7 @@ void ServerPool::retire(const InstanceKey& key, StopReason reason) {
 void ServerPool::rekey(const InstanceKey& from, const InstanceKey& to, const Project& project) {
     auto node = instances_.extract(from);
     if (node.empty()) return;
+    ++generation_;
     node.key() = to;
     node.mapped().project = project;
     instances_.insert(std::move(node));
@@ -209,6 +213,7 @@ void ServerPool::prune_project_children(const std::string& name) {
             !project_child_live(child) && child.router().session_count() == 0 &&
             child.drained()) {
             keep_stats(child);
+            ++generation_;
             it = instances_.erase(it);
         } else {
             ++it;
@@ -312,6 +317,7 @@ TimePoint ServerPool::added_at(const std::string& name) const {
 }
 
 void ServerPool::clear() {
+    ++generation_;
     // Legacy processes first, as before the others: nothing routes to them once the
     // placement's table is gone, and their sessions' routers go with them.
     for (auto it = instances_.begin(); it != instances_.end();) {

@@ -58,6 +58,8 @@ public:
 
     // Any instance by its key.
     ManagedServer* find(const InstanceKey& key);
+    // Changes whenever an instance is made, replaced, rekeyed or removed (see generation_).
+    std::uint64_t generation() const { return generation_; }
     const ManagedServer* find(const InstanceKey& key) const;
     // The project an instance serves (project children and their legacy processes).
     const Project* project_of(const InstanceKey& key) const;
@@ -122,6 +124,9 @@ private:
     ServerHost& host_;
     std::function<void()> retired_freed_;
     std::map<InstanceKey, Instance> instances_;
+    // Counts every change to instances_ (an instance made, replaced, rekeyed or gone): a
+    // pointer to an instance taken at one generation is valid while it lasts.
+    std::uint64_t generation_ = 0;
     std::vector<std::string> order_;  // registry order of the shared instances
     std::vector<std::unique_ptr<ManagedServer>> retired_;
     // Retired project children, by whose they were, until reaped (they count against

@@ -2,6 +2,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -73,26 +74,82 @@ void write_or_queue(bufferevent* bev, const std::vector<iovec>& parts, std::size
     }
 }
 
+// Memory a destination keeps for holding from one turn to the next; more is given back.
+constexpr std::size_t kKeptHeldCapacity = 4 * 1024;
+
 void flush_one(bufferevent* bev, std::string& bytes) {
     if (bytes.empty()) return;
     const std::vector<iovec> parts{{bytes.data(), bytes.size()}};
     write_or_queue(bev, parts, bytes.size());
     bytes.clear();
+    if (bytes.capacity() > kKeptHeldCapacity) std::string().swap(bytes);
 }
 
 }  // namespace
 
-WriteCoalescer::Held* WriteCoalescer::find_held(bufferevent* bev) {
-    for (Held& h : held_) {
-        if (h.bev == bev) return &h;
+HeldWrites::~HeldWrites() {
+    if (queued_in_ != nullptr) queued_in_->drop_held_writes(*this);
+}
+
+WriteCoalescer::~WriteCoalescer() {
+    detach();
+    for (HeldWrites* h : queued_) {
+        if (h != nullptr) h->queued_in_ = nullptr;
     }
-    return nullptr;
+}
+
+void WriteCoalescer::attach(event_base* base) {
+    detach();
+    flush_event_ = event_new(base, -1, 0, &WriteCoalescer::on_flush, this);
+    if (flush_event_ != nullptr) base_ = base;
+}
+
+void WriteCoalescer::detach() {
+    if (flush_event_ != nullptr) event_free(flush_event_);
+    flush_event_ = nullptr;
+    base_ = nullptr;
+    flush_armed_ = false;
+}
+
+void WriteCoalescer::on_flush(evutil_socket_t, short, void* self) {
+    auto* writes = static_cast<WriteCoalescer*>(self);
+    writes->flush_armed_ = false;
+    if (writes->burst_depth_ == 0) writes->flush();
+}
+
+bool WriteCoalescer::pass_goes_on() const {
+    // The callback running was taken off the active list before it was called: what is
+    // counted is still to run in this pass (the flush among them, when armed).
+    return base_ != nullptr &&
+           event_base_get_num_events(base_, EVENT_BASE_COUNT_ACTIVE) > (flush_armed_ ? 1 : 0);
+}
+
+void WriteCoalescer::hold(HeldWrites& held, bufferevent* bev) {
+    held.queued_in_ = this;
+    held.bev_ = bev;
+    queued_.push_back(&held);
+    if (flush_event_ != nullptr && !flush_armed_) {
+        // Behind every callback already due in this pass: they may add to what is held.
+        event_active(flush_event_, EV_TIMEOUT, 0);
+        flush_armed_ = true;
+    }
 }
 
 void WriteCoalescer::flush_held() {
-    std::vector<Held> batch;
-    batch.swap(held_);
-    for (Held& h : batch) flush_one(h.bev, h.bytes);
+    // By index: writing may call back into a destination that holds more (appended to its
+    // entry, written when the loop reaches it) or drop one (its entry becomes null).
+    for (std::size_t i = 0; i < queued_.size(); ++i) {
+        HeldWrites* h = queued_[i];
+        if (h == nullptr) continue;
+        queued_[i] = nullptr;
+        h->queued_in_ = nullptr;
+        flush_one(h->bev_, h->bytes_);
+    }
+    queued_.clear();
+}
+
+void WriteCoalescer::flush() {
+    if (!queued_.empty()) flush_held();
 }
 
 MoreInput::MoreInput(WriteCoalescer& writes, bool more)
@@ -109,51 +166,52 @@ WriteBurst::WriteBurst(WriteCoalescer& writes) : writes_(writes) {
 }
 
 WriteBurst::~WriteBurst() {
-    if (--writes_.burst_depth_ == 0 && !writes_.held_.empty()) writes_.flush_held();
+    // Attached, an armed flush writes it once the pass's other callbacks have added theirs.
+    if (--writes_.burst_depth_ == 0 && !writes_.queued_.empty() && !writes_.flush_armed_)
+        writes_.flush_held();
 }
 
-std::size_t WriteCoalescer::held_bytes(bufferevent* bev) const {
-    for (const Held& h : held_) {
-        if (h.bev == bev) return h.bytes.size();
+void WriteCoalescer::drop_held_writes(HeldWrites& held) {
+    if (held.queued_in_ == this) {
+        for (HeldWrites*& h : queued_) {
+            if (h == &held) h = nullptr;
+        }
+        held.queued_in_ = nullptr;
     }
-    return 0;
+    held.bytes_.clear();
 }
 
-void WriteCoalescer::drop_held_writes(bufferevent* bev) {
-    std::erase_if(held_, [bev](const Held& h) { return h.bev == bev; });
-}
-
-std::string WriteCoalescer::take_held_writes(bufferevent* bev) {
-    std::string bytes;
-    for (Held& h : held_) {
-        if (h.bev == bev) bytes = std::move(h.bytes);
-    }
-    drop_held_writes(bev);
+std::string WriteCoalescer::take_held_writes(HeldWrites& held) {
+    std::string bytes = std::move(held.bytes_);
+    held.bytes_ = std::string();
+    drop_held_writes(held);
     return bytes;
 }
 
-void WriteCoalescer::write_or_queue_line(bufferevent* bev, std::string_view line) {
-    write_or_queue_line(bev, std::span<const std::string_view>(&line, 1));
+void WriteCoalescer::write_or_queue_line(bufferevent* bev, HeldWrites& held,
+                                         std::string_view line) {
+    write_or_queue_line(bev, held, std::span<const std::string_view>(&line, 1));
 }
 
-void WriteCoalescer::write_or_queue_line(bufferevent* bev,
+void WriteCoalescer::write_or_queue_line(bufferevent* bev, HeldWrites& held,
                                          std::span<const std::string_view> pieces) {
     std::size_t size = 1;  // the newline
     for (std::string_view piece : pieces) size += piece.size();
-    Held* h = find_held(bev);
-    // Held back while more input waits behind this line (its answers join it in one write),
-    // and after anything already held for the same destination, to keep the order.
-    if (h != nullptr || (more_input_ && burst_depth_ > 0 &&
-                         evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
-        if (h == nullptr) h = &held_.emplace_back(Held{bev, {}});
-        if (h->bytes.size() + size <= kMaxHeldBytes) {
-            for (std::string_view piece : pieces) h->bytes.append(piece);
-            h->bytes.push_back('\n');
+    const bool holding = held.queued_in_ == this;
+    // Held back while more input waits behind this line (its answers join it in one write) or
+    // the loop's turn goes on, and after anything already held for the same destination, to
+    // keep the order.
+    if (holding || (((more_input_ && burst_depth_ > 0) || pass_goes_on()) &&
+                    evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
+        if (held.bytes_.size() + size <= kMaxHeldBytes) {
+            if (!holding) hold(held, bev);
+            for (std::string_view piece : pieces) held.bytes_.append(piece);
+            held.bytes_.push_back('\n');
             return;
         }
         // Too much to hold (a large message, or a long burst): what is held goes first.
-        flush_one(bev, h->bytes);
-        drop_held_writes(bev);
+        flush_one(bev, held.bytes_);
+        drop_held_writes(held);
     }
     parts_.clear();
     for (std::string_view piece : pieces) {

@@ -8,7 +8,10 @@
 // (or an error, which the bufferevent then meets and reports itself) is queued as before.
 // When more input is already buffered behind the line being handled (pipelined requests, a
 // burst of replies), writes are held and everything the burst produced for one destination
-// leaves in one write at its end (WriteCoalescer, WriteBurst, MoreInput).
+// leaves in one write at its end (WriteCoalescer, WriteBurst, MoreInput). A coalescer attached
+// to its event loop holds writes across the callbacks of one pass of the loop the same way:
+// what all the sessions read in one pass said to a child leaves in one write, as do all the
+// answers one session gets in it.
 // The descriptor must be non-blocking, as every session and child descriptor of mcpd is.
 #pragma once
 
@@ -20,9 +23,34 @@
 #include <string_view>
 #include <vector>
 
+#include <event2/util.h>
+
 struct bufferevent;
+struct event;
+struct event_base;
 
 namespace mcpd {
+
+class WriteCoalescer;
+
+// What one destination (a session's output, a child's stdin) has held back in the current
+// burst or turn. Owned beside the destination's bufferevent; its memory is kept from one turn
+// to the next, so holding a message costs a copy and no allocation.
+class HeldWrites {
+public:
+    HeldWrites() = default;
+    ~HeldWrites();
+    HeldWrites(const HeldWrites&) = delete;
+    HeldWrites& operator=(const HeldWrites&) = delete;
+
+    std::size_t size() const { return bytes_.size(); }
+
+private:
+    friend class WriteCoalescer;
+    WriteCoalescer* queued_in_ = nullptr;  // set while it waits in a coalescer's list
+    bufferevent* bev_ = nullptr;
+    std::string bytes_;
+};
 
 // The write path of one event loop (EventLoop::writes()): eager writes, and the messages held
 // back while a burst of input is handled.
@@ -31,42 +59,56 @@ namespace mcpd {
 // held back while MoreInput says more lines wait behind the current one, and everything held
 // goes out when the outermost burst ends, one write per destination (no EPOLLOUT arming, no
 // extra loop turn). Readers open a burst around the lines of one read (daemon/io/line_source.h).
+//
+// Attached to a loop (EventLoop does it), the coalescer also holds a message while other
+// callbacks of the loop's current pass are still to run (they may add to the same
+// destination), and writes what it holds from a callback of its own made active behind them:
+// each destination gets one write per pass, as a minimal relay does. A message waits at most
+// for the callbacks already due, none of which blocks; the pass's last callback writes at once
+// to a destination nothing is held for (one message at a time costs no copy).
 class WriteCoalescer {
 public:
     WriteCoalescer() = default;
+    ~WriteCoalescer();
+    // Hold across the callbacks of `base`'s passes (see above); detach() before the base goes.
+    void attach(event_base* base);
+    void detach();
     WriteCoalescer(const WriteCoalescer&) = delete;
     WriteCoalescer& operator=(const WriteCoalescer&) = delete;
 
     // Queue `line` and a '\n' on `bev`'s output, writing at once what its descriptor takes
-    // when nothing is queued ahead of them (or holding them, in a burst).
-    void write_or_queue_line(bufferevent* bev, std::string_view line);
+    // when nothing is queued ahead of them (or holding them in `held`, in a burst).
+    void write_or_queue_line(bufferevent* bev, HeldWrites& held, std::string_view line);
     // The same for a line in pieces, written in order (a message with an id spliced in).
     // What must be queued of a large message is copied once, into a block of its own that the
     // output buffer frees when it has been sent (see common/byte_buffer.h for why).
-    void write_or_queue_line(bufferevent* bev, std::span<const std::string_view> pieces);
+    void write_or_queue_line(bufferevent* bev, HeldWrites& held,
+                             std::span<const std::string_view> pieces);
 
-    // Bytes held for `bev` in the current burst (not yet in its output buffer).
-    std::size_t held_bytes(bufferevent* bev) const;
-    // Forget what is held for `bev` (it is being freed).
-    void drop_held_writes(bufferevent* bev);
+    // Forget what `held` holds (its destination is being freed, or cut off).
+    void drop_held_writes(HeldWrites& held);
     // Forget it, handing it over.
-    std::string take_held_writes(bufferevent* bev);
+    std::string take_held_writes(HeldWrites& held);
+    // Write everything held now, before the burst ends (an upgrade about to carry the
+    // destinations' buffers).
+    void flush();
 
 private:
     friend class WriteBurst;
     friend class MoreInput;
 
-    // Messages held for one destination, written when the burst ends.
-    struct Held {
-        bufferevent* bev;
-        std::string bytes;
-    };
-    Held* find_held(bufferevent* bev);
+    void hold(HeldWrites& held, bufferevent* bev);
+    // Attached: callbacks of the loop's current pass other than the flush are still to run.
+    bool pass_goes_on() const;
+    static void on_flush(evutil_socket_t, short, void* self);
     void flush_held();
 
-    std::vector<Held> held_;
+    std::vector<HeldWrites*> queued_;  // in the order they were first held; null when dropped
     int burst_depth_ = 0;
     bool more_input_ = false;
+    event_base* base_ = nullptr;     // attached to this loop
+    event* flush_event_ = nullptr;   // made active behind the pass's callbacks to write
+    bool flush_armed_ = false;       // flush_event_ is active
     std::vector<iovec> parts_;  // reused for every write
 };
 

@@ -15,6 +15,7 @@ timeval to_timeval(Duration d) {
 
 EventLoop::EventLoop() : base_(event_base_new()) {
     if (base_ == nullptr) throw std::runtime_error("cannot create the event loop");
+    writes_.attach(base_);
 }
 
 EventLoop::~EventLoop() {
@@ -24,6 +25,7 @@ EventLoop::~EventLoop() {
         std::list<Deferred> pending;
         pending.swap(deferred_);
     }
+    writes_.detach();  // its flush event belongs to the base
     event_base_free(base_);
 }
 

@@ -31,7 +31,8 @@ public:
     // Deferred closures not yet run.
     std::size_t deferred_count() const { return deferred_.size(); }
 
-    // The held writes of this loop's readers and writers (daemon/io/eager_write.h).
+    // The held writes of this loop's readers and writers (daemon/io/eager_write.h), attached to
+    // the loop: one write per destination per pass.
     WriteCoalescer& writes() { return writes_; }
 
 private:

@@ -31,6 +31,12 @@ public:
 
     // The request sent to the child as `child_id`.
     Pending& add(std::uint64_t child_id, Pending p) { return requests_[child_id] = std::move(p); }
+    // A new, empty record for `child_id`, to be filled where it lies.
+    Pending& emplace(std::uint64_t child_id) {
+        const auto [it, added] = requests_.try_emplace(child_id);
+        if (!added) it->second = Pending{};  // (child ids are never reused)
+        return it->second;
+    }
     Pending* find(std::uint64_t child_id) {
         const auto it = requests_.find(child_id);
         return it == requests_.end() ? nullptr : &it->second;
@@ -44,6 +50,8 @@ public:
     // The request leaves the table (answered, cancelled, failed); nothing when it is not here.
     // Its progress route stays: a task's progress outlives the request that created it.
     std::optional<Pending> take(std::uint64_t child_id);
+    // The same without moving the record: it lives in the node until the node goes.
+    Map::node_type extract(std::uint64_t child_id) { return requests_.extract(child_id); }
     bool empty() const { return requests_.empty(); }
     std::size_t size() const { return requests_.size(); }
     Map::iterator begin() { return requests_.begin(); }

@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace mcpd {
@@ -21,7 +23,14 @@ public:
         std::uint64_t child_id = 0;
         std::size_t bytes = 0;  // kEntryBytes, its raw id and the texts kept beside it
     };
-    using Map = std::unordered_map<std::string, Entry>;
+    // Looked up by the id where it lies in the line (string_view), without a copy.
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view id) const {
+            return std::hash<std::string_view>{}(id);
+        }
+    };
+    using Map = std::unordered_map<std::string, Entry, Hash, std::equal_to<>>;
 
     // What a new entry with this id and `texts` bytes kept beside it (a progress token, a
     // URI) would add to bytes().
@@ -30,8 +39,8 @@ public:
     }
 
     // Adds `raw_id` (or points it at another child id, keeping its cost).
-    void set(const std::string& raw_id, std::uint64_t child_id, std::size_t texts = 0) {
-        const auto [it, added] = ids_.try_emplace(raw_id);
+    void set(std::string_view raw_id, std::uint64_t child_id, std::size_t texts = 0) {
+        const auto [it, added] = ids_.try_emplace(std::string(raw_id));
         if (added) {
             it->second.bytes = cost(raw_id.size(), texts);
             bytes_ += it->second.bytes;
@@ -42,7 +51,7 @@ public:
         bytes_ -= it->second.bytes;
         ids_.erase(it);
     }
-    void erase(const std::string& raw_id) {
+    void erase(std::string_view raw_id) {
         if (const auto it = ids_.find(raw_id); it != ids_.end()) erase(it);
     }
 
@@ -53,8 +62,10 @@ public:
         bytes_ += bytes;
     }
 
-    Map::const_iterator find(const std::string& raw_id) const { return ids_.find(raw_id); }
-    bool contains(const std::string& raw_id) const { return ids_.contains(raw_id); }
+    Map::const_iterator find(std::string_view raw_id) const { return ids_.find(raw_id); }
+    bool contains(std::string_view raw_id) const {
+        return !ids_.empty() && ids_.find(raw_id) != ids_.end();  // most are empty: no hashing
+    }
     Map::const_iterator begin() const { return ids_.begin(); }
     Map::const_iterator end() const { return ids_.end(); }
     std::size_t size() const { return ids_.size(); }

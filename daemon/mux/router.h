@@ -270,6 +270,8 @@ private:
     void release_hold(SessionId session, const std::string& uri);
     void forward_request(SessionState& s, std::string_view line, const wire::Envelope& e,
                          PendingKind kind = PendingKind::forward, std::string uri = {});
+    // What a request other than tools/call needs noted in its record (tasks, lists, levels).
+    void note_method_specifics(Pending& p, std::string_view line, const wire::Envelope& e);
     void reply(SessionState& s, std::string_view raw_id, std::string_view result_json);
     // Modern child: requests mcpd answers, trims or filters (router_session.cpp).
     void handle_modern_request(SessionState& s, std::string_view line, const wire::Envelope& e);

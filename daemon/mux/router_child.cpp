@@ -142,14 +142,16 @@ void Router::route_child_message(std::string_view line, const wire::Envelope& e)
 void Router::handle_child_response(std::string_view line, const wire::Envelope& e) {
     const std::optional<std::uint64_t> child_id =
         e.id_kind == wire::IdKind::integer ? jsonrpc::given_id(e.id.in(line)) : std::nullopt;
-    std::optional<Pending> taken = child_id ? requests_.take(*child_id) : std::nullopt;
-    if (!taken) {
+    // Out of the table, but not moved: the record lives in its node until this returns.
+    InFlight::Map::node_type taken;
+    if (child_id) taken = requests_.extract(*child_id);
+    if (taken.empty()) {
         if (child_id && requests_.tombstoned(*child_id)) return;  // answered after a cancel
         env_.note_repeated("dropped a response with an id mcpd never sent",
                            e.id.empty() ? std::string("(none)") : log::excerpt(e.id.in(line)));
         return;
     }
-    Pending p = std::move(*taken);
+    Pending& p = taken.mapped();
     SessionState* s = find(p.session);
     settle(*child_id, p, s,
            e.has_error ? Outcome::error : e.is_error ? Outcome::tool_error : Outcome::reply,

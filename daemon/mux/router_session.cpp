@@ -1,5 +1,6 @@
 // Router: what sessions send.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <deque>
 
@@ -17,6 +18,12 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kMaxQueuedLines = 10000;
+
+// `n` in decimal, written into `digits`.
+std::string_view decimal(std::uint64_t n, char (&digits)[24]) {
+    const auto [end, error] = std::to_chars(digits, digits + sizeof digits, n);
+    return {digits, static_cast<std::size_t>(end - digits)};
+}
 
 // The version to tell a session: its own when mcpd knows it and the child's is not older,
 // otherwise the child's (the session may then disconnect, as the spec lets it).
@@ -323,7 +330,7 @@ void Router::subscribe(SessionState& s, std::string_view line, const wire::Envel
 }
 
 bool Router::outstanding(const SessionState& s, std::string_view raw_id) const {
-    if (s.in_flight.contains(std::string(raw_id)) || s.waiting.contains(std::string(raw_id)))
+    if (s.in_flight.contains(raw_id) || s.waiting.contains(raw_id))
         return true;
     return std::any_of(serial_queue_.begin(), serial_queue_.end(),
                        [&](const Waiting& w) { return w.session == s.id && w.raw_id == raw_id; });
@@ -332,39 +339,33 @@ bool Router::outstanding(const SessionState& s, std::string_view raw_id) const {
 void Router::forward_request(SessionState& s, std::string_view line, const wire::Envelope& e,
                              PendingKind kind, std::string uri) {
     const std::uint64_t child_id = env_.child_next_id();
-    const std::string id_text = std::to_string(child_id);
-    Pending p;
+    char id_digits[24];
+    const std::string_view id_text = decimal(child_id, id_digits);
+    // Built where it is kept: a request's record is never moved on the way.
+    Pending& p = requests_.emplace(child_id);
     p.session = s.id;
     p.kind = kind;
-    p.original_id = std::string(e.id.in(line));
+    p.original_id.assign(e.id.in(line));
     p.uri = std::move(uri);
-    if (e.method_is("tasks/result") || e.method_is("tasks/cancel")) p.task_id = e.task_id;
-    if (e.method_is("tasks/get") || e.method_is("tasks/cancel")) p.reported_task = e.task_id;
-    p.task_result = e.method_is("tasks/result");
-    p.own_tasks_only = e.method_is("tasks/list");  // trimmed to this session's (send_own_tasks)
-    p.discover = modern_ && e.method_is("server/discover");
-    p.subscribes = kind == PendingKind::subscribe;
-    if (e.method_is("tools/list")) {
-        p.lists_tools = true;
-        p.first_page = !asks_later_page(line);
-    }
-    if (kind == PendingKind::set_level) {
-        p.level = log_severity(e.level);
-        level_request_ = child_id;
-    }
     const TimePoint now = env_.now();
     // tasks/result blocks until the task ends, by design: no request_timeout for it.
     if (config_.request_timeout.count() > 0 && kind != PendingKind::listen &&
         !e.method_is("tasks/result")) {
         p.deadline = now + config_.request_timeout;
     }
+    // The usual request is a tools/call: the methods with more to note are told apart from it
+    // by their length first (method_is), and only they are compared further.
+    if (!e.method_is("tools/call")) note_method_specifics(p, line, e);
+    p.subscribes = kind == PendingKind::subscribe;
+    if (kind == PendingKind::set_level) {
+        p.level = log_severity(e.level);
+        level_request_ = child_id;
+    }
 
     wire::Replacements changes{{e.id, id_text}};
-    std::string token_text;
     if (!e.progress_token.empty()) {
-        token_text = requests_.route_progress(s.id, e.progress_token.in(line), child_id);
-        p.own_token = token_text;
-        changes.push_back({e.progress_token, token_text});
+        p.own_token = requests_.route_progress(s.id, e.progress_token.in(line), child_id);
+        changes.push_back({e.progress_token, p.own_token});
     }
     std::string unescaped;  // a tool name with escapes, rarely
     const std::string_view tool =
@@ -381,10 +382,22 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
                     p.uri.size() + p.task_id.size() + e.progress_token.length);
     const bool timed = p.deadline.has_value();
     p.crashes = replay_.routing_crashes;
-    requests_.add(child_id, std::move(p));
+    // `p` may move from here on (keep_for_replay finds it again by its id).
     const bool sent = send_spliced_to_child(line, changes);
     if (kind == PendingKind::forward) keep_for_replay(child_id, line, e, tool, sent);
     if (timed) env_.deadlines_changed();
+}
+
+void Router::note_method_specifics(Pending& p, std::string_view line, const wire::Envelope& e) {
+    if (e.method_is("tasks/result") || e.method_is("tasks/cancel")) p.task_id = e.task_id;
+    if (e.method_is("tasks/get") || e.method_is("tasks/cancel")) p.reported_task = e.task_id;
+    p.task_result = e.method_is("tasks/result");
+    p.own_tasks_only = e.method_is("tasks/list");  // trimmed to this session's (send_own_tasks)
+    p.discover = modern_ && e.method_is("server/discover");
+    if (e.method_is("tools/list")) {
+        p.lists_tools = true;
+        p.first_page = !asks_later_page(line);
+    }
 }
 
 void Router::handle_session_notification(SessionState& s, std::string_view line,

@@ -69,7 +69,7 @@ StreamTransport::~StreamTransport() {
     if (output_watch_ != nullptr)
         evbuffer_remove_cb_entry(bufferevent_get_output(output_bev()), output_watch_);
     account_.unwatch();  // before its buffer goes
-    writes_.drop_held_writes(output_bev());
+    writes_.drop_held_writes(output_held_);
     // The read watcher, then the bufferevents (callbacks cleared first), go with the members.
 }
 
@@ -85,7 +85,7 @@ void StreamTransport::send(std::span<const std::string_view> pieces) {
     std::size_t size = 1;
     for (std::string_view piece : pieces) size += piece.size();
     if (!make_room(queued, size)) return;
-    writes_.write_or_queue_line(output_bev(), pieces);
+    writes_.write_or_queue_line(output_bev(), output_held_, pieces);
     sent(queued);
 }
 
@@ -141,7 +141,7 @@ std::string StreamTransport::why_not_carried() const {
     if (closed_ || input_ended_ || !finish_reason_.empty()) return "it is ending";
     if (source_.reader().discarding())
         return "a line of its over max_message_bytes is being discarded";
-    if (writes_.held_bytes(output_bev()) > 0) return "a write to it is being gathered";
+    if (output_held_.size() > 0) return "a write to it is being gathered";
     return {};
 }
 
@@ -162,7 +162,7 @@ void StreamTransport::cut_off(const std::string& reason) {
     // Nothing more will be written to it: what waits goes now, not when the session is
     // freed on a later turn, so its memory is free before the next message is queued.
     account_.unwatch();
-    writes_.drop_held_writes(output_bev());
+    writes_.drop_held_writes(output_held_);
     evbuffer* out = bufferevent_get_output(output_bev());
     evbuffer_drain(out, evbuffer_get_length(out));
     close(reason, false);
@@ -217,7 +217,7 @@ void StreamTransport::on_output_event(bufferevent*, short, void* self) {
 
 std::size_t StreamTransport::queued_bytes() const {
     return evbuffer_get_length(bufferevent_get_output(output_bev())) +
-           writes_.held_bytes(output_bev());
+           output_held_.size();
 }
 
 void StreamTransport::discarded_line() {

@@ -126,6 +126,7 @@ private:
     BufferEvent input_;
     BufferEvent output_;  // empty for a socket session
     WriteCoalescer& writes_;
+    HeldWrites output_held_;  // what the current pass of the loop holds back for the client
     OutputCap cap_;
     evbuffer_cb_entry* output_watch_ = nullptr;
     OutputBudget& budget_;

@@ -41,7 +41,7 @@ ChildProcess::ChildProcess(EventLoop& loop, SpawnedProcess process, std::size_t 
 
 ChildProcess::~ChildProcess() {
     // Nobody reads what it never wrote any more: dropped, not kept.
-    if (stdin_) writes_.drop_held_writes(stdin_.get());
+    writes_.drop_held_writes(stdin_held_);
     stdin_.reset();
     close_stdout();
     close_stderr();
@@ -76,13 +76,13 @@ LineSource::Callbacks ChildProcess::stderr_callbacks() {
 
 bool ChildProcess::send(std::string_view line) {
     if (!stdin_) return false;
-    writes_.write_or_queue_line(stdin_.get(), line);
+    writes_.write_or_queue_line(stdin_.get(), stdin_held_, line);
     return true;
 }
 
 bool ChildProcess::send(std::span<const std::string_view> pieces) {
     if (!stdin_) return false;
-    writes_.write_or_queue_line(stdin_.get(), pieces);
+    writes_.write_or_queue_line(stdin_.get(), stdin_held_, pieces);
     return true;
 }
 
@@ -116,14 +116,14 @@ void ChildProcess::resume_begun(std::string_view out, std::string_view err) {
 }
 
 std::size_t ChildProcess::queued_input_bytes() const {
-    return !stdin_ ? 0 : evbuffer_get_length(stdin_.output()) + writes_.held_bytes(stdin_.get());
+    return !stdin_ ? 0 : evbuffer_get_length(stdin_.output()) + stdin_held_.size();
 }
 
 void ChildProcess::close_stdin() {
     if (!stdin_) return;
     // In order: the output buffer first, then what the current burst holds back for it.
     unwritten_input_ = buffered_bytes(stdin_.output());
-    unwritten_input_ += writes_.take_held_writes(stdin_.get());
+    unwritten_input_ += writes_.take_held_writes(stdin_held_);
     stdin_.reset();
 }
 

@@ -109,6 +109,7 @@ private:
     Callbacks callbacks_;
     WriteCoalescer& writes_;
     BufferEvent stdin_;  // empty once stdin is closed
+    HeldWrites stdin_held_;  // what the current pass of the loop holds back for stdin_
     UniqueFd stdout_fd_;
     UniqueFd stderr_fd_;
     // After their descriptors, which they watch. Closed at EOF (or when abandoned).

@@ -173,16 +173,17 @@ TEST_CASE("line source: the lines of one read share a burst of held writes", "[l
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
     const UniqueFd peer(fds[1]);
     mcpd::BufferEvent out(bufferevent_socket_new(rig.loop.base(), fds[0], BEV_OPT_CLOSE_ON_FREE));
+    mcpd::HeldWrites out_held;
     std::vector<std::size_t> held;
     rig.on_line = [&](std::string_view line) {
-        writes.write_or_queue_line(out.get(), line);
-        held.push_back(writes.held_bytes(out.get()));
+        writes.write_or_queue_line(out.get(), out_held, line);
+        held.push_back(out_held.size());
     };
     rig.source->start();
     rig.write("a\nb\n");
     // Held while "b" waited behind "a"; with nothing behind "b", both then went in one write.
     CHECK(held == std::vector<std::size_t>{2, 4});
-    CHECK(writes.held_bytes(out.get()) == 0);
+    CHECK(out_held.size() == 0);
     char got[8] = {};
     CHECK(::read(peer.get(), got, sizeof got) == 4);
     CHECK(std::string_view(got, 4) == "a\nb\n");

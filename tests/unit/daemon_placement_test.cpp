@@ -96,6 +96,28 @@ TEST_CASE("placement: a shared server's sessions are routed to its one instance"
     CHECK_FALSE(entry.router().has_session(7));
 }
 
+TEST_CASE("placement: a route remembers its instance only while the pool is unchanged",
+          "[placement]") {
+    PlacementRig rig;
+    ManagedServer& entry = rig.pool.add(placement_entry("demo", config::Sharing::shared));
+    rig.placement.place(entry, 7, std::nullopt);
+    const std::uint64_t before = rig.pool.generation();
+    CHECK(rig.placement.server_of(7, "demo") == &entry);
+    CHECK(rig.placement.server_of(7, "demo") == &entry);  // from the route, no pool lookup
+    CHECK(rig.pool.generation() == before);
+    // A reload replaces the entry's instance: the route finds the new one, never the old.
+    ManagedServer& replaced = rig.pool.add(placement_entry("demo", config::Sharing::shared));
+    CHECK(rig.pool.generation() != before);
+    CHECK(rig.placement.server_of(7, "demo") == &replaced);
+
+    // An instance that goes and is made again under the same key is found anew too.
+    ManagedServer& solo = rig.pool.add(placement_entry("solo", config::Sharing::exclusive));
+    ManagedServer& first = rig.placement.place(solo, 1, std::nullopt);
+    CHECK(rig.placement.server_of(1, "solo") == &first);
+    rig.pool.retire(InstanceKey::exclusive_of("solo", 1), StopReason::stopped);
+    CHECK(rig.placement.server_of(1, "solo") != &first);
+}
+
 TEST_CASE("placement: each session of an exclusive server has a process of its own, which "
           "goes with it",
           "[placement]") {

@@ -1,27 +1,34 @@
-// WriteCoalescer: eager writes, and writes held within a burst while more input waits.
+// WriteCoalescer: eager writes, writes held within a burst while more input waits, and writes
+// held across the callbacks of one pass of the event loop.
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "common/unique_fd.h"
 #include "daemon/io/buffer_event.h"
 #include "daemon/io/eager_write.h"
 #include "daemon/io/event_loop.h"
+#include "daemon/io/fd_watcher.h"
 
+using mcpd::HeldWrites;
 using mcpd::MoreInput;
 using mcpd::WriteBurst;
 using mcpd::WriteCoalescer;
 
 namespace {
 
+// A bufferevent on one end of a socket pair; the test reads the other. SOCK_SEQPACKET keeps
+// each write a record of its own, so one read returns what one write sent.
 struct Destination {
-    explicit Destination(event_base* base) {
+    explicit Destination(event_base* base, int type = SOCK_STREAM) {
         int fds[2];
-        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+        REQUIRE(::socketpair(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
         peer.reset(fds[1]);
         bev = mcpd::BufferEvent(bufferevent_socket_new(base, fds[0], BEV_OPT_CLOSE_ON_FREE));
     }
@@ -33,6 +40,19 @@ struct Destination {
     }
     mcpd::UniqueFd peer;
     mcpd::BufferEvent bev;
+    HeldWrites held;
+};
+
+// Another callback still due in this pass: an event made active and never run.
+struct OtherCallback {
+    explicit OtherCallback(event_base* base)
+        : ev(event_new(base, -1, 0, [](evutil_socket_t, short, void*) {}, nullptr)) {
+        event_active(ev, EV_TIMEOUT, 0);
+    }
+    ~OtherCallback() { event_free(ev); }
+    OtherCallback(const OtherCallback&) = delete;
+    OtherCallback& operator=(const OtherCallback&) = delete;
+    event* ev;
 };
 
 }  // namespace
@@ -41,12 +61,12 @@ TEST_CASE("write coalescer: with nothing queued, a line is written at once", "[e
     mcpd::EventLoop loop;
     Destination to(loop.base());
     WriteCoalescer& writes = loop.writes();
-    writes.write_or_queue_line(to.bev.get(), "hello");
+    writes.write_or_queue_line(to.bev.get(), to.held, "hello");
     CHECK(evbuffer_get_length(to.bev.output()) == 0);
     CHECK(to.received() == "hello\n");
     // Within a burst but with nothing behind the line: not held either.
     const WriteBurst burst(writes);
-    writes.write_or_queue_line(to.bev.get(), "again");
+    writes.write_or_queue_line(to.bev.get(), to.held, "again");
     CHECK(to.received() == "again\n");
 }
 
@@ -60,15 +80,15 @@ TEST_CASE("write coalescer: held while more input waits, written when the burst 
         {
             const WriteBurst inner(writes);
             const MoreInput more(writes, true);
-            writes.write_or_queue_line(to.bev.get(), "one");
+            writes.write_or_queue_line(to.bev.get(), to.held, "one");
         }
-        CHECK(writes.held_bytes(to.bev.get()) == 4);  // the inner burst is not the outermost
+        CHECK(to.held.size() == 4);  // the inner burst is not the outermost
         // Nothing behind this one, but it keeps its place after what is held.
-        writes.write_or_queue_line(to.bev.get(), "two");
-        CHECK(writes.held_bytes(to.bev.get()) == 8);
+        writes.write_or_queue_line(to.bev.get(), to.held, "two");
+        CHECK(to.held.size() == 8);
         CHECK(to.received().empty());
     }
-    CHECK(writes.held_bytes(to.bev.get()) == 0);
+    CHECK(to.held.size() == 0);
     CHECK(to.received() == "one\ntwo\n");
 }
 
@@ -79,11 +99,96 @@ TEST_CASE("write coalescer: each coalescer holds its own writes", "[eager_write]
     WriteCoalescer second;
     const WriteBurst burst(first);
     const MoreInput more(first, true);
-    second.write_or_queue_line(to.bev.get(), "direct");  // no burst of its own
+    HeldWrites elsewhere;
+    second.write_or_queue_line(to.bev.get(), elsewhere, "direct");  // no burst of its own
     CHECK(to.received() == "direct\n");
-    first.write_or_queue_line(to.bev.get(), "held");
-    CHECK(first.held_bytes(to.bev.get()) == 5);
-    CHECK(second.held_bytes(to.bev.get()) == 0);
-    first.drop_held_writes(to.bev.get());
-    CHECK(first.held_bytes(to.bev.get()) == 0);
+    first.write_or_queue_line(to.bev.get(), to.held, "held");
+    CHECK(to.held.size() == 5);
+    CHECK(elsewhere.size() == 0);
+    first.drop_held_writes(to.held);
+    CHECK(to.held.size() == 0);
+}
+
+TEST_CASE("write coalescer: attached to its loop, writes are held while other callbacks of the "
+          "pass are due, one write per destination when they have run",
+          "[eager_write]") {
+    mcpd::EventLoop loop;
+    Destination a(loop.base(), SOCK_SEQPACKET);
+    Destination b(loop.base(), SOCK_SEQPACKET);
+    Destination c(loop.base(), SOCK_SEQPACKET);
+    WriteCoalescer& writes = loop.writes();  // attached by the loop
+    {
+        const OtherCallback other(loop.base());
+        // Nothing waits behind these lines, but another callback of the pass is due.
+        writes.write_or_queue_line(a.bev.get(), a.held, "one");
+        writes.write_or_queue_line(b.bev.get(), b.held, "uno");
+    }
+    // The pass's last callback: after what is held for a, and at once for c.
+    writes.write_or_queue_line(a.bev.get(), a.held, "two");
+    writes.write_or_queue_line(c.bev.get(), c.held, "eins");
+    CHECK(a.held.size() == 8);
+    CHECK(b.held.size() == 4);
+    CHECK(c.held.size() == 0);
+    CHECK(a.received().empty());
+    CHECK(c.received() == "eins\n");
+    // The flush was made active behind them: one pass of the loop runs it.
+    event_base_loop(loop.base(), EVLOOP_NONBLOCK);
+    CHECK(a.held.size() == 0);
+    CHECK(a.received() == "one\ntwo\n");  // one record: one write
+    CHECK(a.received().empty());
+    CHECK(b.received() == "uno\n");
+    // With nothing else due, writes are eager again.
+    writes.write_or_queue_line(a.bev.get(), a.held, "three");
+    CHECK(a.received() == "three\n");
+}
+
+TEST_CASE("write coalescer: flush writes what a pass holds before its end, and a destination "
+          "freed while held is forgotten",
+          "[eager_write]") {
+    mcpd::EventLoop loop;
+    Destination kept(loop.base());
+    auto gone = std::make_unique<Destination>(loop.base());
+    WriteCoalescer& writes = loop.writes();
+    const OtherCallback other(loop.base());
+    writes.write_or_queue_line(kept.bev.get(), kept.held, "early");
+    CHECK(kept.held.size() == 6);
+    writes.flush();
+    CHECK(kept.held.size() == 0);
+    CHECK(kept.received() == "early\n");
+    writes.write_or_queue_line(gone->bev.get(), gone->held, "never");
+    writes.write_or_queue_line(kept.bev.get(), kept.held, "late");
+    gone.reset();  // its HeldWrites leaves the coalescer's list as it goes
+    writes.flush();
+    CHECK(kept.received() == "late\n");
+}
+
+TEST_CASE("event loop: what the callbacks of one pass write leaves in one write per destination",
+          "[eager_write]") {
+    mcpd::EventLoop loop;
+    Destination to(loop.base(), SOCK_SEQPACKET);
+    int left[2], right[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, left) == 0);
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, right) == 0);
+    const mcpd::UniqueFd l0(left[0]), l1(left[1]), r0(right[0]), r1(right[1]);
+    int handled = 0;
+    const auto relay = [&](int fd) {
+        char line[16] = {};
+        const ssize_t n = ::read(fd, line, sizeof line);
+        REQUIRE(n > 0);
+        loop.writes().write_or_queue_line(to.bev.get(), to.held,
+                                          std::string_view(line, static_cast<std::size_t>(n)));
+        if (++handled == 2) event_base_loopexit(loop.base(), nullptr);  // after this pass
+    };
+    mcpd::FdWatcher from_left(loop.base(), l0.get(), EV_READ | EV_PERSIST,
+                              [&] { relay(l0.get()); });
+    mcpd::FdWatcher from_right(loop.base(), r0.get(), EV_READ | EV_PERSIST,
+                               [&] { relay(r0.get()); });
+    // Both are readable before the loop looks: one pass handles both.
+    REQUIRE(::write(l1.get(), "a", 1) == 1);
+    REQUIRE(::write(r1.get(), "b", 1) == 1);
+    CHECK(loop.run() == 0);
+    CHECK(handled == 2);
+    const std::string got = to.received();
+    CHECK((got == "a\nb\n" || got == "b\na\n"));
+    CHECK(to.received().empty());
 }
