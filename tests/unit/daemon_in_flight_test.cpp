@@ -34,6 +34,20 @@ TEST_CASE("in flight: a request is found by its child id until it is taken, once
     CHECK(table.size() == 1);
 }
 
+TEST_CASE("in flight: a record is built where it is kept and taken out with its node") {
+    InFlight table;
+    Pending& record = table.emplace(5);
+    record.session = 2;
+    record.original_id = "\"x\"";
+    REQUIRE(table.find(5) == &record);  // filled in place, not copied in
+    auto node = table.extract(5);
+    REQUIRE_FALSE(node.empty());
+    CHECK(&node.mapped() == &record);  // the same record, never moved
+    CHECK(node.mapped().original_id == "\"x\"");
+    CHECK_FALSE(table.contains(5));
+    CHECK(table.extract(5).empty());
+}
+
 TEST_CASE("in flight: progress tokens are mcpd's own, unique, and routed to their session") {
     InFlight table;
     const std::string first = table.route_progress(3, "\"tok\"", 7);
