@@ -214,7 +214,7 @@ bool GroupRouter::forward_call(const wire::Envelope& e, std::string_view line, s
     }
     const std::uint64_t id = next_id_++;
     waiting_[std::string(raw_id)] = id;
-    sent_[id] = Sent{Kind::forward, target->member, std::string(raw_id)};
+    sent_.try_emplace(id, Kind::forward, target->member, std::string(raw_id));  // ids are new
     const std::string id_text = std::to_string(id);
     const std::string name_text = jsonrpc::quote(target->name);
     const wire::Replacements changes{{e.id, id_text}, {e.name, name_text}};

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace mcpd::jsonrpc {
@@ -14,6 +15,20 @@ std::optional<std::uint64_t> given_id(std::string_view raw) {
 }
 
 std::string quote(std::string_view text) {
+    // The usual text (a tool's name on every call through a group) is printable ASCII with
+    // nothing to escape: quoted as it is, without building a JSON value to dump.
+    const bool as_is = std::all_of(text.begin(), text.end(), [](char c) {
+        const auto byte = static_cast<unsigned char>(c);
+        return byte >= 0x20 && byte < 0x7f && byte != '"' && byte != '\\';
+    });
+    if (as_is) {
+        std::string quoted;
+        quoted.reserve(text.size() + 2);
+        quoted += '"';
+        quoted += text;
+        quoted += '"';
+        return quoted;
+    }
     return nlohmann::json(std::string(text)).dump(-1, ' ', false,
                                                   nlohmann::json::error_handler_t::replace);
 }

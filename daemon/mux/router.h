@@ -104,7 +104,8 @@ public:
     // The same for a line in a string, which may gain capacity (padding for the scanner).
     void on_session_line(SessionId session, std::string& line);
     // A line whose envelope the caller has read already (a group session's spliced call, its
-    // envelope moved with Envelope::after_splice): routed the same way, not read again.
+    // envelope moved with Envelope::after_splice): routed the same way, not read again. The
+    // envelope is read where it lies: it must not change until the call returns.
     void on_session_line(SessionId session, std::string_view line, const wire::Envelope& envelope);
 
     // The child completed the handshake; `initialize_result` is what sessions will be served.

@@ -58,7 +58,7 @@ void Router::on_session_line(SessionId id, wire::PaddedText padded, const wire::
         route_session_line(id, padded, known);
     } catch (const std::exception& error) {
         contained(error, "a session's message");
-        const wire::Envelope& e = envelope_;
+        const wire::Envelope& e = known != nullptr ? *known : envelope_;
         const bool id_usable =
             e.id_kind == wire::IdKind::string || e.id_kind == wire::IdKind::integer;
         if (find(id) != nullptr && e.is_request() && id_usable)
@@ -76,15 +76,14 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded, const wir
         return;
     }
     wire::ScanStatus status = wire::ScanStatus::ok;
-    if (known != nullptr) {
-        envelope_ = *known;
-    } else {
-        status = scanner_.scan(padded, envelope_);
-    }
-    check_session_answer(id, line, status, envelope_);
+    if (known == nullptr) status = scanner_.scan(padded, envelope_);
+    // A known envelope is read where it is, not copied: its owner (a group session) changes
+    // it only between lines, never while one of its lines is routed here.
+    const wire::Envelope& e = known != nullptr ? *known : envelope_;
+    check_session_answer(id, line, status, e);
     // The same gate as a group session's (client_gate): a bad response is dropped, a bad
     // request answered by its id when it has exactly one.
-    const GateVerdict verdict = check_client_message(status, envelope_, line, scanner_.error());
+    const GateVerdict verdict = check_client_message(status, e, line, scanner_.error());
     if (verdict.kind == GateVerdict::Kind::drop_response) {
         env_.note_repeated(
             "dropped a response from a session that is not valid JSON-RPC "
@@ -96,7 +95,6 @@ void Router::route_session_line(SessionId id, wire::PaddedText padded, const wir
         reply_error(id, verdict.raw_id, verdict.code, verdict.message);
         return;
     }
-    const wire::Envelope& e = envelope_;
     const std::string_view raw_id = e.id.in(line);
 
     // A lazy server with no process answers what it can from its catalog (router_lazy.cpp).

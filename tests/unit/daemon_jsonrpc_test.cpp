@@ -41,3 +41,16 @@ TEST_CASE("jsonrpc: cancelled names the request by its raw id or by mcpd's own",
         nlohmann::json::parse(jsonrpc::cancelled(std::uint64_t{1}, "a \"quoted\"\nreason"));
     CHECK(parsed["params"]["reason"] == "a \"quoted\"\nreason");
 }
+
+TEST_CASE("jsonrpc: quote writes a JSON string, escaping what must be and replacing bad UTF-8",
+          "[jsonrpc]") {
+    CHECK(mcpd::jsonrpc::quote("echo") == R"("echo")");
+    CHECK(mcpd::jsonrpc::quote("") == R"("")");
+    CHECK(mcpd::jsonrpc::quote("a b~") == R"("a b~")");
+    CHECK(mcpd::jsonrpc::quote("a\"b\\c") == R"("a\"b\\c")");
+    CHECK(mcpd::jsonrpc::quote("tab\there\n") == R"("tab\there\n")");
+    CHECK(mcpd::jsonrpc::quote(std::string_view("nul\0", 4)) == R"("nul\u0000")");
+    CHECK(mcpd::jsonrpc::quote("\x7f") == "\"\x7f\"");
+    CHECK(mcpd::jsonrpc::quote("caf\xc3\xa9") == "\"caf\xc3\xa9\"");
+    CHECK(mcpd::jsonrpc::quote("bad\xff") == "\"bad\xef\xbf\xbd\"");  // U+FFFD
+}
