@@ -2,6 +2,8 @@
 
 #include <event2/buffer.h>
 
+#include "daemon/io/eager_write.h"
+
 namespace mcpd {
 
 HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent bev,
@@ -97,7 +99,13 @@ bool HttpConnection::write(std::string_view bytes) {
         close();
         return false;
     }
-    bufferevent_write(bev_.get(), bytes.data(), bytes.size());
+    // At once when nothing is queued: no EPOLLOUT round and loop turn per response. While an
+    // upgrade holds output, queued, as the state expects.
+    if (output_held_) {
+        bufferevent_write(bev_.get(), bytes.data(), bytes.size());
+    } else {
+        write_or_queue_bytes(bev_.get(), bytes);
+    }
     return true;
 }
 
@@ -172,6 +180,7 @@ void HttpConnection::hold_input(bool held) {
 
 void HttpConnection::hold_output(bool held) {
     if (closed_) return;
+    output_held_ = held;
     if (held) bufferevent_disable(bev_.get(), EV_WRITE);
     else bufferevent_enable(bev_.get(), EV_WRITE);
 }

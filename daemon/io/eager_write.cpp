@@ -87,6 +87,12 @@ void flush_one(bufferevent* bev, std::string& bytes) {
 
 }  // namespace
 
+void write_or_queue_bytes(bufferevent* bev, std::string_view bytes) {
+    if (bytes.empty()) return;
+    const std::vector<iovec> parts{{const_cast<char*>(bytes.data()), bytes.size()}};
+    write_or_queue(bev, parts, bytes.size());
+}
+
 HeldWrites::~HeldWrites() {
     if (queued_in_ != nullptr) queued_in_->drop_held_writes(*this);
 }

@@ -33,6 +33,10 @@ namespace mcpd {
 
 class WriteCoalescer;
 
+// Write `bytes` to `bev`'s descriptor at once when nothing is queued on its output, and queue
+// what the descriptor does not take: bytes that are not a line (an HTTP response), never held.
+void write_or_queue_bytes(bufferevent* bev, std::string_view bytes);
+
 // What one destination (a session's output, a child's stdin) has held back in the current
 // burst or turn. Owned beside the destination's bufferevent; its memory is kept from one turn
 // to the next, so holding a message costs a copy and no allocation.

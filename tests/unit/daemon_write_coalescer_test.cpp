@@ -192,3 +192,17 @@ TEST_CASE("event loop: what the callbacks of one pass write leaves in one write 
     CHECK((got == "a\nb\n" || got == "b\na\n"));
     CHECK(to.received().empty());
 }
+
+TEST_CASE("write or queue bytes: written at once with nothing queued, behind what is otherwise",
+          "[eager_write]") {
+    mcpd::EventLoop loop;
+    Destination to(loop.base());
+    mcpd::write_or_queue_bytes(to.bev.get(), "HTTP/1.1 200 OK\r\n\r\n");
+    CHECK(evbuffer_get_length(to.bev.output()) == 0);
+    CHECK(to.received() == "HTTP/1.1 200 OK\r\n\r\n");  // no newline added, nothing held
+    // Something queued already: these bytes go behind it, in order.
+    evbuffer_add(to.bev.output(), "first ", 6);
+    mcpd::write_or_queue_bytes(to.bev.get(), "second");
+    CHECK(evbuffer_get_length(to.bev.output()) == 12);
+    CHECK(to.received().empty());
+}
