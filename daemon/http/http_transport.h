@@ -11,7 +11,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <functional>
 #include <map>
 #include <optional>
@@ -133,7 +133,9 @@ private:
     std::optional<std::uint64_t> listener_;              // the GET stream's connection
     SseReplayBuffer replay_;
     std::uint64_t delivered_ = 0;  // the last event written to a GET stream
-    std::deque<std::string> held_;  // lines while input is paused or before start
+    // Lines while input is paused or before start (a list: no memory while it is empty,
+    // where a std::deque allocates as it is made).
+    std::list<std::string> held_;
     std::size_t held_bytes_ = 0;
     std::map<std::string, bool> swallow_;  // raw ids whose answers are mcpd's own
     wire::EnvelopeScanner scanner_;

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,7 +62,7 @@ private:
     std::size_t bytes_ = 0;
     std::uint64_t last_id_ = 0;
     std::uint64_t dropped_through_ = 0;  // every event up to this id is gone
-    std::deque<Event> events_;
+    std::list<Event> events_;  // (a list: no memory while empty, unlike a std::deque)
 };
 
 // The event number in a Last-Event-ID header value as sse_event was given it (a decimal

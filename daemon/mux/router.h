@@ -71,7 +71,7 @@ public:
         bool ready = false;
         std::optional<int> log_level;
         std::set<std::string> subscriptions;
-        std::deque<std::string> held;  // its lines not handled yet, in arrival order
+        routing::TextList held;  // its lines not handled yet, in arrival order
         bool settled_before = false;   // it had a project already: its roots changed
     };
 

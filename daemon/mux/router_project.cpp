@@ -102,7 +102,7 @@ void Router::release_held(SessionId session) {
     s->project_settled = true;
     s->roots_request.clear();
     roots_deadlines_.erase(session);
-    std::deque<std::string> held;
+    routing::TextList held;
     held.swap(s->held);
     s->waiting_bytes = 0;
     for (std::string& line : held) {
@@ -115,7 +115,7 @@ void Router::fail_held(SessionId session, std::string_view message) {
     SessionState* s = find(session);
     if (s == nullptr) return;
     s->awaiting_project = false;
-    std::deque<std::string> held;
+    routing::TextList held;
     held.swap(s->held);
     s->waiting_bytes = 0;
     wire::Envelope e;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -21,6 +22,10 @@
 
 namespace mcpd::routing {
 
+// Texts kept in order for a session: a list, which holds no memory while it is empty (a
+// std::deque allocates its map and a first block as it is made, over a KiB per session).
+using TextList = std::list<std::string>;
+
 // What the router knows of one attached session: the protocol state (its transport, the
 // descriptors and queues, is a ClientTransport, daemon/mux/client_transport.h).
 struct SessionState {
@@ -36,7 +41,7 @@ struct SessionState {
     RequestIds in_flight;  // its requests at the child: raw id → child id
     std::set<std::string> tasks;
     std::set<std::string> ended_tasks;       // of those, the ones seen ended (terminal status)
-    std::deque<std::string> ended_order;     // ended_tasks, oldest first
+    TextList ended_order;                    // ended_tasks, oldest first
     std::set<std::string> url_elicitations;  // elicitationIds whose completion it waits for
     // Its subscribes and setLevels waiting for the child's answer to an earlier one they
     // depend on: raw id → that request's child id.
@@ -50,7 +55,7 @@ struct SessionState {
     bool project_asked = false;
     bool awaiting_project = false;
     std::string roots_request;  // raw id of mcpd's roots/list to it, until answered
-    std::deque<std::string> held;
+    TextList held;
     // Bytes of its lines that wait, in `held` or in the router's queue for a child that is
     // not ready (bounded by kMaxWaitingBytes).
     std::size_t waiting_bytes = 0;
