@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <map>
 #include <optional>
 #include <span>
@@ -298,7 +298,7 @@ private:
         std::size_t member = 0;
         std::string line;
     };
-    std::deque<Inbound> inbox_;
+    std::list<Inbound> inbox_;  // lists here: no memory while empty (a std::deque allocates)
 
     bool initializing_ = false;
     bool initialized_ = false;
@@ -316,7 +316,7 @@ private:
     nlohmann::json initialize_params_;
     std::string protocol_;
     std::string client_name_;
-    std::deque<std::string> before_initialize_;  // client lines that came during the handshake
+    std::list<std::string> before_initialize_;  // client lines that came during the handshake
     std::size_t early_requests_ = 0;             // of those, the requests
     std::size_t early_bytes_ = 0;                // and their bytes
 
@@ -330,7 +330,7 @@ private:
 
     std::map<std::string, std::uint64_t> epochs_;  // list method → changes seen
     std::map<std::string, Cursor> cursors_;
-    std::deque<std::string> cursor_order_;
+    std::list<std::string> cursor_order_;
     std::uint64_t next_cursor_ = 1;
     std::map<std::string, std::size_t> uri_owners_;  // resources listed, by URI
     std::set<std::string> reported_names_;           // names left out, said once

@@ -171,7 +171,7 @@ Result<Done> GroupRouter::restore_carried(const json& body) {
             read_cursors[item.key()] = std::move(c);
         }
     }
-    std::deque<std::string> read_order;
+    std::list<std::string> read_order;
     if (in.ok()) {
         for (const json& key : *order) {
             if (!key.is_string() || !read_cursors.contains(key.get<std::string>())) {

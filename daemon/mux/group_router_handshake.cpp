@@ -134,7 +134,7 @@ void GroupRouter::finish_initialize(Fanout& fanout) {
         reply(fanout.raw_id, result);
     }
     // What the client sent meanwhile, in order.
-    std::deque<std::string> queued = std::move(before_initialize_);
+    std::list<std::string> queued = std::move(before_initialize_);
     before_initialize_.clear();
     early_requests_ = 0;
     early_bytes_ = 0;  // handled in this same turn, from the inbox

@@ -107,7 +107,7 @@ void GroupRouter::finish_modern(Fanout& fanout) {
     initializing_ = false;
     initialized_ = true;
     protocol_ = std::string(kModernProtocolVersion);
-    std::deque<std::string> queued = std::move(before_initialize_);
+    std::list<std::string> queued = std::move(before_initialize_);
     before_initialize_.clear();
     early_requests_ = 0;
     early_bytes_ = 0;
