@@ -74,7 +74,7 @@ void write_or_queue(bufferevent* bev, const std::vector<iovec>& parts, std::size
     }
 }
 
-// Memory a destination keeps for holding from one turn to the next; more is given back.
+// Memory a destination keeps for holding from one pass to the next; more is given back.
 constexpr std::size_t kKeptHeldCapacity = 4 * 1024;
 
 void flush_one(bufferevent* bev, std::string& bytes) {
@@ -205,7 +205,7 @@ void WriteCoalescer::write_or_queue_line(bufferevent* bev, HeldWrites& held,
     for (std::string_view piece : pieces) size += piece.size();
     const bool holding = held.queued_in_ == this;
     // Held back while more input waits behind this line (its answers join it in one write) or
-    // the loop's turn goes on, and after anything already held for the same destination, to
+    // the loop's pass goes on, and after anything already held for the same destination, to
     // keep the order.
     if (holding || (((more_input_ && burst_depth_ > 0) || pass_goes_on()) &&
                     evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {

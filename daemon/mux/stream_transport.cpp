@@ -178,8 +178,9 @@ void StreamTransport::close(const std::string& reason, bool by_client) {
 void StreamTransport::finish(const std::string& reason) {
     if (closed_ || !finish_reason_.empty()) return;
     finish_reason_ = reason;
-    // Held writes (eager_write.h) are not counted: they go out at the end of the current burst,
-    // before the session is freed on a later turn, and would never fire the drain callback.
+    // Held writes (eager_write.h) are not counted: the flush callback that writes them was made
+    // active when they were held, before anything this close defers (the session is freed
+    // later), and they would never fire the drain callback.
     if (evbuffer_get_length(bufferevent_get_output(output_bev())) == 0) {
         close(reason, true);
         return;
