@@ -6,14 +6,14 @@
 #include "daemon/server/log_ring.h"
 
 using mcpd::LogRing;
-using Lines = std::vector<std::string>;
+using RingLines = std::vector<std::string>;
 
 TEST_CASE("log ring keeps at most max_lines, dropping the oldest") {
     LogRing ring(3, 1024);
     for (const char* line : {"one", "two", "three", "four", "five"}) ring.append(line);
     CHECK(ring.lines() == 3);
     CHECK(ring.bytes() == 13);
-    CHECK(ring.tail(10) == Lines{"three", "four", "five"});
+    CHECK(ring.tail(10) == RingLines{"three", "four", "five"});
 }
 
 TEST_CASE("log ring keeps at most max_bytes, dropping the oldest") {
@@ -24,10 +24,10 @@ TEST_CASE("log ring keeps at most max_bytes, dropping the oldest") {
     ring.append("cccc");
     CHECK(ring.lines() == 2);
     CHECK(ring.bytes() == 8);
-    CHECK(ring.tail(10) == Lines{"bbbb", "cccc"});
+    CHECK(ring.tail(10) == RingLines{"bbbb", "cccc"});
     ring.append("dd");
     CHECK(ring.bytes() == 10);
-    CHECK(ring.tail(10) == Lines{"bbbb", "cccc", "dd"});
+    CHECK(ring.tail(10) == RingLines{"bbbb", "cccc", "dd"});
 }
 
 TEST_CASE("log ring never holds more than max_bytes, even for one long line") {
@@ -38,7 +38,7 @@ TEST_CASE("log ring never holds more than max_bytes, even for one long line") {
     ring.append(std::string(25, 'x'));
     CHECK(ring.bytes() <= 10);
     // Followers still see every line as it was written.
-    CHECK(followed == Lines{"short", std::string(25, 'x')});
+    CHECK(followed == RingLines{"short", std::string(25, 'x')});
 }
 
 TEST_CASE("log ring tail returns the last lines, oldest first") {
@@ -46,18 +46,18 @@ TEST_CASE("log ring tail returns the last lines, oldest first") {
     CHECK(ring.tail(5).empty());
     for (const char* line : {"a", "b", "c", "d"}) ring.append(line);
     CHECK(ring.tail(0).empty());
-    CHECK(ring.tail(1) == Lines{"d"});
-    CHECK(ring.tail(3) == Lines{"b", "c", "d"});
-    CHECK(ring.tail(4) == Lines{"a", "b", "c", "d"});
-    CHECK(ring.tail(1000) == Lines{"a", "b", "c", "d"});
+    CHECK(ring.tail(1) == RingLines{"d"});
+    CHECK(ring.tail(3) == RingLines{"b", "c", "d"});
+    CHECK(ring.tail(4) == RingLines{"a", "b", "c", "d"});
+    CHECK(ring.tail(1000) == RingLines{"a", "b", "c", "d"});
     ring.append("");
-    CHECK(ring.tail(2) == Lines{"d", ""});
+    CHECK(ring.tail(2) == RingLines{"d", ""});
 }
 
 TEST_CASE("log ring calls every follower with each new line until it unfollows") {
     LogRing ring(10, 1024);
     ring.append("before");
-    Lines first, second;
+    RingLines first, second;
     const std::uint64_t a = ring.follow([&](std::string_view line) { first.emplace_back(line); });
     const std::uint64_t b = ring.follow([&](std::string_view line) { second.emplace_back(line); });
     CHECK(a != b);
@@ -65,18 +65,18 @@ TEST_CASE("log ring calls every follower with each new line until it unfollows")
     ring.append("y");
     ring.unfollow(a);
     ring.append("z");
-    CHECK(first == Lines{"x", "y"});
-    CHECK(second == Lines{"x", "y", "z"});
+    CHECK(first == RingLines{"x", "y"});
+    CHECK(second == RingLines{"x", "y", "z"});
     ring.unfollow(a);  // twice is harmless
     ring.unfollow(b);
     ring.append("w");
-    CHECK(second == Lines{"x", "y", "z"});
-    CHECK(ring.tail(10) == Lines{"before", "x", "y", "z", "w"});
+    CHECK(second == RingLines{"x", "y", "z"});
+    CHECK(ring.tail(10) == RingLines{"before", "x", "y", "z", "w"});
 }
 
 TEST_CASE("log ring lets a follower unfollow itself or another inside the callback") {
     LogRing ring(10, 1024);
-    Lines self_seen, victim_seen, added_seen;
+    RingLines self_seen, victim_seen, added_seen;
     std::uint64_t self = 0, victim = 0;
     SECTION("itself") {
         self = ring.follow([&](std::string_view line) {
@@ -85,7 +85,7 @@ TEST_CASE("log ring lets a follower unfollow itself or another inside the callba
         });
         ring.append("one");
         ring.append("two");
-        CHECK(self_seen == Lines{"one"});
+        CHECK(self_seen == RingLines{"one"});
     }
     SECTION("a later follower") {
         self = ring.follow([&](std::string_view line) {
@@ -95,7 +95,7 @@ TEST_CASE("log ring lets a follower unfollow itself or another inside the callba
         victim = ring.follow([&](std::string_view line) { victim_seen.emplace_back(line); });
         ring.append("one");
         ring.append("two");
-        CHECK(self_seen == Lines{"one", "two"});
+        CHECK(self_seen == RingLines{"one", "two"});
         CHECK(victim_seen.empty());
     }
     SECTION("a follower added inside the callback starts with the next line") {
@@ -107,15 +107,15 @@ TEST_CASE("log ring lets a follower unfollow itself or another inside the callba
         });
         ring.append("one");
         ring.append("two");
-        CHECK(self_seen == Lines{"one", "two"});
-        CHECK(added_seen == Lines{"two"});
+        CHECK(self_seen == RingLines{"one", "two"});
+        CHECK(added_seen == RingLines{"two"});
     }
-    CHECK(ring.tail(10) == Lines{"one", "two"});
+    CHECK(ring.tail(10) == RingLines{"one", "two"});
 }
 
 TEST_CASE("log ring follower ids are unique across rings") {
     LogRing first(10, 1024), second(10, 1024);
-    Lines seen_first, seen_second;
+    RingLines seen_first, seen_second;
     const std::uint64_t a =
         first.follow([&](std::string_view line) { seen_first.emplace_back(line); });
     const std::uint64_t b =
@@ -126,6 +126,6 @@ TEST_CASE("log ring follower ids are unique across rings") {
     first.unfollow(b);
     first.append("1");
     second.append("2");
-    CHECK(seen_first == Lines{"1"});
-    CHECK(seen_second == Lines{"2"});
+    CHECK(seen_first == RingLines{"1"});
+    CHECK(seen_second == RingLines{"2"});
 }
