@@ -207,11 +207,12 @@ private:
 
     // daemon_upgrade.cpp. What keeps an upgrade from carrying everything now: what lasts
     // until someone acts (a session, an edit) and what passes in a moment (an answer due);
-    // `asker` is the connection that asked, carried by its reply.
+    // `asker` is the connection that asked, carried by its reply. What the loop's pass holds
+    // back for sessions and children is written first: it is no reason to wait.
     struct UpgradeBlockers {
         std::vector<std::string> lasting, passing;
     };
-    UpgradeBlockers upgrade_blockers(const ControlConnection* asker) const;
+    UpgradeBlockers upgrade_blockers(const ControlConnection* asker);
     // Why the registry file is not the one running (edited, or broken since); empty when it
     // is. Read from disk: asked when the upgrade begins and just before the exec.
     std::string registry_edited() const;

@@ -30,7 +30,8 @@ std::string joined(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker) const {
+Daemon::UpgradeBlockers Daemon::upgrade_blockers(const ControlConnection* asker) {
+    loop_.writes().flush();
     // What the state cannot hold refuses the upgrade (lasting) or is waited out (passing):
     // nothing is dropped silently.
     UpgradeBlockers found;
@@ -175,9 +176,6 @@ void Daemon::begin_upgrade(ControlConnection& asker, std::string binary) {
                           "cannot upgrade to this binary: " + usable.error());
         return;
     }
-    // What this pass of the loop holds back for sessions and children goes now, not at the
-    // pass's end: it is no reason to wait.
-    loop_.writes().flush();
     UpgradeBlockers blocked = upgrade_blockers(&asker);
     if (std::string edited = registry_edited(); !edited.empty())
         blocked.lasting.push_back(std::move(edited));
@@ -208,7 +206,6 @@ void Daemon::try_upgrade() {
         refuse_upgrade(control::code::failed, "the client that asked for it has gone");
         return;
     }
-    loop_.writes().flush();  // as in upgrade(): held writes are no reason to wait
     const UpgradeBlockers blocked = upgrade_blockers(upgrade_->asker);
     if (!blocked.lasting.empty()) {
         refuse_upgrade(control::code::busy, "cannot upgrade now: " + joined(blocked.lasting));
@@ -283,7 +280,6 @@ void Daemon::upgrade_checked(Result<Done> checked) {
         refuse_upgrade(control::code::busy, "cannot upgrade now: " + edited);
         return;
     }
-    loop_.writes().flush();
     if (const UpgradeBlockers blocked = upgrade_blockers(upgrade_->asker);
         !blocked.lasting.empty() || !blocked.passing.empty() ||
         upgrade_fingerprint(upgrade_state()) != upgrade_->fingerprint) {

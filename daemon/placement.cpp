@@ -107,7 +107,6 @@ void Placement::rekey_project_child(SessionId id, const Project& project) {
         if (r.key == from) r.key = to;
         if (r.key == legacy_from) r.key = legacy_to;
         if (r.modern == from) r.modern = to;
-        r.instance = nullptr;  // (the rekeyed pool is a new generation too)
     }
     child->set_project_roots(project.roots);
 }

@@ -100,8 +100,8 @@ bool HttpConnection::write(std::string_view bytes) {
         return false;
     }
     // At once when nothing is queued: no EPOLLOUT round and loop turn per response. While an
-    // upgrade holds output, queued, as the state expects.
-    if (output_held_) {
+    // upgrade holds output (writing disabled, hold_output), queued, as the state expects.
+    if ((bufferevent_get_enabled(bev_.get()) & EV_WRITE) == 0) {
         bufferevent_write(bev_.get(), bytes.data(), bytes.size());
     } else {
         write_or_queue_bytes(bev_.get(), bytes);
@@ -180,7 +180,6 @@ void HttpConnection::hold_input(bool held) {
 
 void HttpConnection::hold_output(bool held) {
     if (closed_) return;
-    output_held_ = held;
     if (held) bufferevent_disable(bev_.get(), EV_WRITE);
     else bufferevent_enable(bev_.get(), EV_WRITE);
 }

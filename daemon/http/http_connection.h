@@ -106,7 +106,6 @@ private:
     bool close_after_write_ = false;
     bool closed_ = false;
     bool held_ = false;
-    bool output_held_ = false;  // an upgrade holds what it writes: queued, never written at once
     bool next_close_ = false;  // resumed with nothing left to write before its close
 };
 

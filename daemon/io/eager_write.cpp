@@ -9,7 +9,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "common/byte_buffer.h"
 
@@ -28,7 +27,7 @@ void free_block(const void*, std::size_t, void* block) {
 }
 
 // Queue the `size` bytes of `parts` after the first `skip`, copied into one ByteBuffer.
-bool queue_in_own_block(evbuffer* out, const std::vector<iovec>& parts, std::size_t skip,
+bool queue_in_own_block(evbuffer* out, std::span<const iovec> parts, std::size_t skip,
                         std::size_t size) {
     auto block = std::make_unique<ByteBuffer>(size);
     char* to = block->data();
@@ -49,7 +48,7 @@ bool queue_in_own_block(evbuffer* out, const std::vector<iovec>& parts, std::siz
 
 // Write `parts` (`total` bytes) to `bev`'s descriptor when nothing is queued on it, and queue
 // what it does not take.
-void write_or_queue(bufferevent* bev, const std::vector<iovec>& parts, std::size_t total) {
+void write_or_queue(bufferevent* bev, std::span<const iovec> parts, std::size_t total) {
     evbuffer* out = bufferevent_get_output(bev);
     std::size_t written = 0;
     if (evbuffer_get_length(out) == 0) {
@@ -79,8 +78,8 @@ constexpr std::size_t kKeptHeldCapacity = 4 * 1024;
 
 void flush_one(bufferevent* bev, std::string& bytes) {
     if (bytes.empty()) return;
-    const std::vector<iovec> parts{{bytes.data(), bytes.size()}};
-    write_or_queue(bev, parts, bytes.size());
+    const iovec part{bytes.data(), bytes.size()};
+    write_or_queue(bev, std::span<const iovec>(&part, 1), bytes.size());
     bytes.clear();
     if (bytes.capacity() > kKeptHeldCapacity) std::string().swap(bytes);
 }
@@ -89,8 +88,8 @@ void flush_one(bufferevent* bev, std::string& bytes) {
 
 void write_or_queue_bytes(bufferevent* bev, std::string_view bytes) {
     if (bytes.empty()) return;
-    const std::vector<iovec> parts{{const_cast<char*>(bytes.data()), bytes.size()}};
-    write_or_queue(bev, parts, bytes.size());
+    const iovec part{const_cast<char*>(bytes.data()), bytes.size()};
+    write_or_queue(bev, std::span<const iovec>(&part, 1), bytes.size());
 }
 
 HeldWrites::~HeldWrites() {

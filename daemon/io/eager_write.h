@@ -38,8 +38,8 @@ class WriteCoalescer;
 void write_or_queue_bytes(bufferevent* bev, std::string_view bytes);
 
 // What one destination (a session's output, a child's stdin) has held back in the current
-// burst or turn. Owned beside the destination's bufferevent; its memory is kept from one turn
-// to the next, so holding a message costs a copy and no allocation.
+// burst or pass of the loop. Owned beside the destination's bufferevent; its memory is kept
+// from one pass to the next, so holding a message costs a copy and no allocation.
 class HeldWrites {
 public:
     HeldWrites() = default;

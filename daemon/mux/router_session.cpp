@@ -380,7 +380,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
                     p.uri.size() + p.task_id.size() + e.progress_token.length);
     const bool timed = p.deadline.has_value();
     p.crashes = replay_.routing_crashes;
-    // `p` may move from here on (keep_for_replay finds it again by its id).
+    // Not used past the send: keep_for_replay finds the record again by its id.
     const bool sent = send_spliced_to_child(line, changes);
     if (kind == PendingKind::forward) keep_for_replay(child_id, line, e, tool, sent);
     if (timed) env_.deadlines_changed();

@@ -153,13 +153,8 @@ TEST_CASE("upgrade state: a supervisor state that is bad or had a process change
 TEST_CASE("upgrade state: the body round-trips, and one bad server state refuses all of it") {
     SupervisorFixture backoff;
     backoff.crash(1);
-    UpgradeState state;
-    state.mcpd_version = "0.1.0";
+    UpgradeState state = base_state();
     state.pid = 77;
-    state.config_path = "/etc/mcpd/mcpd.toml";
-    state.socket_path = "/run/mcpd/mcpd.sock";
-    state.listening_path = state.socket_path;
-    state.control_fd = 5;
     state.keeper_pid = 78;
     state.keeper_fd = 6;
     state.http_listeners = {{"unix:/run/mcpd/mcpd-http.sock", 7}, {"127.0.0.1:8080", 8}};
