@@ -16,7 +16,11 @@ void in_text_order(std::span<const Replacement> replacements, Fn&& fn) {
         std::array<const Replacement*, Replacements::kCapacity> order{};
         for (std::size_t i = 0; i < replacements.size(); ++i) order[i] = &replacements[i];
         const auto last = order.begin() + static_cast<std::ptrdiff_t>(replacements.size());
-        std::sort(order.begin(), last, earlier);
+        // An insertion sort: one to three items, usually in order already, where std::sort's
+        // set-up costs more than the sorting.
+        for (auto it = order.begin() + 1; it < last; ++it) {
+            for (auto at = it; at != order.begin() && earlier(*at, *(at - 1)); --at) std::iter_swap(at, at - 1);
+        }
         for (auto it = order.begin(); it != last; ++it) fn(**it);
         return;
     }

@@ -111,7 +111,8 @@ private:
     // A POST's messages to the session its Mcp-Session-Id names (answered when it names none).
     void post_to_session(HttpConnection& connection, const HttpRequest& request,
                          const PeerCredentials& peer, const std::string& target,
-                         std::vector<std::string> messages, bool sse, bool batch);
+                         std::vector<std::string> messages, bool sse, bool batch,
+                         const wire::Envelope* scanned = nullptr);
     // http_front_modern.cpp: a 2026-07-28 request, a session of its own.
     void post_modern(HttpConnection& connection, const HttpRequest& request,
                      const PeerCredentials& peer, const std::string& target,

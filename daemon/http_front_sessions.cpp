@@ -159,16 +159,17 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
                            "say Accept: application/json, text/event-stream\n");
         return;
     }
+    const bool stateless = http_era(request.head.header("mcp-protocol-version")) == HttpEra::stateless;
+    if (std::optional<std::string> plain = stateless ? std::nullopt : plain_message(request.body)) {
+        // Scanned whole, within the nesting a message may have: read by no one again.
+        std::vector<std::string> one;
+        one.push_back(std::move(*plain));
+        post_to_session(connection, request, peer, target, std::move(one), sse, false, &body_envelope_);
+        return;
+    }
     if (!nesting_within(request.body, kMaxNesting)) {
         refuse_rpc(connection, 400, -32700,
                    "the body nests deeper than " + std::to_string(kMaxNesting) + " levels");
-        return;
-    }
-    const bool stateless = http_era(request.head.header("mcp-protocol-version")) == HttpEra::stateless;
-    if (std::optional<std::string> plain = stateless ? std::nullopt : plain_message(request.body)) {
-        std::vector<std::string> one;
-        one.push_back(std::move(*plain));
-        post_to_session(connection, request, peer, target, std::move(one), sse, false);
         return;
     }
     json body = json::parse(request.body, nullptr, false);
@@ -217,7 +218,8 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
 
 void HttpFront::post_to_session(HttpConnection& connection, const HttpRequest& request,
                                 const PeerCredentials& peer, const std::string& target,
-                                std::vector<std::string> messages, bool sse, bool batch) {
+                                std::vector<std::string> messages, bool sse, bool batch,
+                                const wire::Envelope* scanned) {
     const auto session = request.head.header("mcp-session-id");
     if (!session) {
         refuse_rpc(connection, 400, -32600,
@@ -238,7 +240,7 @@ void HttpFront::post_to_session(HttpConnection& connection, const HttpRequest& r
                    "batches are part of protocol 2025-03-26 only; this session speaks " + transport->protocol());
         return;
     }
-    transport->post(connection, std::move(messages), sse, batch);
+    transport->post(connection, std::move(messages), sse, batch, scanned);
 }
 
 std::optional<std::string> HttpFront::plain_message(const std::string& body) {

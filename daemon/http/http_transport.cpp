@@ -61,10 +61,14 @@ void HttpTransport::resume_input() {
     }
 }
 
-void HttpTransport::deliver(std::string line) {
+void HttpTransport::deliver(std::string line, const wire::Envelope* scanned) {
     if (!started_ || paused_ || !held_.empty()) {
         held_bytes_ += line.size();
         held_.push_back(std::move(line));
+        return;
+    }
+    if (scanned != nullptr && callbacks_.on_scanned_line) {
+        callbacks_.on_scanned_line(*this, line, *scanned);
         return;
     }
     line.reserve(line.size() + wire::kScanPadding);
@@ -77,7 +81,8 @@ void HttpTransport::inject(std::string message, std::string swallow_id) {
 }
 
 void HttpTransport::post(HttpConnection& connection, std::vector<std::string> messages, bool sse,
-                         bool batch) {
+                         bool batch, const wire::Envelope* scanned) {
+    if (messages.size() != 1) scanned = nullptr;
     if (closed_) {
         connection.respond(404, {{"Content-Type", "text/plain; charset=utf-8"}}, "the session ended\n");
         return;
@@ -101,8 +106,12 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
     std::vector<bool> forward(messages.size(), true);
     for (std::size_t i = 0; i < messages.size(); ++i) {
         std::string& message = messages[i];
-        if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok || !envelope_.is_request())
+        if (scanned != nullptr) {
+            envelope_ = *scanned;
+        } else if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok) {
             continue;
+        }
+        if (!envelope_.is_request()) continue;
         const std::string id = raw_token(envelope_.id, message);
         if (by_request_.contains(id) || swallow_.contains(id) ||
             std::find(exchange.waiting.begin(), exchange.waiting.end(), id) !=
@@ -145,7 +154,7 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
         exchanges_[number] = std::move(exchange);
     }
     for (std::size_t i = 0; i < messages.size(); ++i)
-        if (forward[i]) deliver(std::move(messages[i]));
+        if (forward[i]) deliver(std::move(messages[i]), scanned);
 }
 
 void HttpTransport::listen(HttpConnection& connection, std::optional<std::uint64_t> last_event_id) {
@@ -212,8 +221,26 @@ void HttpTransport::send(std::span<const std::string_view> pieces) {
         to_listener(line);
         return;
     }
-    if (envelope_.is_response() && envelope_.id_kind != wire::IdKind::absent) {
-        const std::string id = raw_token(envelope_.id, line);
+    route_out(std::move(line), envelope_);
+}
+
+void HttpTransport::send_answer(std::span<const std::string_view> pieces,
+                                const wire::Envelope& envelope, const wire::Replacements& changes) {
+    if (closed_) return;
+    std::string line;
+    std::size_t size = 0;
+    for (std::string_view piece : pieces) size += piece.size();
+    line.reserve(size);
+    for (std::string_view piece : pieces) line.append(piece);
+    // The router's reading of the answer, moved to the spliced text: nothing is read twice.
+    envelope_ = envelope;
+    envelope_.after_splice(std::span<const wire::Replacement>(changes.data(), changes.size()));
+    route_out(std::move(line), envelope_);
+}
+
+void HttpTransport::route_out(std::string line, const wire::Envelope& e) {
+    if (e.is_response() && e.id_kind != wire::IdKind::absent) {
+        const std::string id = raw_token(e.id, line);
         if (swallow_.erase(id) > 0) return;
         const auto found = by_request_.find(id);
         if (found != by_request_.end()) {
@@ -222,8 +249,8 @@ void HttpTransport::send(std::span<const std::string_view> pieces) {
             answer(number, id, std::move(line));
             return;
         }
-    } else if (envelope_.is_notification() && !envelope_.reported_token.empty()) {
-        const auto found = by_progress_.find(raw_token(envelope_.reported_token, line));
+    } else if (e.is_notification() && !e.reported_token.empty()) {
+        const auto found = by_progress_.find(raw_token(e.reported_token, line));
         if (found != by_progress_.end()) {
             const auto exchange = exchanges_.find(found->second);
             if (exchange != exchanges_.end() && exchange->second.sse) {
@@ -273,7 +300,7 @@ void HttpTransport::complete(std::uint64_t number) {
     if (one_shot_ && exchanges_.empty()) close("answered", true);
 }
 
-void HttpTransport::finish_answer(HttpConnection& c, const Exchange& exchange) {
+void HttpTransport::finish_answer(HttpConnection& c, Exchange& exchange) {
     if (exchange.sse) {
         c.end_stream();
         return;
@@ -287,12 +314,18 @@ void HttpTransport::finish_answer(HttpConnection& c, const Exchange& exchange) {
         }
         body += "]";
     } else if (!exchange.answers.empty()) {
-        body = exchange.answers.front();
+        body = std::move(exchange.answers.front());  // the exchange is done with
     }
-    HttpHeaders headers = {{"Content-Type", "application/json"}};
     const std::string& id = exchange.session_header.empty() ? session_id_ : exchange.session_header;
-    if (!id.empty()) headers.emplace_back("Mcp-Session-Id", id);
-    c.respond(200, headers, body);
+    if (id.empty()) {
+        c.respond(200, {{"Content-Type", "application/json"}}, body);
+        return;
+    }
+    // The same two headers on every answer: kept, the id's text rewritten in place.
+    if (answer_headers_.empty())
+        answer_headers_ = {{"Content-Type", "application/json"}, {"Mcp-Session-Id", {}}};
+    answer_headers_[1].second = id;
+    c.respond(200, answer_headers_, body);
 }
 
 void HttpTransport::to_listener(const std::string& line) {

@@ -65,8 +65,10 @@ public:
     bool busy() const;
 
     // A POST's messages (each one JSON-RPC message), answered on `connection`: as SSE events
-    // when `sse`, else one JSON body (an array when `batch`).
-    void post(HttpConnection& connection, std::vector<std::string> messages, bool sse, bool batch);
+    // when `sse`, else one JSON body (an array when `batch`). `scanned`: the envelope of the
+    // one message, when the front door has scanned it already (not read again).
+    void post(HttpConnection& connection, std::vector<std::string> messages, bool sse, bool batch,
+              const wire::Envelope* scanned = nullptr);
     // Feed a message of mcpd's own (rebuilding a session); the answer to `swallow_id` (a raw id
     // token) is dropped, the client never sees it.
     void inject(std::string message, std::string swallow_id);
@@ -91,6 +93,8 @@ public:
     // ClientTransport
     using ClientTransport::send;
     void send(std::span<const std::string_view> pieces) override;
+    void send_answer(std::span<const std::string_view> pieces, const wire::Envelope& envelope,
+                     const wire::Replacements& changes) override;
     void pause_input() override { paused_ = true; }
     void resume_input() override;
     void start(Callbacks callbacks) override;
@@ -110,14 +114,18 @@ private:
         std::string session_header;        // an initialize's answer gives the id
     };
 
-    // Hand a line to the router, or hold it while input is paused.
-    void deliver(std::string line);
+    // Hand a line to the router, or hold it while input is paused; with its envelope when
+    // scanned already.
+    void deliver(std::string line, const wire::Envelope* scanned = nullptr);
+    // A message for the client, read: the answer of a request, progress of a streamed one, or
+    // the listener's.
+    void route_out(std::string line, const wire::Envelope& e);
     // An answer to request `raw_id` of exchange `number`.
     void answer(std::uint64_t number, const std::string& raw_id, std::string line);
     // Complete exchange `number` (every request answered).
     void complete(std::uint64_t number);
     // End its stream, or send its gathered answers as one JSON body.
-    void finish_answer(HttpConnection& c, const Exchange& exchange);
+    void finish_answer(HttpConnection& c, Exchange& exchange);
     // A message that belongs to no request: the GET stream, an open POST stream, or waiting.
     void to_listener(const std::string& line);
     HttpConnection* live(std::uint64_t connection) const;
@@ -128,6 +136,7 @@ private:
     std::string protocol_;
     std::uint64_t next_exchange_ = 1;
     std::map<std::uint64_t, Exchange> exchanges_;
+    HttpHeaders answer_headers_;  // a JSON answer's, kept between answers (finish_answer)
     std::map<std::string, std::uint64_t> by_request_;   // raw request id → exchange
     std::map<std::string, std::uint64_t> by_progress_;  // raw progress token → exchange
     std::optional<std::uint64_t> listener_;              // the GET stream's connection

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/json_envelope.h"
+#include "common/json_splice.h"
 #include "daemon/control/peer_auth.h"
 #include "daemon/mux/session_sink.h"
 
@@ -21,6 +22,10 @@ public:
     struct Callbacks {
         // `line` is valid during the call and padded for scanning.
         std::function<void(ClientTransport&, wire::PaddedText line)> on_line;
+        // A line its transport has read already, with what the scan found (the HTTP front door
+        // reads each body once): routed without a second scan. Unset: on_line takes it.
+        std::function<void(ClientTransport&, std::string_view line, const wire::Envelope&)>
+            on_scanned_line;
         // The client will send nothing more (every line before was delivered); the owner calls
         // finish() once the session's requests are answered. Output still flows meanwhile.
         std::function<void(ClientTransport&)> on_input_ended;
@@ -50,6 +55,15 @@ public:
     void send(std::string_view line) { send(std::span<const std::string_view>(&line, 1)); }
     // The same for a message in pieces (a reply with its id spliced in), written in order.
     virtual void send(std::span<const std::string_view> pieces) = 0;
+    // An answer the router has read: `envelope` is that of the text before `changes`, which
+    // made `pieces`. A transport that reads what it sends (HTTP matches answers to requests)
+    // takes the envelope instead of scanning the answer again.
+    virtual void send_answer(std::span<const std::string_view> pieces, const wire::Envelope& envelope,
+                             const wire::Replacements& changes) {
+        (void)envelope;
+        (void)changes;
+        send(pieces);
+    }
     // Stop or resume taking lines from the client (the server's stdin is backed up).
     virtual void pause_input() = 0;
     virtual void resume_input() = 0;

@@ -335,9 +335,8 @@ void GroupRouter::answer_client(const wire::Envelope& e, std::string_view line, 
             return;
         }
     }
-    std::string out;
-    wire::splice(line, {wire::Replacement{e.id, raw_id}}, out);
-    env_.to_client(out);
+    wire::splice(line, {wire::Replacement{e.id, raw_id}}, reply_);
+    env_.to_client(reply_);
 }
 
 void GroupRouter::reply_error(std::string_view raw_id, int code, std::string_view message,

@@ -289,6 +289,7 @@ private:
     std::string scratch_;
     std::string spliced_;  // a forwarded call's text
     std::string answer_;   // a member's answer handed over in pieces
+    std::string reply_;    // a forwarded answer's text for the client, its id put back
 
     bool busy_ = false;
     // What reached the group while it was busy, in order: a client line, a member line, or a
@@ -322,7 +323,7 @@ private:
 
     std::uint64_t next_id_ = 1;
     std::unordered_map<std::uint64_t, Sent> sent_;  // by the id a member was sent
-    std::map<std::string, std::uint64_t> waiting_;  // client raw id → member-side id
+    std::map<std::string, std::uint64_t, std::less<>> waiting_;  // client raw id → member-side id
     std::map<std::string, Fanout> fanouts_;
     std::uint64_t next_fanout_ = 1;
     std::uint64_t next_server_request_ = 1;

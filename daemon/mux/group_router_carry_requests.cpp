@@ -173,7 +173,7 @@ Result<Done> GroupRouter::restore_requests(const json& body) {
         if (in.ok() && !s.fanout.empty() && !read_fanouts.contains(s.fanout))
             in.fail("a request it sent belongs to a fan-out it does not have");
     // A client request waits for one request it sent, or (0) for a fan-out's answers.
-    std::map<std::string, std::uint64_t> read_waiting;
+    std::map<std::string, std::uint64_t, std::less<>> read_waiting;
     for (std::size_t i = 0; in.ok() && i < waiting->size(); ++i) {
         const json& item = (*waiting)[i];
         json_read::FieldReader at(item.is_object() ? item : empty_object());

@@ -34,8 +34,9 @@ void GroupRouter::member_response(std::size_t member, const wire::Envelope& e,
     const auto id = given_id(e, line);
     const auto found = id ? sent_.find(static_cast<std::uint64_t>(*id)) : sent_.end();
     if (found == sent_.end() || found->second.member != member) return;  // cancelled meanwhile
-    Sent sent = std::move(found->second);
-    sent_.erase(found);
+    // Taken out whole: its strings stay where they are.
+    auto taken = sent_.extract(found);
+    Sent& sent = taken.mapped();
     switch (sent.kind) {
         case Kind::forward: {
             waiting_.erase(sent.raw_id);

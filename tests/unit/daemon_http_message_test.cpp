@@ -131,6 +131,39 @@ TEST_CASE("folded lines, control characters and bad names are refused", "[http-m
     CHECK(message_test_refusal(start + "X-A: caf\xc3\xa9\tau lait\r\n\r\n").empty());
 }
 
+TEST_CASE("a control character is found at any place in a long value", "[http-message]") {
+    // Values are checked sixteen bytes at a time: every place in and after the first blocks.
+    const std::string start = "GET /mcp HTTP/1.1\r\nHost: localhost\r\nX-A: ";
+    const std::string plain(40, 'v');
+    for (std::size_t at = 0; at < plain.size(); ++at) {
+        for (const char bad : {'\0', '\x01', '\x1f', '\r', '\x7f'}) {
+            std::string value = plain;
+            value[at] = bad;
+            INFO("byte " << static_cast<int>(static_cast<unsigned char>(bad)) << " at " << at);
+            CHECK(message_test_refusal(start + value + "\r\n\r\n").find("control") !=
+                  std::string::npos);
+        }
+        for (const char fine : {'\t', ' ', '~', '\x80', '\xe9', '\xff'}) {
+            std::string value = plain;
+            value[at] = fine;
+            // Not at the ends, where blanks are trimmed.
+            if (at == 0 || at + 1 == plain.size()) value[at] = 'v';
+            INFO("byte " << static_cast<int>(static_cast<unsigned char>(fine)) << " at " << at);
+            CHECK(message_test_refusal(start + value + "\r\n\r\n").empty());
+        }
+    }
+    // The same scrub in responses: each control character becomes a space, wherever it is.
+    for (std::size_t at = 0; at < plain.size(); ++at) {
+        std::string value = plain;
+        value[at] = '\n';
+        std::string expected = plain;
+        expected[at] = ' ';
+        CHECK(http_response(200, {{"X-A", value}}, "", true) ==
+              "HTTP/1.1 200 OK\r\nX-A: " + expected +
+                  "\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n");
+    }
+}
+
 TEST_CASE("a request line that is not METHOD /path HTTP/1.x is refused", "[http-message]") {
     for (const char* bad :
          {"GET /mcp\r\n\r\n", "GET  /mcp HTTP/1.1\r\n\r\n", "GET /mcp HTTP/1.1 \r\n\r\n",
