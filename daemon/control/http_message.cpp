@@ -218,6 +218,18 @@ namespace {
 // The part of `text` up to the first `separator` outside a quoted string (all of it when there
 // is none); `text` moves past that separator, and is null once the last part is taken.
 std::string_view next_part(std::string_view& text, bool& more, char separator) {
+    if (text.find('"') == std::string_view::npos) {
+        // No quoted string (the usual case): the separator is found as any byte is.
+        const std::size_t at = text.find(separator);
+        const std::string_view part = text.substr(0, at);
+        if (at == std::string_view::npos) {
+            text = {};
+            more = false;
+        } else {
+            text.remove_prefix(at + 1);
+        }
+        return part;
+    }
     bool quoted = false;
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (quoted && text[i] == '\\') {

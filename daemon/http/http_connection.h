@@ -19,6 +19,7 @@
 #include "daemon/http/http_carry.h"
 #include "daemon/io/buffer_event.h"
 #include "daemon/io/event_loop.h"
+#include "daemon/io/fd_watcher.h"
 
 namespace mcpd {
 
@@ -82,7 +83,7 @@ public:
     void resume(const CarriedHttpConnection& carried);
 
 private:
-    static void on_read(bufferevent* bev, void* self);
+    void on_readable();
     static void on_write(bufferevent* bev, void* self);
     static void on_event(bufferevent* bev, short what, void* self);
     // Parse what was received into a request when it is whole.
@@ -97,6 +98,7 @@ private:
     HttpConnectionLimits limits_;
     Handler handler_;
     BufferEvent bev_;
+    FdWatcher reader_;  // reads the socket (on_readable); the bufferevent only writes
     Timer deadline_;
     Timer next_;  // reads a request that came while the last was answered, on the next turn
     std::string received_;
