@@ -124,7 +124,7 @@ private:
                                 std::string session_id);
     // The session `id` names for `peer` and `target`: open, or rebuilt from the id. Null when
     // it names none (answered: 404, as the spec asks of a session that does not exist).
-    HttpTransport* find_session(HttpConnection& connection, const std::string& id,
+    HttpTransport* find_session(HttpConnection& connection, std::string_view id,
                                 const PeerCredentials& peer, const std::string& target);
     // A session's transport with the hooks that tie it to this front door; `capabilities` and
     // `client_info` are what its initialize declared (signed into its id once answered).
@@ -146,9 +146,9 @@ private:
     std::string state_dir_;
     std::optional<SessionTokenSigner> signer_;
     std::optional<HttpTokens> tokens_;
-    std::map<std::string, HttpTransport*> transports_;  // by Mcp-Session-Id
+    std::map<std::string, HttpTransport*, std::less<>> transports_;  // by Mcp-Session-Id
     std::map<SessionId, HttpTransport*> pending_;       // initialize not answered yet
-    std::set<std::string> deleted_;                     // ended with DELETE
+    std::set<std::string, std::less<>> deleted_;                     // ended with DELETE
     std::uint64_t serial_ = 0;
     TimePoint last_keep_alive_ = Clock::now();
     Timer sweeper_;

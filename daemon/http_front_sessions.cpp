@@ -128,7 +128,7 @@ void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request
         connection.respond(400, text_type(), "send the Mcp-Session-Id that initialize gave\n");
         return;
     }
-    HttpTransport* transport = find_session(connection, std::string(*session), peer, target);
+    HttpTransport* transport = find_session(connection, *session, peer, target);
     if (transport == nullptr) return;
     if (method == "DELETE") {
         deleted_.insert(transport->session_id());
@@ -226,7 +226,7 @@ void HttpFront::post_to_session(HttpConnection& connection, const HttpRequest& r
                    "no Mcp-Session-Id: initialize first, then send the id it gave with every request");
         return;
     }
-    HttpTransport* transport = find_session(connection, std::string(*session), peer, target);
+    HttpTransport* transport = find_session(connection, *session, peer, target);
     if (transport == nullptr) return;
     if (const auto version = request.head.header("mcp-protocol-version");
         version && !transport->protocol().empty() && *version != transport->protocol()) {
@@ -383,7 +383,7 @@ std::string HttpFront::initialized(HttpTransport& transport, const std::string& 
     return id;
 }
 
-HttpTransport* HttpFront::find_session(HttpConnection& connection, const std::string& id,
+HttpTransport* HttpFront::find_session(HttpConnection& connection, std::string_view id,
                                        const PeerCredentials& peer, const std::string& target) {
     const auto not_found = [&connection] {
         // The spec's answer for a session that does not exist: the client starts a new one.
@@ -403,7 +403,8 @@ HttpTransport* HttpFront::find_session(HttpConnection& connection, const std::st
     }
     // A session of an earlier run of mcpd (or one let go when idle): rebuilt as it was.
     HttpTransport* transport = open_session(connection, peer, target, claims->protocol_version,
-                                            claims->client_capabilities, claims->client_info, id);
+                                            claims->client_capabilities, claims->client_info,
+                                            std::string(id));
     if (transport == nullptr) return nullptr;
     log::info(target, "session " + std::to_string(transport->id()) + " rebuilt from its HTTP session id");
     const json initialize = {{"jsonrpc", "2.0"},

@@ -102,8 +102,7 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
     exchange.batch = batch;
     // A request whose id is still in flight in this session is answered here, on its own POST:
     // the router's answer to a repeated id would go to the POST that holds the first one.
-    std::vector<std::string> refused;
-    std::vector<bool> forward(messages.size(), true);
+    std::vector<std::string> refused;  // a refused message is emptied: it is not forwarded
     for (std::size_t i = 0; i < messages.size(); ++i) {
         std::string& message = messages[i];
         if (scanned != nullptr) {
@@ -119,7 +118,7 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
             refused.push_back(jsonrpc::error(id, jsonrpc::kInvalidRequest,
                                              "duplicate request id: a request with this id is "
                                              "still in flight"));
-            forward[i] = false;
+            message.clear();
             continue;
         }
         exchange.waiting.push_back(id);
@@ -153,8 +152,8 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
         }
         exchanges_[number] = std::move(exchange);
     }
-    for (std::size_t i = 0; i < messages.size(); ++i)
-        if (forward[i]) deliver(std::move(messages[i]), scanned);
+    for (std::string& message : messages)
+        if (!message.empty()) deliver(std::move(message), scanned);
 }
 
 void HttpTransport::listen(HttpConnection& connection, std::optional<std::uint64_t> last_event_id) {
