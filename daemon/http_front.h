@@ -156,6 +156,13 @@ private:
     std::unique_ptr<wire::EnvelopeScanner> body_scanner_;
     std::size_t body_scanner_limit_ = 0;
     wire::Envelope body_envelope_;
+    // What the last Accept value read allows (post): absent reads as "".
+    struct AcceptRead {
+        std::string text;
+        bool sse = false;
+        bool json = false;
+    };
+    AcceptRead last_accept_;
 };
 
 }  // namespace mcpd

@@ -153,8 +153,14 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
         return;
     }
     const auto accept = request.head.header("accept");
-    const bool sse = accepts(accept, "text/event-stream");
-    if (!sse && !accepts(accept, "application/json")) {
+    // A client sends the same Accept with every POST: read once, until another comes.
+    if (!accept || *accept != last_accept_.text) {
+        last_accept_.text = accept.value_or("");
+        last_accept_.sse = accepts(accept, "text/event-stream");
+        last_accept_.json = accepts(accept, "application/json");
+    }
+    const bool sse = last_accept_.sse;
+    if (!sse && !last_accept_.json) {
         connection.respond(406, text_type(),
                            "say Accept: application/json, text/event-stream\n");
         return;
