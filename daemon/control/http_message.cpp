@@ -158,19 +158,37 @@ std::optional<Failure> read_framing(HttpRequestHead& head) {
 
 }  // namespace
 
+std::string_view HttpRequestHead::Field::name(const std::string& text) const {
+    return std::string_view(text).substr(name_at, name_size);
+}
+
+std::string_view HttpRequestHead::Field::value(const std::string& text) const {
+    return std::string_view(text).substr(value_at, value_size);
+}
+
 std::optional<std::string_view> HttpRequestHead::header(std::string_view name) const {
-    for (const auto& entry : headers)
-        if (entry.first == name) return std::string_view(entry.second);
+    for (const Field& field : fields_)
+        if (field.name(text_) == name) return field.value(text_);
     return std::nullopt;
+}
+
+std::vector<std::pair<std::string_view, std::string_view>> HttpRequestHead::headers() const {
+    std::vector<std::pair<std::string_view, std::string_view>> out;
+    for (const Field& field : fields_) out.emplace_back(field.name(text_), field.value(text_));
+    return out;
 }
 
 Result<HttpRequestHead> parse_request_head(std::string_view text) {
     HttpRequestHead head;
-    head.headers.reserve(12);  // what a client usually sends, without a reallocation
     bool ended = false;
     if (auto failure = read_request_line(next_line(text, ended), head)) return *failure;
+    // The header lines are kept in one copy, their names lowercased where they lie, and each
+    // header is where its name and value are in it: no string per header.
+    head.text_.assign(text);
+    head.fields_.reserve(12);  // what a client usually sends, without a reallocation
+    std::string_view rest(head.text_);
     while (true) {
-        const std::string_view line = next_line(text, ended);
+        const std::string_view line = next_line(rest, ended);
         if (!ended) return bad("the head does not end with an empty line");
         if (line.empty()) break;
         // A folded line continues a header in a way peers read differently.
@@ -180,22 +198,33 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         if (colon == std::string_view::npos) return bad("a header line has no ':'");
         if (!is_token(line.substr(0, colon)))
             return bad("a header name holds a character outside the token set");
-        std::string name(line.substr(0, colon));
-        for (char& c : name) c = ascii_lower(c);
+        const auto at = static_cast<std::size_t>(line.data() - head.text_.data());
+        for (std::size_t i = at; i < at + colon; ++i) head.text_[i] = ascii_lower(head.text_[i]);
+        const std::string_view name = line.substr(0, colon);
         const std::string_view value = trimmed(line.substr(colon + 1));
         if (has_control(value)) return bad("a header value holds a control character");
         // Peers disagree on whether "5 " is a length: refused rather than read as 5.
         if (name == "content-length" && (line.back() == ' ' || line.back() == '\t'))
             return bad("Content-Length is not a number of bytes");
-        const auto same = std::find_if(head.headers.begin(), head.headers.end(),
-                                       [&name](const auto& entry) { return entry.first == name; });
-        if (same == head.headers.end()) {
-            head.headers.emplace_back(std::move(name), std::string(value));
+        const auto same = std::find_if(head.fields_.begin(), head.fields_.end(),
+                                       [&](const HttpRequestHead::Field& field) {
+                                           return field.name(head.text_) == name;
+                                       });
+        if (same == head.fields_.end()) {
+            head.fields_.push_back(HttpRequestHead::Field{
+                at, colon, static_cast<std::size_t>(value.data() - head.text_.data()), value.size()});
         } else if (is_singleton(name)) {
-            return bad("the header " + name + " was sent twice");
+            return bad("the header " + std::string(name) + " was sent twice");
         } else if (!value.empty()) {
-            if (!same->second.empty()) same->second += ", ";
-            same->second += value;
+            // Joined after the lines (rare): built aside, as text_ may move as it grows.
+            std::string joined(same->value(head.text_));
+            if (!joined.empty()) joined += ", ";
+            joined += value;
+            const auto rest_at = static_cast<std::size_t>(rest.data() - head.text_.data());
+            same->value_at = head.text_.size();
+            same->value_size = joined.size();
+            head.text_ += joined;
+            rest = std::string_view(head.text_).substr(rest_at, rest.size());
         }
     }
     if (auto failure = read_framing(head)) return *failure;

@@ -28,17 +28,30 @@ struct HttpRequestHead {
     std::string path;    // target up to '?'; starts with '/'
     std::string query;   // after '?', may be empty
     int minor = 1;       // HTTP/1.minor (0 or 1)
-    // Names lowercased, values trimmed of spaces and tabs; one entry per name: a header that
-    // may be a list and was sent more than once is joined with ", " (RFC 9110 §5.3).
-    std::vector<std::pair<std::string, std::string>> headers;
-
     // The value of header `name` (lowercase); nothing when absent.
     std::optional<std::string_view> header(std::string_view name) const;
+    // Every header in the order first sent: names lowercased, values trimmed of spaces and
+    // tabs; one entry per name: a header that may be a list and was sent more than once is
+    // joined with ", " (RFC 9110 §5.3).
+    std::vector<std::pair<std::string_view, std::string_view>> headers() const;
+    std::size_t header_count() const { return fields_.size(); }
 
     std::optional<std::size_t> content_length;  // digits only, no sign or space, fits size_t
     bool chunked = false;    // Transfer-Encoding: chunked was sent (the caller answers 411)
     bool keep_alive = true;  // HTTP/1.1 unless "Connection: close"; HTTP/1.0 only with
                              // "Connection: keep-alive"
+
+    // Where a header lies in text_ (offsets, so that a copy of the head is whole).
+    struct Field {
+        std::size_t name_at, name_size, value_at, value_size;
+        std::string_view name(const std::string& text) const;
+        std::string_view value(const std::string& text) const;
+    };
+
+private:
+    friend Result<HttpRequestHead> parse_request_head(std::string_view head);
+    std::string text_;  // the header lines as received, names lowercased; joined values after
+    std::vector<Field> fields_;
 };
 
 // `head`: the request line and header lines up to and including the empty line (CRLF or LF

@@ -47,7 +47,7 @@ TEST_CASE("a curl request head is read", "[http-message]") {
     CHECK(parsed->content_length == std::optional<std::size_t>(58));
     CHECK_FALSE(parsed->chunked);
     CHECK(parsed->keep_alive);
-    CHECK(parsed->headers.size() == 6);
+    CHECK(parsed->header_count() == 6);
 }
 
 TEST_CASE("a node fetch request head is read", "[http-message]") {
@@ -94,6 +94,30 @@ TEST_CASE("values are trimmed and repeated list headers joined", "[http-message]
     CHECK(parsed->header("accept") ==
           std::optional<std::string_view>("application/json, text/event-stream"));
     CHECK(parsed->header("x-empty") == std::optional<std::string_view>(""));
+}
+
+TEST_CASE("many joined values and the headers after them are all read, in a copy too", "[http-message]") {
+    // Each join grows the head's own text: the lines not yet read must still be found.
+    std::string text = "GET /mcp HTTP/1.1\r\nHost: localhost\r\n";
+    std::string expected;
+    for (int i = 0; i < 40; ++i) {
+        const std::string item = "item-" + std::to_string(i) + std::string(20, 'x');
+        text += "X-List: " + item + "\r\nX-After-" + std::to_string(i) + ": " + std::to_string(i) + "\r\n";
+        expected += (i == 0 ? "" : ", ") + item;
+    }
+    text += "Content-Length: 0\r\n\r\n";
+    const Result<HttpRequestHead> parsed = message_test_parse(text);
+    REQUIRE(parsed.ok());
+    const HttpRequestHead copy = parsed.value();
+    for (const HttpRequestHead* head : {&parsed.value(), &copy}) {
+        CHECK(head->header("x-list") == std::optional<std::string_view>(expected));
+        for (int i = 0; i < 40; ++i)
+            CHECK(head->header("x-after-" + std::to_string(i)) ==
+                  std::optional<std::string_view>(std::to_string(i)));
+        CHECK(head->header("content-length") == std::optional<std::string_view>("0"));
+        CHECK(head->header_count() == 43);
+        CHECK(head->headers().front() == std::pair<std::string_view, std::string_view>("host", "localhost"));
+    }
 }
 
 TEST_CASE("a singleton header sent twice is refused", "[http-message]") {
