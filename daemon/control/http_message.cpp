@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <limits>
 
 #include "common/ascii.h"
@@ -167,8 +168,12 @@ std::string_view HttpRequestHead::Field::value(const std::string& text) const {
 }
 
 std::optional<std::string_view> HttpRequestHead::header(std::string_view name) const {
-    for (const Field& field : fields_)
-        if (field.name(text_) == name) return field.value(text_);
+    // Asked a dozen times a request: lengths first, then the bytes, no views made on the way.
+    for (const Field& field : fields_) {
+        if (field.name_size == name.size() &&
+            std::memcmp(text_.data() + field.name_at, name.data(), name.size()) == 0)
+            return std::string_view(text_.data() + field.value_at, field.value_size);
+    }
     return std::nullopt;
 }
 
