@@ -176,6 +176,22 @@ TEST_CASE("a control character is found at any place in a long value", "[http-me
             CHECK(message_test_refusal(start + value + "\r\n\r\n").empty());
         }
     }
+    // In a head of many lines: a control character in any value refuses it, line ends of
+    // either kind do not.
+    std::string lines;
+    for (int i = 0; i < 8; ++i) lines += "X-" + std::to_string(i) + ": " + std::string(13 + i, 'v') + "\r\n";
+    lines += "X-Lf: lf\n";
+    for (std::size_t at = 0; at < lines.size(); ++at) {
+        if (lines[at] != 'v') continue;
+        for (const char bad : {'\r', '\x7f', '\x01'}) {
+            std::string changed = lines;
+            changed[at] = bad;
+            INFO("byte " << static_cast<int>(static_cast<unsigned char>(bad)) << " at " << at);
+            CHECK(message_test_refusal("GET /mcp HTTP/1.1\r\n" + changed + "\r\n").find("control") !=
+                  std::string::npos);
+        }
+    }
+    CHECK(message_test_refusal("GET /mcp HTTP/1.1\r\n" + lines + "\r\n").empty());
     // The same scrub in responses: each control character becomes a space, wherever it is.
     for (std::size_t at = 0; at < plain.size(); ++at) {
         std::string value = plain;
