@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 
 #include "connection_flood.h"
 #include "curl_client.h"
 #include "harness.h"
+#include "http_stream_client.h"
 #include "other_user.h"
 
 using namespace integration;
@@ -257,6 +259,54 @@ TEST_CASE("over HTTP another user acts as itself: its own token, never another's
     }
     std::sort(uids.begin(), uids.end());
     CHECK(uids == std::vector<uid_t>{0, other.uid()});
+}
+
+TEST_CASE("over HTTP one connection takes a request written in pieces, then several written at once, in order",
+          "[http]") {
+    // The connection reads its socket itself: a request may come in any number of reads, and a
+    // read may hold more than one request (the next waits while the one before is answered).
+    TestEnv env("http-pieces");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
+    env.start_daemon();
+    const std::string session = open_mcp_session(http, "demo", "pieces");
+    REQUIRE_FALSE(session.empty());
+    {
+        HttpStreamClient client(http);
+        const std::string first = mcp_request("demo", mcp_call("p1", "echo", {{"text", "in pieces"}}), session, false);
+        for (std::size_t at = 0; at < first.size(); at += 7) {
+            REQUIRE(client.send(std::string_view(first).substr(at, 7)));
+            if (at % 70 == 0) std::this_thread::sleep_for(2ms);  // separate reads, now and then
+        }
+        std::optional<HttpHead> head = client.read_head();
+        REQUIRE(head);
+        CHECK(head->status == 200);
+        std::optional<std::string> body = client.read_body();
+        REQUIRE(body);
+        CHECK(call_answer_text(*body) == "in pieces");
+
+        std::string three;
+        for (const char* word : {"one", "two", "three"})
+            three += mcp_request("demo", mcp_call(std::string("w-") + word, "echo", {{"text", word}}), session, false);
+        REQUIRE(client.send(three));
+        for (const char* word : {"one", "two", "three"}) {
+            head = client.read_head();
+            REQUIRE(head);
+            CHECK(head->status == 200);
+            body = client.read_body();
+            REQUIRE(body);
+            CHECK(call_answer_text(*body) == word);
+        }
+    }
+    // That client closed its connection: mcpd serves the next one.
+    HttpStreamClient next(http);
+    REQUIRE(next.send(mcp_request("demo", mcp_call("again", "echo", {{"text", "again"}}), session, false)));
+    const std::optional<HttpHead> head = next.read_head();
+    REQUIRE(head);
+    CHECK(head->status == 200);
+    const std::optional<std::string> body = next.read_body();
+    REQUIRE(body);
+    CHECK(call_answer_text(*body) == "again");
 }
 
 TEST_CASE("on the HTTP socket one user cannot hold every connection", "[http][users][dos]") {
