@@ -45,6 +45,14 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
     return args;
 }
 
+// mcpd serving the demo server over HTTP on a unix socket in `env`'s directory: that socket.
+std::string start_http_demo(TestEnv& env) {
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
+    env.start_daemon();
+    return http;
+}
+
 std::string echoed(const json& answer) {
     if (!answer.is_object() || !answer.contains("result")) return "(no result: " + answer.dump() + ")";
     return answer["result"]["content"][0]["text"].get<std::string>();
@@ -54,9 +62,7 @@ std::string echoed(const json& answer) {
 
 TEST_CASE("MCP over HTTP on the unix socket: initialize, JSON and SSE answers, DELETE", "[http]") {
     TestEnv env("http-unix");
-    const std::string http = env.path("http.sock");
-    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
-    env.start_daemon();
+    const std::string http = start_http_demo(env);
     const std::vector<std::string> on = {"--unix-socket", http};
     const std::string url = "http://localhost/mcp/demo";
 
@@ -266,9 +272,7 @@ TEST_CASE("over HTTP one connection takes a request written in pieces, then seve
     // The connection reads its socket itself: a request may come in any number of reads, and a
     // read may hold more than one request (the next waits while the one before is answered).
     TestEnv env("http-pieces");
-    const std::string http = env.path("http.sock");
-    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
-    env.start_daemon();
+    const std::string http = start_http_demo(env);
     const std::string session = open_mcp_session(http, "demo", "pieces");
     REQUIRE_FALSE(session.empty());
     {
@@ -332,9 +336,7 @@ TEST_CASE("on the HTTP socket one user cannot hold every connection", "[http][us
 TEST_CASE("over HTTP a repeated in-flight id is refused on its own POST, the first call unharmed",
           "[http]") {
     TestEnv env("http-repeat-id");
-    const std::string http = env.path("http.sock");
-    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http + "\"]\n\n" + server_toml("demo"));
-    env.start_daemon();
+    const std::string http = start_http_demo(env);
     const std::vector<std::string> on = {"--unix-socket", http};
     const std::string url = "http://localhost/mcp/demo";
     const HttpAnswer init = curl(with(with(on, post_args(kInitialize)), {url}));
