@@ -35,6 +35,31 @@ char* map_block(std::size_t bytes) {
     return aligned;
 }
 
+// `block` (a mapping of `bytes` on a huge-page boundary) grown to `grown` bytes at a new
+// huge-page boundary by moving its page tables, not its bytes: what it holds is neither copied
+// nor touched again, and its huge pages move whole (both ends aligned). Null when that cannot
+// be done; `block` is then as it was.
+char* remap_block(char* block, std::size_t bytes, std::size_t grown) {
+    // A place for it, held with no access until the move takes it over.
+    void* region = ::mmap(nullptr, grown + kHugePage, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (region == MAP_FAILED) return nullptr;
+    char* const start = static_cast<char*>(region);
+    char* const aligned = reinterpret_cast<char*>(
+        round_up(reinterpret_cast<std::uintptr_t>(start), kHugePage));
+    if (aligned > start) ::munmap(start, static_cast<std::size_t>(aligned - start));
+    char* const end = aligned + grown;
+    const std::size_t tail = static_cast<std::size_t>(start + grown + kHugePage - end);
+    if (tail > 0) ::munmap(end, tail);
+    void* moved = ::mremap(block, bytes, grown, MREMAP_MAYMOVE | MREMAP_FIXED, aligned);
+    if (moved == MAP_FAILED) {
+        ::munmap(aligned, grown);
+        return nullptr;
+    }
+    ::madvise(moved, grown, MADV_HUGEPAGE);
+    return static_cast<char*>(moved);
+}
+
 }  // namespace
 
 ByteBuffer::ByteBuffer(ByteBuffer&& other) noexcept
@@ -62,8 +87,15 @@ void ByteBuffer::reserve(std::size_t capacity, std::size_t keep) {
         return;
     }
     const std::size_t bytes = round_up(capacity, kHugePage);
-    // A new aligned block and one copy, rather than mremap(), which may move the block to an
-    // address where its huge pages must be split.
+    if (mapped_) {
+        // A long line grows a mapped block many times: moved, not copied, each time.
+        if (char* moved = remap_block(data_, capacity_, bytes)) {
+            data_ = moved;
+            capacity_ = bytes;
+            return;
+        }
+    }
+    // A new aligned block and one copy (from the heap, or when a move could not be made).
     char* block = map_block(bytes);
     if (keep > 0) std::memcpy(block, data_, keep);
     release();

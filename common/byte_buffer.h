@@ -4,8 +4,10 @@
 // marked for transparent huge pages: on the virtual machines mcpd is measured on, the first
 // touch of a 4 KiB page costs about 13 µs (3.3 ms per MiB, three times what it costs a plain
 // relay to forward that MiB), while 2 MiB pages cost about 0.1-0.2 ms per MiB. Mappings start
-// on a 2 MiB boundary (only aligned ranges can be huge pages) and grow into a new mapping with
-// one copy (mremap() could move them where their huge pages must be split).
+// on a 2 MiB boundary (only aligned ranges can be huge pages). A mapping grows by moving its
+// page tables to a new 2 MiB boundary (mremap() to an address reserved for it), so its huge
+// pages move whole and nothing is copied or faulted in again; a block from the heap grows into
+// its first mapping with one copy.
 #pragma once
 
 #include <cstddef>

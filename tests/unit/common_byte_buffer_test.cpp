@@ -61,3 +61,25 @@ TEST_CASE("byte buffer never shrinks on reserve, gives memory back on release, a
     CHECK(other.capacity() >= ByteBuffer::kMappedBytes * 2);
     std::memset(other.data(), 1, other.capacity());
 }
+
+TEST_CASE("a mapped byte buffer grows many times, keeping every byte, on a huge-page boundary") {
+    // As a long line is gathered: each reserve moves the mapping (no copy); what was written
+    // stays, the new part is writable, and the block stays on a huge-page boundary.
+    ByteBuffer b(ByteBuffer::kMappedBytes + 1);
+    REQUIRE(b.capacity() >= ByteBuffer::kMappedBytes + 1);
+    std::size_t written = b.capacity();
+    fill(b, written);
+    for (int i = 0; i < 6; ++i) {
+        b.reserve(b.capacity() + b.capacity() / 2 + 1, written);
+        INFO("growth " << i << " to " << b.capacity());
+        CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % ByteBuffer::kMappedBytes == 0);
+        CHECK(b.capacity() % ByteBuffer::kMappedBytes == 0);
+        CHECK(intact(b, written));
+        written = b.capacity();
+        fill(b, written);
+    }
+    CHECK(intact(b, written));
+    b.release();
+    CHECK(b.capacity() == 0);
+}
+
