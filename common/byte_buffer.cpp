@@ -17,12 +17,11 @@ std::size_t round_up(std::size_t n, std::size_t to) {
     return (n + to - 1) / to * to;
 }
 
-// A mapping of `bytes` (a multiple of kHugePage) that starts on a huge-page boundary: only
-// aligned 2 MiB ranges can be huge pages.
-char* map_block(std::size_t bytes) {
-    void* region = ::mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (region == MAP_FAILED) throw std::bad_alloc();
+// A mapping of `bytes` (a multiple of kHugePage) with `protection` that starts on a huge-page
+// boundary (only aligned 2 MiB ranges can be huge pages); null when there is no room.
+char* map_aligned(std::size_t bytes, int protection, int flags) {
+    void* region = ::mmap(nullptr, bytes + kHugePage, protection, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+    if (region == MAP_FAILED) return nullptr;
     char* const start = static_cast<char*>(region);
     char* const aligned = reinterpret_cast<char*>(
         round_up(reinterpret_cast<std::uintptr_t>(start), kHugePage));
@@ -30,9 +29,16 @@ char* map_block(std::size_t bytes) {
     char* const end = aligned + bytes;
     const std::size_t tail = static_cast<std::size_t>(start + bytes + kHugePage - end);
     if (tail > 0) ::munmap(end, tail);
-    // Advice only: without transparent huge pages the block still works, with small pages.
-    ::madvise(aligned, bytes, MADV_HUGEPAGE);
     return aligned;
+}
+
+// A block of `bytes` for a buffer, marked for huge pages.
+char* map_block(std::size_t bytes) {
+    char* const block = map_aligned(bytes, PROT_READ | PROT_WRITE, 0);
+    if (block == nullptr) throw std::bad_alloc();
+    // Advice only: without transparent huge pages the block still works, with small pages.
+    ::madvise(block, bytes, MADV_HUGEPAGE);
+    return block;
 }
 
 // `block` (a mapping of `bytes` on a huge-page boundary) grown to `grown` bytes at a new
@@ -41,19 +47,11 @@ char* map_block(std::size_t bytes) {
 // be done; `block` is then as it was.
 char* remap_block(char* block, std::size_t bytes, std::size_t grown) {
     // A place for it, held with no access until the move takes it over.
-    void* region = ::mmap(nullptr, grown + kHugePage, PROT_NONE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (region == MAP_FAILED) return nullptr;
-    char* const start = static_cast<char*>(region);
-    char* const aligned = reinterpret_cast<char*>(
-        round_up(reinterpret_cast<std::uintptr_t>(start), kHugePage));
-    if (aligned > start) ::munmap(start, static_cast<std::size_t>(aligned - start));
-    char* const end = aligned + grown;
-    const std::size_t tail = static_cast<std::size_t>(start + grown + kHugePage - end);
-    if (tail > 0) ::munmap(end, tail);
-    void* moved = ::mremap(block, bytes, grown, MREMAP_MAYMOVE | MREMAP_FIXED, aligned);
+    char* const place = map_aligned(grown, PROT_NONE, MAP_NORESERVE);
+    if (place == nullptr) return nullptr;
+    void* moved = ::mremap(block, bytes, grown, MREMAP_MAYMOVE | MREMAP_FIXED, place);
     if (moved == MAP_FAILED) {
-        ::munmap(aligned, grown);
+        ::munmap(place, grown);
         return nullptr;
     }
     ::madvise(moved, grown, MADV_HUGEPAGE);
