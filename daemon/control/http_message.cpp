@@ -167,14 +167,21 @@ std::string_view HttpRequestHead::Field::value(const std::string& text) const {
     return std::string_view(text).substr(value_at, value_size);
 }
 
-std::optional<std::string_view> HttpRequestHead::header(std::string_view name) const {
+std::size_t HttpRequestHead::index_of(std::string_view name) const {
     // Asked a dozen times a request: lengths first, then the bytes, no views made on the way.
-    for (const Field& field : fields_) {
+    for (std::size_t i = 0; i < fields_.size(); ++i) {
+        const Field& field = fields_[i];
         if (field.name_size == name.size() &&
             std::memcmp(text_.data() + field.name_at, name.data(), name.size()) == 0)
-            return std::string_view(text_.data() + field.value_at, field.value_size);
+            return i;
     }
-    return std::nullopt;
+    return fields_.size();
+}
+
+std::optional<std::string_view> HttpRequestHead::header(std::string_view name) const {
+    const std::size_t i = index_of(name);
+    if (i == fields_.size()) return std::nullopt;
+    return fields_[i].value(text_);
 }
 
 std::vector<std::pair<std::string_view, std::string_view>> HttpRequestHead::headers() const {
@@ -211,23 +218,21 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         // Peers disagree on whether "5 " is a length: refused rather than read as 5.
         if (name == "content-length" && (line.back() == ' ' || line.back() == '\t'))
             return bad("Content-Length is not a number of bytes");
-        const auto same = std::find_if(head.fields_.begin(), head.fields_.end(),
-                                       [&](const HttpRequestHead::Field& field) {
-                                           return field.name(head.text_) == name;
-                                       });
-        if (same == head.fields_.end()) {
+        const std::size_t same = head.index_of(name);
+        if (same == head.fields_.size()) {
             head.fields_.push_back(HttpRequestHead::Field{
                 at, colon, static_cast<std::size_t>(value.data() - head.text_.data()), value.size()});
         } else if (is_singleton(name)) {
             return bad("the header " + std::string(name) + " was sent twice");
         } else if (!value.empty()) {
             // Joined after the lines (rare): built aside, as text_ may move as it grows.
-            std::string joined(same->value(head.text_));
+            HttpRequestHead::Field& field = head.fields_[same];
+            std::string joined(field.value(head.text_));
             if (!joined.empty()) joined += ", ";
             joined += value;
             const auto rest_at = static_cast<std::size_t>(rest.data() - head.text_.data());
-            same->value_at = head.text_.size();
-            same->value_size = joined.size();
+            field.value_at = head.text_.size();
+            field.value_size = joined.size();
             head.text_ += joined;
             rest = std::string_view(head.text_).substr(rest_at, rest.size());
         }

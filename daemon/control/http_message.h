@@ -50,6 +50,8 @@ struct HttpRequestHead {
 
 private:
     friend Result<HttpRequestHead> parse_request_head(std::string_view head);
+    // Where in fields_ the header named `name` (lowercase) is; fields_.size() when absent.
+    std::size_t index_of(std::string_view name) const;
     std::string text_;  // the header lines as received, names lowercased; joined values after
     std::vector<Field> fields_;
 };
