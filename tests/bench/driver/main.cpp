@@ -1,12 +1,15 @@
 // mcpd-bench: takes the figures 1-5, 2b and 9 of docs/PERFORMANCE.md (and callgrind instruction counts)
 // with mcpd, mcpctl, the demo server and the minimal relay of a build, and writes them as JSON.
 //
-//   mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N]
+//   mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N] [--sessions N,...]
+//              [--sizes MIB,...]
 //              [--only latency,throughput,http,large,scale,sandbox,upgrade,callgrind]
 //
 // --quick: fewer rounds and calls (a few minutes); --smoke: tiny counts, for the ctest check
-// that the harness still runs and produces numbers. Never a pass/fail on timings: the exit
-// status only says whether every measurement could be taken.
+// that the harness still runs and produces numbers. --sessions and --sizes: figure 2's session
+// counts and figure 3's sizes instead of the profile's (to look at one load under a profiler).
+// Never a pass/fail on timings: the exit status only says whether every measurement could be
+// taken.
 #include <signal.h>
 #include <simdjson.h>
 #include <unistd.h>
@@ -29,6 +32,7 @@ using bench::Json;
 int usage() {
     std::fputs(
         "usage: mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N]\n"
+        "                  [--sessions N,...] [--sizes MIB,...]\n"
         "                  [--only latency,throughput,http,large,scale,sandbox,upgrade,callgrind]\n",
         stderr);
     return 2;
@@ -89,6 +93,8 @@ int main(int argc, char** argv) {
     std::string bin_dir, out_path, profile_name = "full";
     std::set<std::string> only;
     int rounds = 0;
+    std::vector<int> sessions;
+    std::vector<std::size_t> sizes;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         const bool has_value = i + 1 < argc;
@@ -102,7 +108,21 @@ int main(int argc, char** argv) {
             profile_name = "quick";
         else if (arg == "--smoke")
             profile_name = "smoke";
-        else if (arg == "--only" && has_value) {
+        else if (arg == "--sessions" && has_value) {
+            std::stringstream list(argv[++i]);
+            for (std::string item; std::getline(list, item, ',');) {
+                const int n = std::atoi(item.c_str());
+                if (n <= 0) return usage();
+                sessions.push_back(n);
+            }
+        } else if (arg == "--sizes" && has_value) {
+            std::stringstream list(argv[++i]);
+            for (std::string item; std::getline(list, item, ',');) {
+                const int n = std::atoi(item.c_str());
+                if (n <= 0) return usage();
+                sizes.push_back(static_cast<std::size_t>(n));
+            }
+        } else if (arg == "--only" && has_value) {
             std::stringstream list(argv[++i]);
             for (std::string item; std::getline(list, item, ',');) only.insert(item);
         } else {
@@ -119,6 +139,8 @@ int main(int argc, char** argv) {
                      : profile_name == "smoke" ? smoke_profile()
                                                : bench::Profile{};
     if (rounds > 0) config.profile.rounds = rounds;
+    if (!sessions.empty()) config.profile.sessions = sessions;
+    if (!sizes.empty()) config.profile.sizes_mib = sizes;
     if (config.profile.callgrind) config.valgrind = find_valgrind();
     const auto wanted = [&](const std::string& name) {
         return only.empty() ? (name != "callgrind" || config.profile.callgrind)
