@@ -156,6 +156,19 @@ LineReader::Result LineReader::finish(evbuffer* input, std::string& out) {
     return r;
 }
 
+ByteBuffer LineReader::give_buffer() {
+    ByteBuffer given = std::move(buffer_);
+    const std::size_t from = begin_;
+    const std::size_t live = end_ - begin_;
+    begin_ = end_ = 0;  // scanned_ counts from begin_, and stays right
+    if (live > 0) {
+        make_room(live);
+        std::memcpy(buffer_.data(), given.data() + from, live);
+        end_ = live;
+    }
+    return given;
+}
+
 void LineReader::discard_buffered() {
     begin_ = end_ = scanned_ = 0;
     reset_if_empty();

@@ -62,6 +62,11 @@ public:
     Result next(evbuffer* input, std::string& out);
     Result finish(evbuffer* input, std::string& out);
 
+    // Hand the buffer over: the last line handed out lies in it, and stays valid while the
+    // returned buffer lives. What was read after that line moves to a new buffer of the
+    // reader's own.
+    ByteBuffer give_buffer();
+
     // Bytes taken in and not yet handed out or discarded.
     std::size_t buffered() const { return end_ - begin_; }
     // Those bytes, for handing the stream over to another reader.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/byte_buffer.h"
+#include "daemon/io/line_loan.h"
 
 namespace mcpd {
 namespace {
@@ -46,9 +47,40 @@ bool queue_in_own_block(evbuffer* out, std::span<const iovec> parts, std::size_t
     return true;
 }
 
+// Queue the bytes of `parts` after the first `skip`, those of a large part that lies in the
+// lent line where they lie, the others copied. False (nothing queued) when no large part does.
+bool queue_on_loan(evbuffer* out, std::span<const iovec> parts, std::size_t skip,
+                   LineLoan& loan) {
+    bool lent = false;
+    std::size_t left = skip;
+    for (const iovec& part : parts) {
+        if (left >= part.iov_len) {
+            left -= part.iov_len;
+            continue;
+        }
+        const char* from = static_cast<const char*>(part.iov_base) + left;
+        const std::size_t size = part.iov_len - left;
+        left = 0;
+        if (size >= kOwnBlockBytes && loan.covers(from, size)) lent = true;
+    }
+    if (!lent) return false;
+    for (const iovec& part : parts) {
+        if (skip >= part.iov_len) {
+            skip -= part.iov_len;
+            continue;
+        }
+        const char* from = static_cast<const char*>(part.iov_base) + skip;
+        const std::size_t size = part.iov_len - skip;
+        skip = 0;
+        if (!loan.queue(out, from, size)) evbuffer_add(out, from, size);
+    }
+    return true;
+}
+
 // Write `parts` (`total` bytes) to `bev`'s descriptor when nothing is queued on it, and queue
-// what it does not take.
-void write_or_queue(bufferevent* bev, std::span<const iovec> parts, std::size_t total) {
+// what it does not take (by reference where it lies in `loan`'s line).
+void write_or_queue(bufferevent* bev, std::span<const iovec> parts, std::size_t total,
+                    LineLoan* loan = nullptr) {
     evbuffer* out = bufferevent_get_output(bev);
     std::size_t written = 0;
     if (evbuffer_get_length(out) == 0) {
@@ -59,9 +91,10 @@ void write_or_queue(bufferevent* bev, std::span<const iovec> parts, std::size_t 
         if (n > 0) written = static_cast<std::size_t>(n);
     }
     if (written == total) return;
-    if (total - written >= kOwnBlockBytes &&
-        queue_in_own_block(out, parts, written, total - written))
-        return;
+    if (total - written >= kOwnBlockBytes) {
+        if (loan != nullptr && queue_on_loan(out, parts, written, *loan)) return;
+        if (queue_in_own_block(out, parts, written, total - written)) return;
+    }
     for (const iovec& part : parts) {
         if (written >= part.iov_len) {
             written -= part.iov_len;
@@ -224,7 +257,7 @@ void WriteCoalescer::write_or_queue_line(bufferevent* bev, HeldWrites& held,
     }
     static char newline = '\n';
     parts_.push_back({&newline, 1});
-    write_or_queue(bev, parts_, size);
+    write_or_queue(bev, parts_, size, loan_);
 }
 
 }  // namespace mcpd

@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <event2/util.h>
@@ -31,6 +32,7 @@ struct event_base;
 
 namespace mcpd {
 
+class LineLoan;
 class WriteCoalescer;
 
 // Write `bytes` to `bev`'s descriptor at once when nothing is queued on its output, and queue
@@ -89,6 +91,11 @@ public:
     void write_or_queue_line(bufferevent* bev, HeldWrites& held,
                              std::span<const std::string_view> pieces);
 
+    // Offer `loan`'s line to the writes made until the next call (daemon/io/line_loan.h): a
+    // large part of it that must be queued is queued where it lies. Returns the loan offered
+    // before (null: none).
+    LineLoan* lend(LineLoan* loan) { return std::exchange(loan_, loan); }
+
     // Forget what `held` holds (its destination is being freed, or cut off).
     void drop_held_writes(HeldWrites& held);
     // Forget it, handing it over.
@@ -114,6 +121,7 @@ private:
     event* flush_event_ = nullptr;   // made active behind the pass's callbacks to write
     bool flush_armed_ = false;       // flush_event_ is active
     std::vector<iovec> parts_;  // reused for every write
+    LineLoan* loan_ = nullptr;  // the large line being handed out, lent (null: none)
 };
 
 // Opens a burst of `writes` for its lifetime; the outermost one's end writes what was held.

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <optional>
 
+#include "daemon/io/line_loan.h"
+
 namespace mcpd {
 
 LineSource::LineSource(event_base* base, int fd, std::size_t max_line_bytes, bool keep_edges,
@@ -77,7 +79,11 @@ void LineSource::hand_out(bool at_eof) {
             continue;
         }
         std::optional<MoreInput> more;
-        if (writes_ != nullptr) more.emplace(*writes_, reader_.buffered() > 0);
+        std::optional<LineLoan> loan;
+        if (writes_ != nullptr) {
+            more.emplace(*writes_, reader_.buffered() > 0);
+            if (line.size() >= LineLoan::kLendBytes) loan.emplace(*writes_, reader_, line);
+        }
         callbacks_.on_line(wire::PaddedText{line});
     }
 }

@@ -255,3 +255,33 @@ TEST_CASE("line reader gathers a multi-MiB line from many reads and gives the me
     CHECK(reader.buffered() == 0);
     CHECK(reader.capacity() <= 2 * LineReader::kReadBytes + LineReader::kPadding);
 }
+
+TEST_CASE("line reader gives its buffer away with the last line, and goes on with the rest") {
+    LineReader reader(4 * 1024 * 1024);
+    const std::string first(3 * 1024 * 1024, 'x');
+    reader.append(first + "\nsecond\nthi");
+    std::string_view line;
+    REQUIRE(reader.next(line) == Result::line);
+    REQUIRE(line.size() == first.size());
+    mcpd::ByteBuffer given = reader.give_buffer();
+    CHECK(line.data() >= given.data());
+    CHECK(line.data() + line.size() <= given.data() + given.capacity());
+    CHECK(line == first);  // still readable, in the buffer given away
+    CHECK(reader.unread() == "second\nthi");
+    CHECK(reader.capacity() < first.size());
+    REQUIRE(reader.next(line) == Result::line);
+    CHECK(line == "second");
+    CHECK(reader.next(line) == Result::need_more);
+    reader.append("rd\n");
+    REQUIRE(reader.next(line) == Result::line);
+    CHECK(line == "third");
+    // Nothing after the line: the reader starts again empty.
+    reader.append("last\n");
+    REQUIRE(reader.next(line) == Result::line);
+    const mcpd::ByteBuffer again = reader.give_buffer();
+    CHECK(reader.buffered() == 0);
+    CHECK(reader.next(line) == Result::need_more);
+    reader.append("more\n");
+    REQUIRE(reader.next(line) == Result::line);
+    CHECK(line == "more");
+}

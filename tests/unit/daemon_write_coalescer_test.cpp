@@ -1,5 +1,6 @@
-// WriteCoalescer: eager writes, writes held within a burst while more input waits, and writes
-// held across the callbacks of one pass of the event loop.
+// WriteCoalescer: eager writes, writes held within a burst while more input waits, writes
+// held across the callbacks of one pass of the event loop, and a large line's rest queued
+// where it lies (LineLoan).
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <sys/socket.h>
@@ -9,12 +10,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "common/line_reader.h"
 #include "common/unique_fd.h"
 #include "daemon/io/buffer_event.h"
 #include "daemon/io/eager_write.h"
 #include "daemon/io/event_loop.h"
 #include "daemon/io/fd_watcher.h"
+#include "daemon/io/line_loan.h"
 
 using mcpd::HeldWrites;
 using mcpd::MoreInput;
@@ -205,4 +209,128 @@ TEST_CASE("write or queue bytes: written at once with nothing queued, behind wha
     mcpd::write_or_queue_bytes(to.bev.get(), "second");
     CHECK(evbuffer_get_length(to.bev.output()) == 12);
     CHECK(to.received().empty());
+}
+
+namespace {
+
+// Everything the peer of `to` has, until it has `size` bytes, turning `loop` while it waits.
+std::string drain(mcpd::EventLoop& loop, Destination& to, std::size_t size) {
+    std::string got;
+    std::string chunk(256 * 1024, '\0');
+    while (got.size() < size) {
+        const ssize_t n = ::read(to.peer.get(), chunk.data(), chunk.size());
+        if (n > 0) got.append(chunk.data(), static_cast<std::size_t>(n));
+        event_base_loop(loop.base(), EVLOOP_NONBLOCK);
+        if (n <= 0 && evbuffer_get_length(to.bev.output()) == 0) break;
+    }
+    return got;
+}
+
+// A line of `size` bytes, 'a' to 'z' repeating, then "\nnext\n" read after it.
+std::string long_line_and_next(std::size_t size) {
+    std::string text(size, '\0');
+    for (std::size_t i = 0; i < size; ++i) text[i] = static_cast<char>('a' + i % 26);
+    return text + "\nnext\n";
+}
+
+}  // namespace
+
+TEST_CASE("line loan: the unwritten rest of a large line is queued where it lies, and the reader "
+          "goes on in a new buffer",
+          "[eager_write]") {
+    mcpd::EventLoop loop;
+    Destination to(loop.base());
+    WriteCoalescer& writes = loop.writes();
+    const std::size_t size = 3 * mcpd::LineLoan::kLendBytes;
+    mcpd::LineReader reader(8 * size);
+    reader.append(long_line_and_next(size));
+    std::string_view line;
+    REQUIRE(reader.next(line) == mcpd::LineReader::Result::line);
+    REQUIRE(line.size() == size);
+    const std::string expected = std::string(line) + "\n";
+    {
+        const mcpd::LineLoan loan(writes, reader, line);
+        // The line goes out spliced, as an answer does: its head, a new id, the rest.
+        const std::string_view pieces[] = {line.substr(0, 10), "42", line.substr(10)};
+        writes.write_or_queue_line(to.bev.get(), to.held, pieces);
+        // The socket took part of it; the rest waits in the queue without a copy.
+        CHECK(evbuffer_get_length(to.bev.output()) > 0);
+        CHECK(loan.taken());
+        // The reader holds only what followed the line, in a buffer of its own.
+        CHECK(reader.unread() == "next\n");
+        CHECK(reader.capacity() < size);
+    }
+    // The line's buffer lives on in the queue after the loan: every byte arrives, in order.
+    std::string_view next;
+    REQUIRE(reader.next(next) == mcpd::LineReader::Result::line);
+    CHECK(next == "next");
+    const std::string got = drain(loop, to, expected.size() + 2);
+    REQUIRE(got.size() == expected.size() + 2);
+    CHECK(got.substr(0, 10) == expected.substr(0, 10));
+    CHECK(got.substr(10, 2) == "42");
+    CHECK(got.substr(12) == expected.substr(10));
+}
+
+TEST_CASE("line loan: a line shorter than the loan size, or bytes outside the line, are copied",
+          "[eager_write]") {
+    mcpd::EventLoop loop;
+    WriteCoalescer& writes = loop.writes();
+    {
+        Destination to(loop.base());
+        const std::size_t size = mcpd::LineLoan::kLendBytes - 1;
+        mcpd::LineReader reader(8 * size);
+        reader.append(long_line_and_next(size));
+        std::string_view line;
+        REQUIRE(reader.next(line) == mcpd::LineReader::Result::line);
+        const mcpd::LineLoan loan(writes, reader, line);
+        CHECK_FALSE(loan.covers(line.data(), line.size()));
+        writes.write_or_queue_line(to.bev.get(), to.held, line);
+        CHECK_FALSE(loan.taken());
+        CHECK(drain(loop, to, size + 1) == std::string(line) + "\n");
+    }
+    {
+        Destination to(loop.base());
+        const std::size_t size = 2 * mcpd::LineLoan::kLendBytes;
+        mcpd::LineReader reader(8 * size);
+        reader.append(long_line_and_next(size));
+        std::string_view line;
+        REQUIRE(reader.next(line) == mcpd::LineReader::Result::line);
+        const std::string copy(line);
+        const mcpd::LineLoan loan(writes, reader, line);
+        CHECK(loan.covers(line.data(), line.size()));
+        CHECK_FALSE(loan.covers(line.data() - 1, 2));
+        CHECK_FALSE(loan.covers(copy.data(), copy.size()));
+        // A large message that is not the lent line is copied, and the reader keeps its buffer.
+        writes.write_or_queue_line(to.bev.get(), to.held, copy);
+        CHECK_FALSE(loan.taken());
+        CHECK(reader.unread() == "next\n");
+        CHECK(drain(loop, to, size + 1) == copy + "\n");
+    }
+}
+
+TEST_CASE("line loan: loans nest, and the one made last is offered", "[eager_write]") {
+    mcpd::EventLoop loop;
+    Destination to(loop.base());
+    WriteCoalescer& writes = loop.writes();
+    const std::size_t size = 2 * mcpd::LineLoan::kLendBytes;
+    mcpd::LineReader outer_reader(8 * size), inner_reader(8 * size);
+    outer_reader.append(long_line_and_next(size));
+    inner_reader.append(long_line_and_next(size));
+    std::string_view outer_line, inner_line;
+    REQUIRE(outer_reader.next(outer_line) == mcpd::LineReader::Result::line);
+    REQUIRE(inner_reader.next(inner_line) == mcpd::LineReader::Result::line);
+    const std::string expected = std::string(outer_line) + "\n" + std::string(inner_line) + "\n";
+    const mcpd::LineLoan outer(writes, outer_reader, outer_line);
+    {
+        const mcpd::LineLoan inner(writes, inner_reader, inner_line);
+        writes.write_or_queue_line(to.bev.get(), to.held, inner_line);
+        CHECK(inner.taken());
+        CHECK_FALSE(outer.taken());
+    }
+    // With the inner loan over, the outer line is offered again.
+    Destination other(loop.base());
+    writes.write_or_queue_line(other.bev.get(), other.held, outer_line);
+    CHECK(outer.taken());
+    CHECK(drain(loop, to, size + 1) == std::string(inner_line) + "\n");
+    CHECK(drain(loop, other, size + 1) == std::string(outer_line) + "\n");
 }
