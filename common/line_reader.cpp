@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace mcpd {
 namespace {
@@ -157,15 +158,13 @@ LineReader::Result LineReader::finish(evbuffer* input, std::string& out) {
 }
 
 ByteBuffer LineReader::give_buffer() {
-    ByteBuffer given = std::move(buffer_);
-    const std::size_t from = begin_;
     const std::size_t live = end_ - begin_;
-    begin_ = end_ = 0;  // scanned_ counts from begin_, and stays right
-    if (live > 0) {
-        make_room(live);
-        std::memcpy(buffer_.data(), given.data() + from, live);
-        end_ = live;
-    }
+    // The new buffer first: if it cannot be had, nothing has moved.
+    ByteBuffer rest(live + kReadBytes + kPadding);
+    if (live > 0) std::memcpy(rest.data(), buffer_.data() + begin_, live);
+    ByteBuffer given = std::exchange(buffer_, std::move(rest));
+    begin_ = 0;  // scanned_ counts from begin_, and stays right
+    end_ = live;
     return given;
 }
 

@@ -29,7 +29,7 @@ LineLoan::~LineLoan() {
 }
 
 bool LineLoan::covers(const void* data, std::size_t size) const {
-    // Compared as addresses of one object only when they are (std::less orders any pointers).
+    // std::less orders pointers into different objects too, where < is unspecified.
     const auto* p = static_cast<const char*>(data);
     const std::less<const char*> before;
     return writes_ != nullptr && !before(p, line_.data()) &&
