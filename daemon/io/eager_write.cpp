@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/byte_buffer.h"
 #include "daemon/io/line_loan.h"
@@ -27,20 +28,28 @@ void free_block(const void*, std::size_t, void* block) {
     delete static_cast<ByteBuffer*>(block);
 }
 
-// Queue the `size` bytes of `parts` after the first `skip`, copied into one ByteBuffer.
-bool queue_in_own_block(evbuffer* out, std::span<const iovec> parts, std::size_t skip,
-                        std::size_t size) {
-    auto block = std::make_unique<ByteBuffer>(size);
-    char* to = block->data();
+// `fn(bytes)` for what `parts` hold after their first `skip` bytes, part by part.
+template <typename Fn>
+void each_unwritten(std::span<const iovec> parts, std::size_t skip, Fn&& fn) {
     for (const iovec& part : parts) {
         if (skip >= part.iov_len) {
             skip -= part.iov_len;
             continue;
         }
-        std::memcpy(to, static_cast<const char*>(part.iov_base) + skip, part.iov_len - skip);
-        to += part.iov_len - skip;
+        fn(std::string_view(static_cast<const char*>(part.iov_base) + skip, part.iov_len - skip));
         skip = 0;
     }
+}
+
+// Queue the `size` bytes of `parts` after the first `skip`, copied into one ByteBuffer.
+bool queue_in_own_block(evbuffer* out, std::span<const iovec> parts, std::size_t skip,
+                        std::size_t size) {
+    auto block = std::make_unique<ByteBuffer>(size);
+    char* to = block->data();
+    each_unwritten(parts, skip, [&to](std::string_view bytes) {
+        std::memcpy(to, bytes.data(), bytes.size());
+        to += bytes.size();
+    });
     if (evbuffer_add_reference(out, block->data(), size, &free_block, block.get()) != 0)
         return false;
     block.release();
@@ -52,28 +61,14 @@ bool queue_in_own_block(evbuffer* out, std::span<const iovec> parts, std::size_t
 bool queue_on_loan(evbuffer* out, std::span<const iovec> parts, std::size_t skip,
                    LineLoan& loan) {
     bool lent = false;
-    std::size_t left = skip;
-    for (const iovec& part : parts) {
-        if (left >= part.iov_len) {
-            left -= part.iov_len;
-            continue;
-        }
-        const char* from = static_cast<const char*>(part.iov_base) + left;
-        const std::size_t size = part.iov_len - left;
-        left = 0;
-        if (size >= kOwnBlockBytes && loan.covers(from, size)) lent = true;
-    }
+    each_unwritten(parts, skip, [&](std::string_view bytes) {
+        if (bytes.size() >= kOwnBlockBytes && loan.covers(bytes.data(), bytes.size())) lent = true;
+    });
     if (!lent) return false;
-    for (const iovec& part : parts) {
-        if (skip >= part.iov_len) {
-            skip -= part.iov_len;
-            continue;
-        }
-        const char* from = static_cast<const char*>(part.iov_base) + skip;
-        const std::size_t size = part.iov_len - skip;
-        skip = 0;
-        if (!loan.queue(out, from, size)) evbuffer_add(out, from, size);
-    }
+    each_unwritten(parts, skip, [&](std::string_view bytes) {
+        if (!loan.queue(out, bytes.data(), bytes.size()))
+            evbuffer_add(out, bytes.data(), bytes.size());
+    });
     return true;
 }
 
@@ -95,15 +90,9 @@ void write_or_queue(bufferevent* bev, std::span<const iovec> parts, std::size_t 
         if (loan != nullptr && queue_on_loan(out, parts, written, *loan)) return;
         if (queue_in_own_block(out, parts, written, total - written)) return;
     }
-    for (const iovec& part : parts) {
-        if (written >= part.iov_len) {
-            written -= part.iov_len;
-            continue;
-        }
-        evbuffer_add(out, static_cast<const char*>(part.iov_base) + written,
-                     part.iov_len - written);
-        written = 0;
-    }
+    each_unwritten(parts, written, [out](std::string_view bytes) {
+        evbuffer_add(out, bytes.data(), bytes.size());
+    });
 }
 
 // Memory a destination keeps for holding from one pass to the next; more is given back.
