@@ -34,7 +34,7 @@ std::optional<Unprefixed> unprefixed(const std::vector<std::string>& servers,
             name.substr(server.size(), separator.size()) != separator)
             continue;
         if (best && server.size() <= best_length) continue;
-        best = Unprefixed{i, std::string(name.substr(prefix))};
+        best = Unprefixed{i, name.substr(prefix)};
         best_length = server.size();
     }
     return best;

@@ -21,10 +21,10 @@ std::optional<std::string> prefixed(std::string_view server, std::string_view se
 // The member a prefixed name is of, and the name without the prefix. `servers` in member
 // order; the longest server name that matches wins ("git" and "git__hub" both prefix
 // "git__hub__x": it is git__hub's "x"). nullopt when no member's prefix matches or nothing
-// is left after it.
+// is left after it. The name lies in the text given.
 struct Unprefixed {
     std::size_t member = 0;
-    std::string name;
+    std::string_view name;
 };
 std::optional<Unprefixed> unprefixed(const std::vector<std::string>& servers,
                                      std::string_view separator, std::string_view name);

@@ -130,8 +130,9 @@ private:
         std::string why;  // left_out: the reason
         nlohmann::json capabilities = nlohmann::json::object();
         nlohmann::json result;  // its InitializeResult
-        std::set<std::string> templates;  // uriTemplates it listed (at most kMaxKnown)
-        std::set<std::string> task_only;  // tools it listed as needing a task (at most kMaxKnown)
+        // Looked up by names where they lie in a message (std::less<>).
+        std::set<std::string, std::less<>> templates;  // uriTemplates it listed (at most kMaxKnown)
+        std::set<std::string, std::less<>> task_only;  // tools it listed as needing a task (at most kMaxKnown)
     };
     enum class Kind { forward, initialize, set_level, list, read_probe, discover, listen, internal };
     enum class Era { none, legacy, modern };

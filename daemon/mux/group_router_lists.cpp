@@ -172,7 +172,7 @@ void GroupRouter::finish_list(const Sent& sent, const json& reply_message) {
 std::optional<group::Unprefixed> GroupRouter::call_target(std::string_view name, bool tool) const {
     std::optional<group::Unprefixed> target =
         spec_.prefix ? group::unprefixed(server_names(), spec_.separator, name)
-                     : std::optional<group::Unprefixed>(group::Unprefixed{0, std::string(name)});
+                     : std::optional<group::Unprefixed>(group::Unprefixed{0, name});
     if (!target || !admits(target->member, tool ? "tools" : "prompts", target->name) ||
         members_[target->member].state == MemberState::left_out ||
         (tool && members_[target->member].task_only.contains(target->name)))
@@ -192,7 +192,7 @@ void GroupRouter::call_by_name(const json& message, std::string_view raw_id, std
         return;
     }
     json forwarded = message;
-    forwarded["params"]["name"] = target->name;
+    forwarded["params"]["name"] = std::string(target->name);
     send_member(target->member, std::move(forwarded),
                 Sent{Kind::forward, target->member, std::string(raw_id)});
 }
@@ -274,7 +274,7 @@ void GroupRouter::complete(const json& message, std::string_view raw_id) {
                                          : std::optional<group::Unprefixed>(group::Unprefixed{0, name});
         if (target && admits(target->member, "prompts", target->name)) {
             owner = target->member;
-            forwarded["params"]["ref"]["name"] = target->name;
+            forwarded["params"]["ref"]["name"] = std::string(target->name);
         }
     } else if (type == "ref/resource") {
         const std::string uri = json_read::string_or(*ref, "uri", "");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace mcpd::jsonrpc {
 
@@ -21,16 +22,14 @@ std::string quote(std::string_view text) {
         const auto byte = static_cast<unsigned char>(c);
         return byte >= 0x20 && byte < 0x7f && byte != '"' && byte != '\\';
     });
-    if (as_is) {
-        std::string quoted;
-        quoted.reserve(text.size() + 2);
-        quoted += '"';
-        quoted += text;
-        quoted += '"';
-        return quoted;
+    if (!as_is) {
+        return nlohmann::json(std::string(text)).dump(-1, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace);
     }
-    return nlohmann::json(std::string(text)).dump(-1, ' ', false,
-                                                  nlohmann::json::error_handler_t::replace);
+    // Made in place and returned without a copy (the only named value returned).
+    std::string quoted(text.size() + 2, '"');
+    if (!text.empty()) std::memcpy(quoted.data() + 1, text.data(), text.size());
+    return quoted;
 }
 
 std::string result(std::string_view raw_id, std::string_view result_json) {
