@@ -79,6 +79,9 @@ struct Envelope {
     // text: every span moved by what the replacements before it added or took away, a replaced
     // field's span the new token's, and the id's kind that of its new token.
     void after_splice(std::span<const Replacement> replacements);
+    void after_splice(const Replacements& replacements) {
+        after_splice(std::span<const Replacement>(replacements.data(), replacements.size()));
+    }
 
     bool is_request() const { return has_method && id_kind != IdKind::absent; }
     bool is_notification() const { return has_method && id_kind == IdKind::absent; }

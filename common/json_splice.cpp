@@ -59,4 +59,18 @@ void splice(std::string_view text, std::span<const Replacement> replacements, st
     for_each_piece(text, replacements, [&out](std::string_view piece) { out.append(piece); });
 }
 
+void join(std::span<const std::string_view> pieces, std::string& out) {
+    std::size_t size = 0;
+    for (std::string_view piece : pieces) size += piece.size();
+    out.clear();
+    out.reserve(size);
+    for (std::string_view piece : pieces) out.append(piece);
+}
+
+std::string joined(std::span<const std::string_view> pieces) {
+    std::string out;
+    join(pieces, out);
+    return out;
+}
+
 }  // namespace mcpd::wire

@@ -60,6 +60,10 @@ void splice(std::string_view text, std::span<const Replacement> replacements, st
 // point into `text` and into the replacements' texts.
 void splice(std::string_view text, std::span<const Replacement> replacements,
             std::vector<std::string_view>& out);
+// Pieces (as splice() makes them) joined into `out`, which is cleared first and keeps its memory.
+void join(std::span<const std::string_view> pieces, std::string& out);
+// The same as a new string.
+std::string joined(std::span<const std::string_view> pieces);
 inline void splice(std::string_view text, const Replacements& replacements, std::string& out) {
     splice(text, std::span<const Replacement>(replacements.data(), replacements.size()), out);
 }

@@ -309,9 +309,7 @@ void SessionTable::send(SessionId session, std::string_view line) {
 void SessionTable::send_spliced(SessionId session, std::span<const std::string_view> pieces) {
     std::size_t index = 0;
     if (GroupSession* group = group_of_member(session, index)) {
-        std::string line;
-        for (std::string_view piece : pieces) line.append(piece);
-        group->router().on_member_line(index, line);
+        group->router().on_member_line(index, wire::joined(pieces));
         return;
     }
     deliver(session, pieces);

@@ -18,16 +18,6 @@ std::string raw_token(const wire::Span& span, std::string_view line) {
     return std::string(span.in(line));
 }
 
-// A message given in pieces, as one string.
-std::string joined(std::span<const std::string_view> pieces) {
-    std::size_t size = 0;
-    for (std::string_view piece : pieces) size += piece.size();
-    std::string line;
-    line.reserve(size);
-    for (std::string_view piece : pieces) line.append(piece);
-    return line;
-}
-
 }  // namespace
 
 HttpTransport::HttpTransport(SessionId id, std::string target, PeerCredentials peer,
@@ -224,7 +214,7 @@ void HttpTransport::keep_alive() {
 
 void HttpTransport::send(std::span<const std::string_view> pieces) {
     if (closed_) return;
-    std::string line = joined(pieces);
+    std::string line = wire::joined(pieces);
     if (scanner_.scan(line, envelope_) != wire::ScanStatus::ok) {
         to_listener(line);
         return;
@@ -235,10 +225,10 @@ void HttpTransport::send(std::span<const std::string_view> pieces) {
 void HttpTransport::send_answer(std::span<const std::string_view> pieces,
                                 const wire::Envelope& envelope, const wire::Replacements& changes) {
     if (closed_) return;
-    std::string line = joined(pieces);
+    std::string line = wire::joined(pieces);
     // The router's reading of the answer, moved to the spliced text: nothing is read twice.
     envelope_ = envelope;
-    envelope_.after_splice(std::span<const wire::Replacement>(changes.data(), changes.size()));
+    envelope_.after_splice(changes);
     route_out(std::move(line), envelope_);
 }
 

@@ -58,10 +58,9 @@ public:
     // An answer the router has read: `envelope` is that of the text before `changes`, which
     // made `pieces`. A transport that reads what it sends (HTTP matches answers to requests)
     // takes the envelope instead of scanning the answer again.
-    virtual void send_answer(std::span<const std::string_view> pieces, const wire::Envelope& envelope,
-                             const wire::Replacements& changes) {
-        (void)envelope;
-        (void)changes;
+    virtual void send_answer(std::span<const std::string_view> pieces,
+                             const wire::Envelope& /*envelope*/,
+                             const wire::Replacements& /*changes*/) {
         send(pieces);
     }
     // Stop or resume taking lines from the client (the server's stdin is backed up).

@@ -57,15 +57,12 @@ void GroupRouter::on_member_answer(std::size_t member, std::span<const std::stri
     if (member >= members_.size()) return;
     if (busy_) {
         // Its turn comes after the line in hand: it is read again then, as any queued line.
-        std::string line;
-        for (std::string_view piece : pieces) line.append(piece);
-        inbox_.push_back(Inbound{Source::member, member, std::move(line)});
+        inbox_.push_back(Inbound{Source::member, member, wire::joined(pieces)});
         return;
     }
-    answer_.clear();
-    for (std::string_view piece : pieces) answer_.append(piece);
+    wire::join(pieces, answer_);
     envelope_ = envelope;
-    envelope_.after_splice(std::span<const wire::Replacement>(changes.data(), changes.size()));
+    envelope_.after_splice(changes);
     run_now(Source::member_answer, member, answer_);
 }
 

@@ -68,6 +68,9 @@ struct GroupSpec {
 
 class GroupRouter {
 public:
+    // Names kept by the group (a member's tools and templates, names reported once), looked up
+    // where they lie in a message.
+    using NameSet = std::set<std::string, std::less<>>;
     // Cursors a session may hold at once; older ones are rejected as unknown.
     static constexpr std::size_t kMaxCursors = 256;
     // Client lines kept while the members answer its initialize, and their bytes (one line may
@@ -130,9 +133,8 @@ private:
         std::string why;  // left_out: the reason
         nlohmann::json capabilities = nlohmann::json::object();
         nlohmann::json result;  // its InitializeResult
-        // Looked up by names where they lie in a message (std::less<>).
-        std::set<std::string, std::less<>> templates;  // uriTemplates it listed (at most kMaxKnown)
-        std::set<std::string, std::less<>> task_only;  // tools it listed as needing a task (at most kMaxKnown)
+        NameSet templates;  // uriTemplates it listed (at most kMaxKnown)
+        NameSet task_only;  // tools it listed as needing a task (at most kMaxKnown)
     };
     enum class Kind { forward, initialize, set_level, list, read_probe, discover, listen, internal };
     enum class Era { none, legacy, modern };
@@ -335,7 +337,7 @@ private:
     std::list<std::string> cursor_order_;
     std::uint64_t next_cursor_ = 1;
     std::map<std::string, std::size_t> uri_owners_;  // resources listed, by URI
-    std::set<std::string> reported_names_;           // names left out, said once
+    NameSet reported_names_;           // names left out, said once
 };
 
 }  // namespace mcpd

@@ -26,9 +26,9 @@ int index_of(const char* const (&names)[N], const std::string& name) {
 }
 
 // An array of strings, or the problem noted in `in`.
-std::set<std::string, std::less<>> text_set(const json* array, json_read::FieldReader& in,
-                                            std::string_view what) {
-    std::set<std::string, std::less<>> out;
+GroupRouter::NameSet text_set(const json* array, json_read::FieldReader& in,
+                              std::string_view what) {
+    GroupRouter::NameSet out;
     if (array == nullptr) return out;
     for (const json& item : *array) {
         if (!item.is_string()) {
@@ -193,7 +193,7 @@ Result<Done> GroupRouter::restore_carried(const json& body) {
             read_owners[uri] = static_cast<std::size_t>(*v);
         }
     }
-    const std::set<std::string, std::less<>> read_reported = text_set(reported, in, "reported_names");
+    GroupRouter::NameSet read_reported = text_set(reported, in, "reported_names");
     if (in.ok() && (read_cursors.size() > kMaxCursors || read_owners.size() > kMaxKnown))
         in.fail("it holds more cursors or resources than a group keeps");
     if (!in.ok()) return permanent_failure("a group session's state: " + in.error());
@@ -224,7 +224,7 @@ Result<Done> GroupRouter::restore_carried(const json& body) {
     cursors_ = std::move(read_cursors);
     cursor_order_ = std::move(read_order);
     uri_owners_ = std::move(read_owners);
-    reported_names_ = {read_reported.begin(), read_reported.end()};
+    reported_names_ = std::move(read_reported);
     return Done{};
 }
 

@@ -221,7 +221,7 @@ bool GroupRouter::forward_call(const wire::Envelope& e, std::string_view line, s
     wire::splice(line, changes, spliced_);
     // `e` is envelope_, which nothing reads after this: moved to the new text, it goes with the
     // line so that the member's router does not read the line again.
-    envelope_.after_splice(std::span<const wire::Replacement>(changes.data(), changes.size()));
+    envelope_.after_splice(changes);
     env_.to_member_scanned(target->member, spliced_, envelope_);
     return true;
 }

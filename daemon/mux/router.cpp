@@ -44,9 +44,7 @@ void RouterEnvironment::note_repeated(std::string_view kind, std::string_view de
 }
 
 bool RouterEnvironment::child_send_spliced(std::span<const std::string_view> pieces) {
-    std::string line;
-    for (std::string_view piece : pieces) line.append(piece);
-    return child_send(line);
+    return child_send(wire::joined(pieces));
 }
 
 void Router::send_spliced(SessionId session, std::string_view line,

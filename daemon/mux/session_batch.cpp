@@ -121,8 +121,7 @@ void BatchCollector::close() {
 
 bool BatchCollector::offer(std::span<const std::string_view> pieces) {
     if (in_line_ || (!in_element_ && awaiting_ == 0)) return false;
-    text_.clear();
-    for (std::string_view piece : pieces) text_.append(piece);
+    wire::join(pieces, text_);
     if (scanner_.scan(text_, envelope_) != wire::ScanStatus::ok) return false;
     const wire::Envelope& e = envelope_;
     if (!e.is_response()) return false;

@@ -3,9 +3,7 @@
 namespace mcpd {
 
 void SessionSink::send_spliced(SessionId session, std::span<const std::string_view> pieces) {
-    std::string line;
-    for (std::string_view piece : pieces) line.append(piece);
-    send(session, line);
+    send(session, wire::joined(pieces));
 }
 
 void SessionSink::send_answer(SessionId session, std::span<const std::string_view> pieces,
