@@ -20,7 +20,8 @@ std::size_t round_up(std::size_t n, std::size_t to) {
 // A mapping of `bytes` (a multiple of kHugePage) with `protection` that starts on a huge-page
 // boundary (only aligned 2 MiB ranges can be huge pages); null when there is no room.
 char* map_aligned(std::size_t bytes, int protection, int flags) {
-    void* region = ::mmap(nullptr, bytes + kHugePage, protection, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+    void* region =
+        ::mmap(nullptr, bytes + kHugePage, protection, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
     if (region == MAP_FAILED) return nullptr;
     char* const start = static_cast<char*>(region);
     char* const aligned = reinterpret_cast<char*>(

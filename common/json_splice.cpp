@@ -19,7 +19,8 @@ void in_text_order(std::span<const Replacement> replacements, Fn&& fn) {
         // An insertion sort: one to three items, usually in order already, where std::sort's
         // set-up costs more than the sorting.
         for (auto it = order.begin() + 1; it < last; ++it) {
-            for (auto at = it; at != order.begin() && earlier(*at, *(at - 1)); --at) std::iter_swap(at, at - 1);
+            for (auto at = it; at != order.begin() && earlier(*at, *(at - 1)); --at)
+                std::iter_swap(at, at - 1);
         }
         for (auto it = order.begin(); it != last; ++it) fn(**it);
         return;

@@ -148,7 +148,7 @@ private:
     std::optional<HttpTokens> tokens_;
     std::map<std::string, HttpTransport*, std::less<>> transports_;  // by Mcp-Session-Id
     std::map<SessionId, HttpTransport*> pending_;       // initialize not answered yet
-    std::set<std::string, std::less<>> deleted_;                     // ended with DELETE
+    std::set<std::string, std::less<>> deleted_;        // ended with DELETE
     std::uint64_t serial_ = 0;
     TimePoint last_keep_alive_ = Clock::now();
     Timer sweeper_;

@@ -170,7 +170,8 @@ void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
         // Scanned whole, within the nesting a message may have: read by no one again.
         std::vector<std::string> one;
         one.push_back(std::move(*plain));
-        post_to_session(connection, request, peer, target, std::move(one), sse, false, &body_envelope_);
+        post_to_session(connection, request, peer, target, std::move(one), sse, false,
+                        &body_envelope_);
         return;
     }
     if (!nesting_within(request.body, kMaxNesting)) {
@@ -408,9 +409,9 @@ HttpTransport* HttpFront::find_session(HttpConnection& connection, std::string_v
         return not_found();
     }
     // A session of an earlier run of mcpd (or one let go when idle): rebuilt as it was.
-    HttpTransport* transport = open_session(connection, peer, target, claims->protocol_version,
-                                            claims->client_capabilities, claims->client_info,
-                                            std::string(id));
+    HttpTransport* transport =
+        open_session(connection, peer, target, claims->protocol_version,
+                     claims->client_capabilities, claims->client_info, std::string(id));
     if (transport == nullptr) return nullptr;
     log::info(target, "session " + std::to_string(transport->id()) + " rebuilt from its HTTP session id");
     const json initialize = {{"jsonrpc", "2.0"},

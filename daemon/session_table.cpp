@@ -331,11 +331,14 @@ void SessionTable::deliver(SessionId session, std::span<const std::string_view> 
     if (it == sessions_.end()) return;
     ClientTransport& target = *it->second.session;
     // An answer to a request of a batch waits for the others, and leaves in the batch's reply.
-    const bool held = batches_.waiting(session) &&
-                      batches_.hold(session, pieces, [&target](std::string_view reply) { target.send(reply); });
+    const bool held =
+        batches_.waiting(session) &&
+        batches_.hold(session, pieces, [&target](std::string_view reply) { target.send(reply); });
     if (!held) {
-        if (reading.envelope != nullptr) target.send_answer(pieces, *reading.envelope, *reading.changes);
-        else target.send(pieces);
+        if (reading.envelope != nullptr)
+            target.send_answer(pieces, *reading.envelope, *reading.changes);
+        else
+            target.send(pieces);
     }
     // The router forgets the request after sending its answer: check on the next turn.
     if (target.input_ended()) loop_.defer([this, session] { finish_if_answered(session); });

@@ -168,7 +168,8 @@ private:
         const wire::Replacements* changes;
     };
     // Write to a session's client, gathering a batch's answers (send_spliced's second half).
-    void deliver(SessionId session, std::span<const std::string_view> pieces, AnswerReading reading = {});
+    void deliver(SessionId session, std::span<const std::string_view> pieces,
+                 AnswerReading reading = {});
     // A group session as `sessions` lists it; null when `asking` may not see it (it may not
     // use a member, or the session is not its own), or it has nothing to do with
     // `server_filter`.
@@ -182,8 +183,8 @@ private:
     ClientTransport::Callbacks group_callbacks(const std::string& name, GroupSession& group);
     void on_line(ClientTransport& session, const std::string& server_name, wire::PaddedText line);
     // A line its transport scanned already (an HTTP POST's one message): routed with that reading.
-    void on_scanned_line(ClientTransport& session, const std::string& server_name, std::string_view line,
-                         const wire::Envelope& envelope);
+    void on_scanned_line(ClientTransport& session, const std::string& server_name,
+                         std::string_view line, const wire::Envelope& envelope);
     // A group session's line, to its group router (a 2025-03-26 batch split first).
     void on_group_line(ClientTransport& session, GroupSession& group, wire::PaddedText line);
     void on_closed(ClientTransport& session, const std::string& reason, bool by_client);

@@ -42,7 +42,8 @@ json SessionTable::groups_json(const PeerCredentials& asking) {
         json& group = groups[router.spec().name];
         if (group.is_null()) {
             json servers = json::array();
-            for (const GroupSession::Member& member : entry.group->members()) servers.push_back(member.server);
+            for (const GroupSession::Member& member : entry.group->members())
+                servers.push_back(member.server);
             group = {{"name", router.spec().name}, {"servers", servers}, {"sessions", 0}};
         }
         group["sessions"] = group["sessions"].get<int>() + 1;

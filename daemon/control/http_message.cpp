@@ -21,7 +21,8 @@ constexpr std::array<bool, 256> token_chars() {
     for (int c = 'A'; c <= 'Z'; ++c) table[static_cast<std::size_t>(c)] = true;
     for (int c = 'a'; c <= 'z'; ++c) table[static_cast<std::size_t>(c)] = true;
     for (int c = '0'; c <= '9'; ++c) table[static_cast<std::size_t>(c)] = true;
-    for (const char c : std::string_view("!#$%&'*+-.^_`|~")) table[static_cast<unsigned char>(c)] = true;
+    for (const char c : std::string_view("!#$%&'*+-.^_`|~"))
+        table[static_cast<unsigned char>(c)] = true;
     return table;
 }
 constexpr std::array<bool, 256> kTokenChars = token_chars();
@@ -221,7 +222,8 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         const std::size_t same = head.index_of(name);
         if (same == head.fields_.size()) {
             head.fields_.push_back(HttpRequestHead::Field{
-                at, colon, static_cast<std::size_t>(value.data() - head.text_.data()), value.size()});
+                at, colon, static_cast<std::size_t>(value.data() - head.text_.data()),
+                value.size()});
         } else if (is_singleton(name)) {
             return bad("the header " + std::string(name) + " was sent twice");
         } else if (!value.empty()) {

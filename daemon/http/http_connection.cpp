@@ -49,7 +49,8 @@ void HttpConnection::on_readable() {
         return;
     }
     char chunk[16 * 1024];
-    const ssize_t n = ::recv(bev_.fd(), chunk, std::min(sizeof chunk, most - received_.size()), MSG_DONTWAIT);
+    const ssize_t n =
+        ::recv(bev_.fd(), chunk, std::min(sizeof chunk, most - received_.size()), MSG_DONTWAIT);
     if (n == 0) {
         close();  // the client went
         return;
@@ -185,8 +186,10 @@ void HttpConnection::hold_input(bool held) {
     if (closed_ || held == held_) return;
     held_ = held;
     // Reading stops again by itself while more than a request could hold waits (on_readable).
-    if (held) reader_.disable();
-    else reader_.enable();
+    if (held)
+        reader_.disable();
+    else
+        reader_.enable();
 }
 
 void HttpConnection::hold_output(bool held) {

@@ -58,8 +58,7 @@ bool queue_in_own_block(evbuffer* out, std::span<const iovec> parts, std::size_t
 
 // Queue the bytes of `parts` after the first `skip`, those of a large part that lies in the
 // lent line where they lie, the others copied. False (nothing queued) when no large part does.
-bool queue_on_loan(evbuffer* out, std::span<const iovec> parts, std::size_t skip,
-                   LineLoan& loan) {
+bool queue_on_loan(evbuffer* out, std::span<const iovec> parts, std::size_t skip, LineLoan& loan) {
     bool lent = false;
     each_unwritten(parts, skip, [&](std::string_view bytes) {
         if (bytes.size() >= kOwnBlockBytes && loan.covers(bytes.data(), bytes.size())) lent = true;

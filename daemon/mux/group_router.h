@@ -133,8 +133,8 @@ private:
         std::string why;  // left_out: the reason
         nlohmann::json capabilities = nlohmann::json::object();
         nlohmann::json result;  // its InitializeResult
-        NameSet templates;  // uriTemplates it listed (at most kMaxKnown)
-        NameSet task_only;  // tools it listed as needing a task (at most kMaxKnown)
+        NameSet templates;      // uriTemplates it listed (at most kMaxKnown)
+        NameSet task_only;      // tools it listed as needing a task (at most kMaxKnown)
     };
     enum class Kind { forward, initialize, set_level, list, read_probe, discover, listen, internal };
     enum class Era { none, legacy, modern };
@@ -337,7 +337,7 @@ private:
     std::list<std::string> cursor_order_;
     std::uint64_t next_cursor_ = 1;
     std::map<std::string, std::size_t> uri_owners_;  // resources listed, by URI
-    NameSet reported_names_;           // names left out, said once
+    NameSet reported_names_;                         // names left out, said once
 };
 
 }  // namespace mcpd

@@ -23,8 +23,8 @@ std::string quote(std::string_view text) {
         return byte >= 0x20 && byte < 0x7f && byte != '"' && byte != '\\';
     });
     if (!as_is) {
-        return nlohmann::json(std::string(text)).dump(-1, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace);
+        return nlohmann::json(std::string(text))
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     // Made in place and returned without a copy (the only named value returned).
     std::string quoted(text.size() + 2, '"');

@@ -31,7 +31,8 @@ void fuzz_head(std::string_view text) {
     if (!head) return;
     FUZZ_CHECK(!head->path.empty() && head->path.front() == '/', "a parsed head with a path not from /");
     for (const auto& [name, value] : head->headers()) {
-        FUZZ_CHECK(head->header(name) == value, "a header the head holds is not found: " + std::string(name));
+        FUZZ_CHECK(head->header(name) == value,
+                   "a header the head holds is not found: " + std::string(name));
     }
     // A copy reads the same (the head keeps offsets, not addresses).
     const HttpRequestHead copy = head.value();

@@ -277,7 +277,8 @@ TEST_CASE("over HTTP one connection takes a request written in pieces, then seve
     REQUIRE_FALSE(session.empty());
     {
         HttpStreamClient client(http);
-        const std::string first = mcp_request("demo", mcp_call("p1", "echo", {{"text", "in pieces"}}), session, false);
+        const std::string first =
+            mcp_request("demo", mcp_call("p1", "echo", {{"text", "in pieces"}}), session, false);
         for (std::size_t at = 0; at < first.size(); at += 7) {
             REQUIRE(client.send(std::string_view(first).substr(at, 7)));
             if (at % 70 == 0) std::this_thread::sleep_for(2ms);  // separate reads, now and then
@@ -291,7 +292,9 @@ TEST_CASE("over HTTP one connection takes a request written in pieces, then seve
 
         std::string three;
         for (const char* word : {"one", "two", "three"})
-            three += mcp_request("demo", mcp_call(std::string("w-") + word, "echo", {{"text", word}}), session, false);
+            three +=
+                mcp_request("demo", mcp_call(std::string("w-") + word, "echo", {{"text", word}}),
+                            session, false);
         REQUIRE(client.send(three));
         for (const char* word : {"one", "two", "three"}) {
             head = client.read_head();
@@ -304,7 +307,8 @@ TEST_CASE("over HTTP one connection takes a request written in pieces, then seve
     }
     // That client closed its connection: mcpd serves the next one.
     HttpStreamClient next(http);
-    REQUIRE(next.send(mcp_request("demo", mcp_call("again", "echo", {{"text", "again"}}), session, false)));
+    REQUIRE(next.send(
+        mcp_request("demo", mcp_call("again", "echo", {{"text", "again"}}), session, false)));
     const std::optional<HttpHead> head = next.read_head();
     REQUIRE(head);
     CHECK(head->status == 200);

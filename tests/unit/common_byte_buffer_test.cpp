@@ -82,4 +82,3 @@ TEST_CASE("a mapped byte buffer grows many times, keeping every byte, on a huge-
     b.release();
     CHECK(b.capacity() == 0);
 }
-

@@ -96,13 +96,15 @@ TEST_CASE("values are trimmed and repeated list headers joined", "[http-message]
     CHECK(parsed->header("x-empty") == std::optional<std::string_view>(""));
 }
 
-TEST_CASE("many joined values and the headers after them are all read, in a copy too", "[http-message]") {
+TEST_CASE("many joined values and the headers after them are all read, in a copy too",
+          "[http-message]") {
     // Each join grows the head's own text: the lines not yet read must still be found.
     std::string text = "GET /mcp HTTP/1.1\r\nHost: localhost\r\n";
     std::string expected;
     for (int i = 0; i < 40; ++i) {
         const std::string item = "item-" + std::to_string(i) + std::string(20, 'x');
-        text += "X-List: " + item + "\r\nX-After-" + std::to_string(i) + ": " + std::to_string(i) + "\r\n";
+        text += "X-List: " + item + "\r\nX-After-" + std::to_string(i) + ": " + std::to_string(i) +
+                "\r\n";
         expected += (i == 0 ? "" : ", ") + item;
     }
     text += "Content-Length: 0\r\n\r\n";
@@ -116,7 +118,8 @@ TEST_CASE("many joined values and the headers after them are all read, in a copy
                   std::optional<std::string_view>(std::to_string(i)));
         CHECK(head->header("content-length") == std::optional<std::string_view>("0"));
         CHECK(head->header_count() == 43);
-        CHECK(head->headers().front() == std::pair<std::string_view, std::string_view>("host", "localhost"));
+        CHECK(head->headers().front() ==
+              std::pair<std::string_view, std::string_view>("host", "localhost"));
     }
 }
 
@@ -179,7 +182,8 @@ TEST_CASE("a control character is found at any place in a long value", "[http-me
     // In a head of many lines: a control character in any value refuses it, line ends of
     // either kind do not.
     std::string lines;
-    for (int i = 0; i < 8; ++i) lines += "X-" + std::to_string(i) + ": " + std::string(13 + i, 'v') + "\r\n";
+    for (int i = 0; i < 8; ++i)
+        lines += "X-" + std::to_string(i) + ": " + std::string(13 + i, 'v') + "\r\n";
     lines += "X-Lf: lf\n";
     for (std::size_t at = 0; at < lines.size(); ++at) {
         if (lines[at] != 'v') continue;
@@ -187,8 +191,9 @@ TEST_CASE("a control character is found at any place in a long value", "[http-me
             std::string changed = lines;
             changed[at] = bad;
             INFO("byte " << static_cast<int>(static_cast<unsigned char>(bad)) << " at " << at);
-            CHECK(message_test_refusal("GET /mcp HTTP/1.1\r\n" + changed + "\r\n").find("control") !=
-                  std::string::npos);
+            CHECK(
+                message_test_refusal("GET /mcp HTTP/1.1\r\n" + changed + "\r\n").find("control") !=
+                std::string::npos);
         }
     }
     CHECK(message_test_refusal("GET /mcp HTTP/1.1\r\n" + lines + "\r\n").empty());

@@ -235,9 +235,10 @@ std::string long_line_and_next(std::size_t size) {
 
 }  // namespace
 
-TEST_CASE("line loan: the unwritten rest of a large line is queued where it lies, and the reader "
-          "goes on in a new buffer",
-          "[eager_write]") {
+TEST_CASE(
+    "line loan: the unwritten rest of a large line is queued where it lies, and the reader "
+    "goes on in a new buffer",
+    "[eager_write]") {
     mcpd::EventLoop loop;
     Destination to(loop.base());
     WriteCoalescer& writes = loop.writes();

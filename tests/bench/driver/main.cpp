@@ -1,5 +1,6 @@
-// mcpd-bench: takes the figures 1-5, 2b and 9 of docs/PERFORMANCE.md (and callgrind instruction counts)
-// with mcpd, mcpctl, the demo server and the minimal relay of a build, and writes them as JSON.
+// mcpd-bench: takes the figures 1-5, 2b and 9 of docs/PERFORMANCE.md (and callgrind instruction
+// counts) with mcpd, mcpctl, the demo server and the minimal relay of a build, and writes them as
+// JSON.
 //
 //   mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N] [--sessions N,...]
 //              [--sizes MIB,...]
