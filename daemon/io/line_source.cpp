@@ -79,13 +79,20 @@ void LineSource::hand_out(bool at_eof) {
             continue;
         }
         std::optional<MoreInput> more;
-        std::optional<LineLoan> loan;
         if (writes_ != nullptr) {
             more.emplace(*writes_, reader_.buffered() > 0);
-            if (line.size() >= LineLoan::kLendBytes) loan.emplace(*writes_, reader_, line);
+            if (line.size() >= LineLoan::kLendBytes) [[unlikely]] {
+                hand_out_lent(line);
+                continue;
+            }
         }
         callbacks_.on_line(wire::PaddedText{line});
     }
+}
+
+void LineSource::hand_out_lent(std::string_view line) {
+    const LineLoan loan(*writes_, reader_, line);
+    callbacks_.on_line(wire::PaddedText{line});
 }
 
 }  // namespace mcpd

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string_view>
 
 #include "common/json_envelope.h"
 #include "common/line_reader.h"
@@ -63,6 +64,9 @@ private:
     void ended();
     // Hand out the buffered lines; `at_eof`: the unterminated last one too, even while paused.
     void hand_out(bool at_eof);
+    // A large line, handed out with its buffer lent to the write path (daemon/io/line_loan.h):
+    // kept out of hand_out, which every small line passes through.
+    void hand_out_lent(std::string_view line);
 
     event_base* base_;
     int fd_;
