@@ -130,7 +130,7 @@ BuiltGroup build_group(Daemon& daemon, GroupPlan plan) {
     const SessionId id = plan.id;
     built.group = std::make_unique<GroupSession>(
         id, std::move(plan.spec), std::move(plan.members), daemon.placement(),
-        [&table, id](std::string_view line) { table.to_client(id, line); });
+        [&table, id](std::span<const std::string_view> pieces) { table.to_client(id, pieces); });
     for (std::size_t i = 0; i < plan.failed.size(); ++i) {
         if (plan.failed[i].empty()) continue;
         log::info(built.group->router().spec().name, "'" + built.group->members()[i].server +

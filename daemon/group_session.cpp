@@ -9,7 +9,7 @@ namespace mcpd {
 
 GroupSession::GroupSession(SessionId client, GroupSpec spec, std::vector<Member> members,
                            Placement& placement,
-                           std::function<void(std::string_view)> to_client)
+                           ClientWriter to_client)
     : client_(client),
       members_(std::move(members)),
       placement_(placement),
@@ -17,7 +17,11 @@ GroupSession::GroupSession(SessionId client, GroupSpec spec, std::vector<Member>
       router_(std::move(spec), *this, cursor_nonce()) {}
 
 void GroupSession::to_client(std::string_view line) {
-    send_client_(line);
+    send_client_(std::span<const std::string_view>(&line, 1));
+}
+
+void GroupSession::to_client_pieces(std::span<const std::string_view> pieces) {
+    send_client_(pieces);
 }
 
 Router* GroupSession::member_router(std::size_t member, SessionId& session) {

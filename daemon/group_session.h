@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,9 +31,10 @@ public:
         std::string server;
     };
 
-    // `to_client` writes a line to the client's session.
+    // Writes the pieces of one line, in order, to the client's session.
+    using ClientWriter = std::function<void(std::span<const std::string_view>)>;
     GroupSession(SessionId client, GroupSpec spec, std::vector<Member> members, Placement& placement,
-                 std::function<void(std::string_view)> to_client);
+                 ClientWriter to_client);
 
     SessionId client() const { return client_; }
     GroupRouter& router() { return router_; }
@@ -44,6 +46,7 @@ public:
 
     // GroupEnvironment
     void to_client(std::string_view line) override;
+    void to_client_pieces(std::span<const std::string_view> pieces) override;
     void to_member(std::size_t member, std::string_view line) override;
     void to_member_scanned(std::size_t member, std::string_view line,
                            const wire::Envelope& envelope) override;
@@ -56,7 +59,7 @@ private:
     SessionId client_;
     std::vector<Member> members_;
     Placement& placement_;
-    std::function<void(std::string_view)> send_client_;
+    ClientWriter send_client_;
     GroupRouter router_;  // last: it may write through the members as soon as it exists
 };
 

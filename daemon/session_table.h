@@ -68,9 +68,10 @@ public:
                     std::unique_ptr<ClientTransport> session, ConnectionLimits::Slot slot,
                     ControlConnection* link,
                     std::vector<std::optional<routing::SessionState>> carried = {});
-    // Write a line to session `session`'s client (a group session's router writes so).
-    void to_client(SessionId session, std::string_view line) {
-        deliver(session, std::span<const std::string_view>(&line, 1));
+    // Write a line, given in pieces, to session `session`'s client (a group session's router
+    // writes so).
+    void to_client(SessionId session, std::span<const std::string_view> pieces) {
+        deliver(session, pieces);
     }
     // End a session (its client went away, or mcpd cuts it off).
     void end(SessionId id, const std::string& reason, bool by_client);

@@ -187,7 +187,7 @@ Result<Done> SessionTable::adopt_carried_group(GroupSpec spec, CarriedSession c,
     const SessionId id = c.id;
     auto group = std::make_unique<GroupSession>(
         id, std::move(spec), std::move(members), placement_,
-        [this, id](std::string_view line) { to_client(id, line); });
+        [this, id](std::span<const std::string_view> pieces) { to_client(id, pieces); });
     if (Result<Done> restored = group->router().restore_carried(carried.router); !restored)
         return permanent_failure("group session " + std::to_string(id) + ": " + restored.error());
     // Each member on the process it was on; one left out stays out.

@@ -60,6 +60,7 @@ void GroupRouter::on_member_answer(std::size_t member, std::span<const std::stri
         inbox_.push_back(Inbound{Source::member, member, wire::joined(pieces)});
         return;
     }
+    if (answer_in_place(member, pieces, envelope, changes)) return;
     wire::join(pieces, answer_);
     envelope_ = envelope;
     envelope_.after_splice(changes);

@@ -45,6 +45,11 @@ public:
         (void)envelope;
         to_member(member, line);
     }
+    // The pieces of one line, in order, written as one line (a member's answer with its id
+    // swapped, sent without joining them first).
+    virtual void to_client_pieces(std::span<const std::string_view> pieces) {
+        to_client(wire::joined(pieces));
+    }
     virtual void note(std::string_view message) = 0;
 };
 
@@ -177,6 +182,10 @@ private:
     // through, as servers send them); discarded when it is not JSON.
     static nlohmann::json parse(std::string_view line);
     // The id of `e` (in `line`) as one the group gave, read where it lies.
+    // A member's answer to a call forwarded as the client sent it, in the legacy era: written
+    // with only its id swapped, or false for the general path (group_router_members.cpp).
+    bool answer_in_place(std::size_t member, std::span<const std::string_view> pieces,
+                         const wire::Envelope& envelope, const wire::Replacements& changes);
     static std::optional<std::uint64_t> given_id(const wire::Envelope& e, std::string_view line) {
         return e.id_kind == wire::IdKind::integer ? jsonrpc::given_id(e.id.in(line)) : std::nullopt;
     }

@@ -1,8 +1,10 @@
 // A group session's member side: what members send (answers, requests to the client,
 // notifications), and members going away, coming back or leaving the session.
 #include <algorithm>
+#include <array>
 
 #include "common/json_read.h"
+#include "common/scope_guard.h"
 #include "daemon/mux/group_router.h"
 #include "daemon/mux/jsonrpc.h"
 
@@ -27,6 +29,38 @@ void GroupRouter::handle_member_line(std::size_t member, std::string_view receiv
     } else if (e.is_notification()) {
         member_notification(member, e, line);
     }
+}
+
+bool GroupRouter::answer_in_place(std::size_t member, std::span<const std::string_view> pieces,
+                                  const wire::Envelope& envelope, const wire::Replacements& changes) {
+    // The 2026-07-28 era's results gain fields (answer_client): the general path.
+    if (era_ == Era::modern || envelope.id_kind != wire::IdKind::integer) return false;
+    // The pieces alternate: text of the child's line, then a replacement's, in text order. The
+    // id's replacement is the one at its span; those before it give its place.
+    const wire::Replacement* id = nullptr;
+    std::size_t before = 0;
+    for (const wire::Replacement& change : changes) {
+        if (change.span == envelope.id) id = &change;
+        else if (change.span.offset < envelope.id.offset) ++before;
+    }
+    const std::size_t at = 2 * before + 1;
+    if (id == nullptr || pieces.size() != 2 * changes.size() + 1 || pieces[at].data() != id->text.data())
+        return false;
+    const auto sent_id = jsonrpc::given_id(id->text);
+    const auto found = sent_id ? sent_.find(*sent_id) : sent_.end();
+    if (found == sent_.end() || found->second.member != member || found->second.kind != Kind::forward)
+        return false;
+    const auto taken = sent_.extract(found);
+    const std::string& raw_id = taken.mapped().raw_id;
+    waiting_.erase(raw_id);
+    std::array<std::string_view, 2 * wire::Replacements::kCapacity + 1> swapped{};
+    std::copy(pieces.begin(), pieces.end(), swapped.begin());
+    swapped[at] = raw_id;
+    busy_ = true;
+    const OnScopeEnd done([this] { busy_ = false; });
+    env_.to_client_pieces(std::span<const std::string_view>(swapped.data(), pieces.size()));
+    drain();
+    return true;
 }
 
 void GroupRouter::member_response(std::size_t member, const wire::Envelope& e,

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <deque>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,12 @@ struct FakeEnv : GroupEnvironment {
     std::vector<std::string> member_lines;  // every line sent to any member, as sent
     int scanned_lines = 0;  // of those, sent with their envelope (checked against a fresh scan)
     std::vector<std::string> notes;
+    int piece_writes = 0;  // lines written to the client in pieces (an answer's id swapped)
     void to_client(std::string_view line) override { client.emplace_back(line); }
+    void to_client_pieces(std::span<const std::string_view> pieces) override {
+        ++piece_writes;
+        client.push_back(wire::joined(pieces));
+    }
     void to_member(std::size_t member, std::string_view line) override {
         members.at(member).push_back(json::parse(line));
         member_lines.emplace_back(line);
@@ -269,6 +275,34 @@ TEST_CASE("tools/call goes to its member un-prefixed, the answer keeps the clien
         router.on_member_answer(0, pieces, child, changes);
         CHECK(env.client.back() ==
               R"({"jsonrpc":"2.0","id":"c-9","result":{"content":[{"type":"text","text":"ok"}]}})");
+        CHECK(env.piece_writes == 1);  // the pieces went out with one swapped, not joined first
+        CHECK(router.unanswered() == 0);
+
+        // Handed over again (a late duplicate), it finds no request and reaches no one.
+        const std::size_t written = env.client.size();
+        router.on_member_answer(0, pieces, child, changes);
+        CHECK(env.client.size() == written);
+    }
+    SECTION("an answer whose router changed a field before its id keeps that change") {
+        router.on_client_line(
+            R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"alpha__echo"}})");
+        const json call = env.take(0);
+        const std::string child_line =
+            R"({"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-child"}},"content":[]},"jsonrpc":"2.0","id":77})";
+        std::string text = child_line;
+        wire::EnvelopeScanner scanner(1024 * 1024);
+        wire::Envelope child;
+        REQUIRE(scanner.scan(text, child) == wire::ScanStatus::ok);
+        REQUIRE_FALSE(child.related_task_id.empty());
+        const std::string member_id = call["id"].dump();
+        // Given out of text order, as a router may list them.
+        const wire::Replacements changes{{child.id, member_id}, {child.related_task_id, R"("t-session")"}};
+        std::vector<std::string_view> pieces;
+        wire::splice(child_line, changes, pieces);
+        router.on_member_answer(0, pieces, child, changes);
+        CHECK(env.client.back() ==
+              R"({"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-session"}},"content":[]},"jsonrpc":"2.0","id":11})");
+        CHECK(env.piece_writes == 1);
         CHECK(router.unanswered() == 0);
     }
     SECTION("a call asking for a task, or naming its tool twice, is rewritten whole") {
@@ -545,6 +579,24 @@ TEST_CASE("a 2026-07-28 client: modern and legacy members behind one discover", 
     CHECK(call["params"]["_meta"] == kModernMeta);
     router.on_member_line(1, answer(call, {{"content", json::array()}}));
     CHECK(env.last_client()["id"] == 1);
+    // The same handed over with its envelope: a legacy member's result still gains what the
+    // 2026-07-28 era asks of every result.
+    router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
+                               {"params", {{"name", "beta__echo"}, {"_meta", kModernMeta}}}}.dump());
+    const json again = env.take(1);
+    const std::string child_line = R"({"jsonrpc":"2.0","id":31,"result":{"content":[]}})";
+    std::string text = child_line;
+    wire::EnvelopeScanner scanner(1024 * 1024);
+    wire::Envelope child;
+    REQUIRE(scanner.scan(text, child) == wire::ScanStatus::ok);
+    const std::string member_id = again["id"].dump();
+    const wire::Replacements changes{{child.id, member_id}};
+    std::vector<std::string_view> pieces;
+    wire::splice(child_line, changes, pieces);
+    router.on_member_answer(1, pieces, child, changes);
+    CHECK(env.last_client()["id"] == 2);
+    CHECK(env.last_client()["result"]["resultType"] == "complete");
+    CHECK(env.piece_writes == 0);
 
     // A legacy member's request to its session is answered by the group: no such thing in 2026.
     router.on_member_line(1, R"({"jsonrpc":"2.0","id":"r1","method":"roots/list"})");
