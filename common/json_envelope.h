@@ -77,7 +77,8 @@ struct Envelope {
     // This envelope as it reads after `replacements` (each a whole string or integer token put
     // in place of a field's whole token, as the multiplexer splices them) are applied to its
     // text: every span moved by what the replacements before it added or took away, a replaced
-    // field's span the new token's, and the id's kind that of its new token.
+    // field's span the new token's, and the id's kind that of its new token. A replacement
+    // inside a field's token (a group's prefix taken out of a name) changes that span's length.
     void after_splice(std::span<const Replacement> replacements);
     void after_splice(const Replacements& replacements) {
         after_splice(std::span<const Replacement>(replacements.data(), replacements.size()));

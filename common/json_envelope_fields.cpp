@@ -42,14 +42,22 @@ void Envelope::after_splice(std::span<const Replacement> replacements) {
     const auto moved = [&](Span& span) -> const Replacement* {
         if (span.empty()) return nullptr;
         std::int64_t shift = 0;
+        std::int64_t grown = 0;
         const Replacement* replaced = nullptr;
         for (const Replacement& r : replacements) {
-            if (r.span.offset == span.offset && r.span.length == span.length) replaced = &r;
-            if (r.span.offset + r.span.length <= span.offset)
-                shift += static_cast<std::int64_t>(r.text.size()) - r.span.length;
+            const std::int64_t change = static_cast<std::int64_t>(r.text.size()) - r.span.length;
+            if (r.span == span) {
+                replaced = &r;
+            } else if (r.span.offset + r.span.length <= span.offset) {
+                shift += change;
+            } else if (r.span.offset >= span.offset &&
+                       r.span.offset + r.span.length <= span.offset + span.length) {
+                grown += change;
+            }
         }
         span.offset = static_cast<std::uint32_t>(span.offset + shift);
         if (replaced != nullptr) span.length = static_cast<std::uint32_t>(replaced->text.size());
+        else span.length = static_cast<std::uint32_t>(span.length + grown);
         return replaced;
     };
     if (const Replacement* r = moved(id)) {

@@ -30,6 +30,7 @@
 #include "config/item_filter.h"
 #include "daemon/mux/group_names.h"
 #include "daemon/mux/jsonrpc.h"
+#include "daemon/mux/request_ids.h"
 
 namespace mcpd {
 
@@ -76,6 +77,8 @@ public:
     // Names kept by the group (a member's tools and templates, names reported once), looked up
     // where they lie in a message.
     using NameSet = std::set<std::string, std::less<>>;
+    // The client's requests in flight: its raw id (looked up where it lies) → the member-side id.
+    using WaitingIds = std::unordered_map<std::string, std::uint64_t, RequestIds::Hash, std::equal_to<>>;
     // Cursors a session may hold at once; older ones are rejected as unknown.
     static constexpr std::size_t kMaxCursors = 256;
     // Client lines kept while the members answer its initialize, and their bytes (one line may
@@ -302,6 +305,7 @@ private:
     std::string spliced_;  // a forwarded call's text
     std::string answer_;   // a member's answer handed over in pieces
     std::string reply_;    // a forwarded answer's text for the client, its id put back
+    std::vector<std::string_view> swapped_;  // a member's answer's pieces, the client's id in
 
     bool busy_ = false;
     // What reached the group while it was busy, in order: a client line, a member line, or a
@@ -335,7 +339,7 @@ private:
 
     std::uint64_t next_id_ = 1;
     std::unordered_map<std::uint64_t, Sent> sent_;  // by the id a member was sent
-    std::map<std::string, std::uint64_t, std::less<>> waiting_;  // client raw id → member-side id
+    WaitingIds waiting_;  // client raw id → member-side id
     std::map<std::string, Fanout> fanouts_;
     std::uint64_t next_fanout_ = 1;
     std::uint64_t next_server_request_ = 1;

@@ -54,7 +54,9 @@ json GroupRouter::carried_requests() const {
                         {"line", base64url_encode(s.line)}});
     }
     json waiting = json::array();
-    for (const auto& [raw_id, id] : waiting_) waiting.push_back({{"raw_id", base64url_encode(raw_id)}, {"id", id}});
+    // In the order of the client's ids, whatever the table's: the same state reads the same.
+    const std::map<std::string_view, std::uint64_t> in_order(waiting_.begin(), waiting_.end());
+    for (const auto& [raw_id, id] : in_order) waiting.push_back({{"raw_id", base64url_encode(raw_id)}, {"id", id}});
     json fanouts = json::array();
     for (const auto& [key, f] : fanouts_) {
         json results = json::array();
@@ -173,7 +175,7 @@ Result<Done> GroupRouter::restore_requests(const json& body) {
         if (in.ok() && !s.fanout.empty() && !read_fanouts.contains(s.fanout))
             in.fail("a request it sent belongs to a fan-out it does not have");
     // A client request waits for one request it sent, or (0) for a fan-out's answers.
-    std::map<std::string, std::uint64_t, std::less<>> read_waiting;
+    WaitingIds read_waiting;
     for (std::size_t i = 0; in.ok() && i < waiting->size(); ++i) {
         const json& item = (*waiting)[i];
         json_read::FieldReader at(item.is_object() ? item : empty_object());

@@ -1,5 +1,8 @@
 // A group session's lists (one cursor space over every member's pages), and the requests that
 // go to the member a name or a URI belongs to.
+#include <array>
+#include <charconv>
+
 #include "common/json_read.h"
 #include "daemon/mux/group_names.h"
 #include "daemon/mux/group_router.h"
@@ -213,11 +216,22 @@ bool GroupRouter::forward_call(const wire::Envelope& e, std::string_view line, s
         return true;
     }
     const std::uint64_t id = next_id_++;
-    waiting_[std::string(raw_id)] = id;
+    waiting_.emplace(raw_id, id);
     sent_.try_emplace(id, Kind::forward, target->member, std::string(raw_id));  // ids are new
-    const std::string id_text = std::to_string(id);
-    const std::string name_text = jsonrpc::quote(target->name);
-    const wire::Replacements changes{{e.id, id_text}, {e.name, name_text}};
+    std::array<char, 24> id_digits{};
+    const auto digits_end = std::to_chars(id_digits.data(), id_digits.data() + id_digits.size(), id).ptr;
+    wire::Replacements changes{{e.id, std::string_view(id_digits.data(), digits_end)}};
+    std::string name_text;
+    if (storage.empty()) {
+        // The name lies in the line unescaped, and the member's own name is its tail: only the
+        // prefix before it goes (none when the group does not prefix).
+        const std::uint32_t body = e.name.offset + 1;
+        const auto prefix = static_cast<std::uint32_t>(target->name.data() - (line.data() + body));
+        if (prefix != 0) changes.push_back({wire::Span{body, prefix}, {}});
+    } else {
+        name_text = jsonrpc::quote(target->name);
+        changes.push_back({e.name, name_text});
+    }
     wire::splice(line, changes, spliced_);
     // `e` is envelope_, which nothing reads after this: moved to the new text, it goes with the
     // line so that the member's router does not read the line again.

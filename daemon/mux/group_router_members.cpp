@@ -1,7 +1,6 @@
 // A group session's member side: what members send (answers, requests to the client,
 // notifications), and members going away, coming back or leaving the session.
 #include <algorithm>
-#include <array>
 
 #include "common/json_read.h"
 #include "common/scope_guard.h"
@@ -53,12 +52,11 @@ bool GroupRouter::answer_in_place(std::size_t member, std::span<const std::strin
     const auto taken = sent_.extract(found);
     const std::string& raw_id = taken.mapped().raw_id;
     waiting_.erase(raw_id);
-    std::array<std::string_view, 2 * wire::Replacements::kCapacity + 1> swapped{};
-    std::copy(pieces.begin(), pieces.end(), swapped.begin());
-    swapped[at] = raw_id;
+    swapped_.assign(pieces.begin(), pieces.end());
+    swapped_[at] = raw_id;
     busy_ = true;
     const OnScopeEnd done([this] { busy_ = false; });
-    env_.to_client_pieces(std::span<const std::string_view>(swapped.data(), pieces.size()));
+    env_.to_client_pieces(swapped_);
     drain();
     return true;
 }

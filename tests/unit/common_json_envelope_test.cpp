@@ -437,3 +437,21 @@ TEST_CASE("envelope: after_splice reads the spliced text as a new scan does", "[
     CHECK(moved.name.in(spliced) == R"("echo")");
     CHECK(moved.progress_token.in(spliced) == R"("mcpd-p1")");
 }
+
+TEST_CASE("envelope: after_splice follows a change made inside a field's token", "[envelope]") {
+    const std::string line =
+        R"({"jsonrpc":"2.0","id":"client-7","method":"tools/call","params":{"name":"dev__echo","_meta":{"progressToken":"p"}}})";
+    const Scanned s = scan_ok(line);
+    Envelope moved = s.envelope;
+    // A group's prefix taken out of the name, the name's quotes kept, and the id before it.
+    const Span prefix{s.envelope.name.offset + 1, 5};
+    REQUIRE(prefix.in(line) == "dev__");
+    const Replacements changes{{s.envelope.id, "42"}, {prefix, ""}};
+    std::string spliced;
+    splice(line, changes, spliced);
+    moved.after_splice(std::span<const Replacement>(changes.data(), changes.size()));
+    const Scanned again = scan_ok(spliced);
+    CHECK(moved == again.envelope);
+    CHECK(moved.name.in(spliced) == R"("echo")");
+    CHECK(moved.progress_token.in(spliced) == R"("p")");
+}
