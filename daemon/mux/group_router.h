@@ -30,6 +30,7 @@
 #include "config/item_filter.h"
 #include "daemon/mux/group_names.h"
 #include "daemon/mux/jsonrpc.h"
+#include "common/recycling_allocator.h"
 #include "daemon/mux/request_ids.h"
 
 namespace mcpd {
@@ -78,7 +79,9 @@ public:
     // where they lie in a message.
     using NameSet = std::set<std::string, std::less<>>;
     // The client's requests in flight: its raw id (looked up where it lies) → the member-side id.
-    using WaitingIds = std::unordered_map<std::string, std::uint64_t, RequestIds::Hash, std::equal_to<>>;
+    using WaitingIds =
+        std::unordered_map<std::string, std::uint64_t, RequestIds::Hash, std::equal_to<>,
+                           RecyclingAllocator<std::pair<const std::string, std::uint64_t>>>;
     // Cursors a session may hold at once; older ones are rejected as unknown.
     static constexpr std::size_t kMaxCursors = 256;
     // Client lines kept while the members answer its initialize, and their bytes (one line may
@@ -160,6 +163,10 @@ private:
         std::string fanout;    // initialize, set_level: the key in fanouts_
         std::string line;      // read_probe: the request, to try the next member with
     };
+    // Its nodes recycled: one comes and goes with every forwarded call.
+    using SentRequests =
+        std::unordered_map<std::uint64_t, Sent, std::hash<std::uint64_t>, std::equal_to<std::uint64_t>,
+                           RecyclingAllocator<std::pair<const std::uint64_t, Sent>>>;
     struct Fanout {  // a client request answered once every member asked has answered
         std::string raw_id;
         std::size_t remaining = 0;
@@ -338,7 +345,7 @@ private:
     std::size_t early_bytes_ = 0;                // and their bytes
 
     std::uint64_t next_id_ = 1;
-    std::unordered_map<std::uint64_t, Sent> sent_;  // by the id a member was sent
+    SentRequests sent_;  // by the id a member was sent
     WaitingIds waiting_;  // client raw id → member-side id
     std::map<std::string, Fanout> fanouts_;
     std::uint64_t next_fanout_ = 1;

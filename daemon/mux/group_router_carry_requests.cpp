@@ -110,7 +110,7 @@ Result<Done> GroupRouter::restore_requests(const json& body) {
     const auto member_of = [&](json_read::FieldReader& at) {
         return static_cast<std::size_t>(at.integer("member", 0, static_cast<std::int64_t>(members_.size()) - 1));
     };
-    std::unordered_map<std::uint64_t, Sent> read_sent;
+    SentRequests read_sent;
     for (std::size_t i = 0; in.ok() && i < sent->size(); ++i) {
         const json& item = (*sent)[i];
         if (!item.is_object()) {

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/recycling_allocator.h"
 #include "daemon/mux/router_records.h"
 
 namespace mcpd {
@@ -25,7 +26,10 @@ class InFlight {
 public:
     using Pending = routing::Pending;
     using ProgressRoute = routing::ProgressRoute;
-    using Map = std::unordered_map<std::uint64_t, Pending>;
+    // Its nodes recycled: one comes and goes with every request.
+    using Map = std::unordered_map<std::uint64_t, Pending, std::hash<std::uint64_t>,
+                                   std::equal_to<std::uint64_t>,
+                                   RecyclingAllocator<std::pair<const std::uint64_t, Pending>>>;
     // Cancelled ids remembered, so that an answer arriving after the cancel is dropped quietly.
     static constexpr std::size_t kMaxTombstones = 4096;
 

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/recycling_allocator.h"
+
 namespace mcpd {
 
 class RequestIds {
@@ -30,7 +32,9 @@ public:
             return std::hash<std::string_view>{}(id);
         }
     };
-    using Map = std::unordered_map<std::string, Entry, Hash, std::equal_to<>>;
+    // Its nodes recycled: one comes and goes with every request.
+    using Map = std::unordered_map<std::string, Entry, Hash, std::equal_to<>,
+                                   RecyclingAllocator<std::pair<const std::string, Entry>>>;
 
     // What a new entry with this id and `texts` bytes kept beside it (a progress token, a
     // URI) would add to bytes().
