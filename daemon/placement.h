@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
@@ -130,7 +131,7 @@ private:
         std::uint64_t generation = 0;
     };
     ServerPool& pool_;
-    std::map<SessionId, Route> routes_;
+    std::unordered_map<SessionId, Route> routes_;  // looked up per message; order unused
     std::map<SessionId, Project> working_projects_;  // by session, from its attach
 
     Result<Project> session_project(const ManagedServer& entry, const std::string& cwd,

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "config/registry.h"
 #include "daemon/control/connection_limits.h"
@@ -201,7 +202,7 @@ private:
     ConnectionLimits& limits_;
     OutputBudget& budget_;
     std::map<SessionId, Entry> sessions_;
-    std::map<SessionId, MemberOf> members_;  // the member sessions of group sessions
+    std::unordered_map<SessionId, MemberOf> members_;  // the member sessions of group sessions
     // 2025-03-26 batches: split on the way in, their answers gathered on the way out.
     SessionBatches batches_;
     SessionId next_id_ = 1;

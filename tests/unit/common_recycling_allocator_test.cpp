@@ -30,6 +30,10 @@ TEST_CASE("recycling allocator: a freed node is the next one given, arrays are n
     alloc.deallocate(first, 1);
     alloc.deallocate(second, 1);
     CHECK(RecyclingAllocator<Record>::kept() == kept_before + 2);
+#if defined(MCPD_RECYCLING_ASAN)
+    // A kept node is poisoned, as freed memory is: a use after free is still reported.
+    CHECK(__asan_address_is_poisoned(reinterpret_cast<char*>(first) + sizeof(Record) - 1));
+#endif
     // Last freed, first given: the one most likely still in the cache.
     CHECK(alloc.allocate(1) == second);
     CHECK(alloc.allocate(1) == first);
