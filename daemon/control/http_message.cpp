@@ -41,9 +41,15 @@ std::string_view trimmed(std::string_view text) {
 }
 
 // Control characters other than tab, and DEL.
+constexpr std::array<bool, 256> control_chars() {
+    std::array<bool, 256> table{};
+    for (int c = 0; c < 0x20; ++c) table[static_cast<std::size_t>(c)] = c != '\t';
+    table[0x7F] = true;
+    return table;
+}
+constexpr std::array<bool, 256> kControlChars = control_chars();
 inline bool is_control(char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return (byte < 0x20 && c != '\t') || byte == 0x7F;
+    return kControlChars[static_cast<unsigned char>(c)];
 }
 
 // Whether `text` holds one: sixteen bytes at a time where SSE2 is (every x86-64), for the
@@ -64,9 +70,10 @@ bool has_control(std::string_view text) {
         if (_mm_movemask_epi8(found) != 0) return true;
     }
 #endif
-    for (; p < end; ++p)
-        if (is_control(*p)) return true;
-    return false;
+    // The rest (most values are shorter than sixteen bytes) by table, without a branch a byte.
+    bool found = false;
+    for (; p < end; ++p) found |= is_control(*p);
+    return found;
 }
 
 // The next line of `text` without its CR LF or LF; `text` moves past it. `ended` tells

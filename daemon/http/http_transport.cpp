@@ -359,7 +359,7 @@ CarriedHttpSession HttpTransport::carried() const {
     for (const auto& [number, e] : exchanges_)
         out.exchanges.push_back({number, e.connection, e.sse, e.batch, e.initialize, e.waiting, e.answers,
                                  e.session_header});
-    out.by_request = by_request_;
+    out.by_request.insert(by_request_.begin(), by_request_.end());
     out.by_progress = by_progress_;
     out.listener = listener_;
     out.replay = replay_.carried();
@@ -378,7 +378,8 @@ void HttpTransport::restore(const CarriedHttpSession& c) {
     for (const CarriedHttpExchange& e : c.exchanges)
         exchanges_[e.number] = Exchange{e.connection, e.sse, e.batch, e.initialize, e.waiting, e.answers,
                                         e.session_header};
-    by_request_ = c.by_request;
+    by_request_.clear();
+    by_request_.insert(c.by_request.begin(), c.by_request.end());
     by_progress_ = c.by_progress;
     listener_ = c.listener;
     replay_.restore(c.replay);

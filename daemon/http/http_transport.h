@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/json_envelope.h"
+#include "common/recycling_allocator.h"
 #include "daemon/http/http_carry.h"
 #include "daemon/http/http_connection.h"
 #include "daemon/http/sse.h"
@@ -135,9 +136,14 @@ private:
     std::string session_id_;
     std::string protocol_;
     std::uint64_t next_exchange_ = 1;
-    std::map<std::uint64_t, Exchange> exchanges_;
+    // An exchange and its request ids come and go with each POST: their nodes are recycled.
+    std::map<std::uint64_t, Exchange, std::less<std::uint64_t>,
+             RecyclingAllocator<std::pair<const std::uint64_t, Exchange>>>
+        exchanges_;
     HttpHeaders answer_headers_;  // a JSON answer's, kept between answers (finish_answer)
-    std::map<std::string, std::uint64_t> by_request_;   // raw request id → exchange
+    std::map<std::string, std::uint64_t, std::less<std::string>,
+             RecyclingAllocator<std::pair<const std::string, std::uint64_t>>>
+        by_request_;  // raw request id → exchange
     std::map<std::string, std::uint64_t> by_progress_;  // raw progress token → exchange
     std::optional<std::uint64_t> listener_;              // the GET stream's connection
     SseReplayBuffer replay_;
