@@ -123,10 +123,10 @@ GroupSession* SessionTable::group_of_member(SessionId id, std::size_t& index) {
     if (members_.empty()) return nullptr;  // no group sessions: nothing to look up
     const auto member = members_.find(id);
     if (member == members_.end()) return nullptr;
-    const auto entry = sessions_.find(member->second.client);
-    if (entry == sessions_.end() || !entry->second.group) return nullptr;
+    const Entry* entry = sessions_.lookup(member->second.client);
+    if (entry == nullptr || !entry->group) return nullptr;
     index = member->second.index;
-    return entry->second.group.get();
+    return entry->group.get();
 }
 
 ClientTransport::Callbacks SessionTable::callbacks(const std::string& name) {
@@ -327,9 +327,9 @@ void SessionTable::send_answer(SessionId session, std::span<const std::string_vi
 
 void SessionTable::deliver(SessionId session, std::span<const std::string_view> pieces,
                            AnswerReading reading) {
-    const auto it = sessions_.find(session);
-    if (it == sessions_.end()) return;
-    ClientTransport& target = *it->second.session;
+    const Entry* entry = sessions_.lookup(session);
+    if (entry == nullptr) return;
+    ClientTransport& target = *entry->session;
     // An answer to a request of a batch waits for the others, and leaves in the batch's reply.
     const bool held =
         batches_.waiting(session) &&

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/indexed_map.h"
 #include "config/registry.h"
 #include "daemon/control/connection_limits.h"
 #include "daemon/control/control_connection.h"
@@ -201,7 +202,7 @@ private:
     const Authority& authority_;
     ConnectionLimits& limits_;
     OutputBudget& budget_;
-    std::map<SessionId, Entry> sessions_;
+    IndexedMap<SessionId, Entry> sessions_;  // found by hash per message
     std::unordered_map<SessionId, MemberOf> members_;  // the member sessions of group sessions
     // 2025-03-26 batches: split on the way in, their answers gathered on the way out.
     SessionBatches batches_;

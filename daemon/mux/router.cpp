@@ -63,8 +63,7 @@ Router::Router(const config::ServerConfig& config, RouterEnvironment& env, Sessi
     : config_(config), env_(env), sessions_out_(sessions), scanner_(max_message_bytes) {}
 
 Router::SessionState* Router::find(SessionId id) {
-    const auto it = sessions_.find(id);
-    return it == sessions_.end() ? nullptr : &it->second;
+    return sessions_.lookup(id);
 }
 
 void Router::attach(SessionId session) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/indexed_map.h"
 #include "common/json_arrays.h"
 #include "common/json_envelope.h"
 #include "config/registry.h"
@@ -424,7 +425,7 @@ private:
     wire::Envelope envelope_;               // reused for every session line
     std::vector<std::string_view> pieces_;  // reused splice output
 
-    std::map<SessionId, SessionState> sessions_;
+    IndexedMap<SessionId, SessionState> sessions_;  // found by hash per message
     bool child_ready_ = false;
     bool modern_ = false;
     nlohmann::json initialize_result_;
