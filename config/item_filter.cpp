@@ -15,8 +15,7 @@ bool matches_any(const std::vector<std::string>& globs, const std::string& name)
 
 }  // namespace
 
-bool NameFilter::admits(std::string_view name) const {
-    if (allow.empty() && exclude.empty()) return true;  // no lists: no copy of the name
+bool NameFilter::admits_listed(std::string_view name) const {
     const std::string text(name);
     if (!allow.empty() && !matches_any(allow, text)) return false;
     return !matches_any(exclude, text);

@@ -16,8 +16,12 @@ struct NameFilter {
     std::vector<std::string> exclude;
 
     bool empty() const { return allow.empty() && exclude.empty(); }
-    bool admits(std::string_view name) const;
+    // No lists (the usual filter, asked on every call through a group): answered in line.
+    bool admits(std::string_view name) const { return empty() || admits_listed(name); }
     bool operator==(const NameFilter&) const = default;
+
+private:
+    bool admits_listed(std::string_view name) const;
 };
 
 struct ItemFilters {
