@@ -5,7 +5,6 @@
 #include <event2/event.h>
 #include <sys/uio.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -97,8 +96,6 @@ void write_or_queue(bufferevent* bev, std::span<const iovec> parts, std::size_t 
 
 // Memory a destination keeps for holding from one pass to the next; more is given back.
 constexpr std::size_t kKeptHeldCapacity = 4 * 1024;
-// The most room made ahead for a burst (HeldWrites::last_burst_).
-constexpr std::size_t kReservedHeldBytes = 64 * 1024;
 
 void flush_one(bufferevent* bev, std::string& bytes) {
     if (bytes.empty()) return;
@@ -154,10 +151,6 @@ bool WriteCoalescer::pass_goes_on() const {
 }
 
 void WriteCoalescer::hold(HeldWrites& held, bufferevent* bev) {
-    // A destination's bursts are alike from pass to pass (a child's share of many sessions'
-    // requests): room for the last one, within what stays below malloc's mapping threshold.
-    if (held.bytes_.capacity() < held.last_burst_)
-        held.bytes_.reserve(std::min(held.last_burst_, kReservedHeldBytes));
     held.queued_in_ = this;
     held.bev_ = bev;
     queued_.push_back(&held);
@@ -176,7 +169,6 @@ void WriteCoalescer::flush_held() {
         if (h == nullptr) continue;
         queued_[i] = nullptr;
         h->queued_in_ = nullptr;
-        h->last_burst_ = h->bytes_.size();
         flush_one(h->bev_, h->bytes_);
     }
     queued_.clear();

@@ -56,9 +56,6 @@ private:
     WriteCoalescer* queued_in_ = nullptr;  // set while it waits in a coalescer's list
     bufferevent* bev_ = nullptr;
     std::string bytes_;
-    // What its last held burst came to: the room made at once when the next one starts,
-    // instead of growing to it a doubling at a time.
-    std::size_t last_burst_ = 0;
 };
 
 // The write path of one event loop (EventLoop::writes()): eager writes, and the messages held
