@@ -26,6 +26,15 @@ constexpr std::array<bool, 256> token_chars() {
     return table;
 }
 constexpr std::array<bool, 256> kTokenChars = token_chars();
+// The same, giving a header name's byte lowercased, or 0 outside the set: one pass checks and
+// lowers a name.
+constexpr std::array<char, 256> token_lower() {
+    std::array<char, 256> table{};
+    for (int c = 0; c < 256; ++c)
+        if (kTokenChars[static_cast<std::size_t>(c)]) table[static_cast<std::size_t>(c)] = ascii_lower(static_cast<char>(c));
+    return table;
+}
+constexpr std::array<char, 256> kTokenLower = token_lower();
 
 bool is_token(std::string_view text) {
     if (text.empty()) return false;
@@ -186,12 +195,6 @@ std::size_t HttpRequestHead::index_of(std::string_view name) const {
     return fields_.size();
 }
 
-std::optional<std::string_view> HttpRequestHead::header(std::string_view name) const {
-    const std::size_t i = index_of(name);
-    if (i == fields_.size()) return std::nullopt;
-    return fields_[i].value(text_);
-}
-
 std::vector<std::pair<std::string_view, std::string_view>> HttpRequestHead::headers() const {
     std::vector<std::pair<std::string_view, std::string_view>> out;
     for (const Field& field : fields_) out.emplace_back(field.name(text_), field.value(text_));
@@ -216,18 +219,25 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
             return bad("a header line is folded (starts with a space or tab)");
         const std::size_t colon = line.find(':');
         if (colon == std::string_view::npos) return bad("a header line has no ':'");
-        if (!is_token(line.substr(0, colon)))
-            return bad("a header name holds a character outside the token set");
         const auto at = static_cast<std::size_t>(line.data() - head.text_.data());
-        for (std::size_t i = at; i < at + colon; ++i) head.text_[i] = ascii_lower(head.text_[i]);
+        if (colon == 0) return bad("a header name holds a character outside the token set");
+        for (std::size_t i = at; i < at + colon; ++i) {
+            const char lower = kTokenLower[static_cast<unsigned char>(head.text_[i])];
+            if (lower == 0) return bad("a header name holds a character outside the token set");
+            head.text_[i] = lower;
+        }
         const std::string_view name = line.substr(0, colon);
         const std::string_view value = trimmed(line.substr(colon + 1));
         if (has_control(value)) return bad("a header value holds a control character");
         // Peers disagree on whether "5 " is a length: refused rather than read as 5.
         if (name == "content-length" && (line.back() == ' ' || line.back() == '\t'))
             return bad("Content-Length is not a number of bytes");
-        const std::size_t same = head.index_of(name);
+        const std::size_t known = known_header(name);
+        const std::size_t same = known < head.known_.size()
+                                     ? std::min<std::size_t>(head.known_[known], head.fields_.size())
+                                     : head.index_of(name);
         if (same == head.fields_.size()) {
+            if (known < head.known_.size()) head.known_[known] = static_cast<std::uint32_t>(same);
             head.fields_.push_back(HttpRequestHead::Field{
                 at, colon, static_cast<std::size_t>(value.data() - head.text_.data()),
                 value.size()});

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,13 +24,51 @@ inline constexpr std::array<std::string_view, 11> kSingletonHeaders = {
     "mcp-method",   "mcp-name",         "last-event-id",
     "origin",       "transfer-encoding"};
 
+// The headers mcpd reads on every request, each found in a slot of its own instead of by a
+// search of the head: `known_header` names them, and folds to a constant for a literal name.
+inline constexpr std::array<std::string_view, 13> kKnownHeaders = {
+    "host",          "origin",         "authorization",  "accept",
+    "content-type",  "content-length", "transfer-encoding", "connection",
+    "last-event-id", "mcp-session-id", "mcp-protocol-version", "mcp-method",
+    "mcp-name"};
+// The slot of `name` (lowercase) in kKnownHeaders, or kKnownHeaders.size(): by length first,
+// which leaves at most two names to compare.
+constexpr std::size_t known_header(std::string_view name) {
+    const auto is = [name](std::size_t slot) { return kKnownHeaders[slot] == name; };
+    std::size_t slot = kKnownHeaders.size();
+    switch (name.size()) {
+        case 4: slot = 0; break;                   // host
+        case 6: slot = name[0] == 'o' ? 1 : 3; break;  // origin, accept
+        case 8: slot = 12; break;                  // mcp-name
+        case 10: slot = name[0] == 'c' ? 7 : 11; break;  // connection, mcp-method
+        case 12: slot = 4; break;                  // content-type
+        case 13: slot = name[0] == 'a' ? 2 : 8; break;  // authorization, last-event-id
+        case 14: slot = name[0] == 'c' ? 5 : 9; break;  // content-length, mcp-session-id
+        case 17: slot = 6; break;                  // transfer-encoding
+        case 20: slot = 10; break;                 // mcp-protocol-version
+        default: return kKnownHeaders.size();
+    }
+    return is(slot) ? slot : kKnownHeaders.size();
+}
+constexpr bool every_known_header_found() {
+    for (std::size_t i = 0; i < kKnownHeaders.size(); ++i)
+        if (known_header(kKnownHeaders[i]) != i) return false;
+    return known_header("mcp-namE") == kKnownHeaders.size() && known_header("") == kKnownHeaders.size();
+}
+static_assert(every_known_header_found());
+
 struct HttpRequestHead {
     std::string method;  // as sent
     std::string path;    // target up to '?'; starts with '/'
     std::string query;   // after '?', may be empty
     int minor = 1;       // HTTP/1.minor (0 or 1)
     // The value of header `name` (lowercase); nothing when absent.
-    std::optional<std::string_view> header(std::string_view name) const;
+    std::optional<std::string_view> header(std::string_view name) const {
+        const std::size_t known = known_header(name);
+        const std::size_t i = known < known_.size() ? known_[known] : index_of(name);
+        if (i >= fields_.size()) return std::nullopt;
+        return fields_[i].value(text_);
+    }
     // Every header in the order first sent: names lowercased, values trimmed of spaces and
     // tabs; one entry per name: a header that may be a list and was sent more than once is
     // joined with ", " (RFC 9110 §5.3).
@@ -54,6 +93,13 @@ private:
     std::size_t index_of(std::string_view name) const;
     std::string text_;  // the header lines as received, names lowercased; joined values after
     std::vector<Field> fields_;
+    // Where in fields_ each of kKnownHeaders is (past the end when absent).
+    std::array<std::uint32_t, kKnownHeaders.size()> known_ = absent_slots();
+    static constexpr std::array<std::uint32_t, kKnownHeaders.size()> absent_slots() {
+        std::array<std::uint32_t, kKnownHeaders.size()> slots{};
+        slots.fill(UINT32_MAX);
+        return slots;
+    }
 };
 
 // `head`: the request line and header lines up to and including the empty line (CRLF or LF

@@ -123,6 +123,52 @@ TEST_CASE("many joined values and the headers after them are all read, in a copy
     }
 }
 
+TEST_CASE("each header read on every request has a slot, found in any case and order",
+          "[http-message]") {
+    // Sent in reverse order, names in capitals, with an unknown header among them.
+    const auto value_of = [](std::size_t slot) {
+        // Content-Length must be a number; the others are any text.
+        return kKnownHeaders[slot] == "content-length" ? std::to_string(slot)
+                                                        : "v" + std::to_string(slot);
+    };
+    std::string text = "POST /mcp HTTP/1.1\r\n";
+    for (std::size_t i = kKnownHeaders.size(); i-- > 0;) {
+        if (kKnownHeaders[i] == "transfer-encoding") continue;  // not beside Content-Length
+        std::string upper(kKnownHeaders[i]);
+        for (char& c : upper)
+            if (c >= 'a' && c <= 'z') c = static_cast<char>(c - ('a' - 'A'));
+        text += upper + ": " + value_of(i) + "\r\n";
+        if (i == 5) text += "X-Unknown: u\r\n";
+    }
+    text += "\r\n";
+    INFO(text);
+    const Result<HttpRequestHead> parsed = message_test_parse(text);
+    REQUIRE(parsed.ok());
+    const HttpRequestHead copy = parsed.value();
+    for (const HttpRequestHead* head : {&parsed.value(), &copy}) {
+        for (std::size_t i = 0; i < kKnownHeaders.size(); ++i) {
+            INFO(kKnownHeaders[i]);
+            if (kKnownHeaders[i] == "transfer-encoding") {
+                CHECK_FALSE(head->header(kKnownHeaders[i]).has_value());
+                continue;
+            }
+            CHECK(head->header(kKnownHeaders[i]) == std::optional<std::string_view>(value_of(i)));
+            // The same name held at run time, as a caller might: the same answer.
+            const std::string held(kKnownHeaders[i]);
+            CHECK(head->header(held) == head->header(kKnownHeaders[i]));
+        }
+        CHECK(head->header("x-unknown") == std::optional<std::string_view>("u"));
+        CHECK_FALSE(head->header("x-absent").has_value());
+        CHECK(head->header_count() == kKnownHeaders.size());
+    }
+    // One known header alone: the others are absent, not found at its slot.
+    const Result<HttpRequestHead> one = message_test_parse("GET /mcp HTTP/1.1\r\nAccept: a\r\n\r\n");
+    REQUIRE(one.ok());
+    CHECK(one->header("accept") == std::optional<std::string_view>("a"));
+    CHECK_FALSE(one->header("host").has_value());
+    CHECK_FALSE(one->header("mcp-session-id").has_value());
+}
+
 TEST_CASE("a singleton header sent twice is refused", "[http-message]") {
     for (const std::string_view name : kSingletonHeaders) {
         INFO(name);
