@@ -215,6 +215,26 @@ TEST_CASE("merged pagination: every page of every member once, filters, group cu
     }
 }
 
+namespace {
+
+// A member's answer as its router hands it over: `child_line` read as the child sent it, the
+// router's changes to it (`changes_of`, from the child's envelope: at least the member
+// session's id) spliced in, and the pieces given to the group with the child's envelope.
+template <typename ChangesOf>
+void hand_over(GroupRouter& router, std::size_t member, const std::string& child_line,
+               ChangesOf&& changes_of) {
+    std::string text = child_line;
+    wire::EnvelopeScanner scanner(1024 * 1024);
+    wire::Envelope child;
+    REQUIRE(scanner.scan(text, child) == wire::ScanStatus::ok);
+    const wire::Replacements changes = changes_of(child);
+    std::vector<std::string_view> pieces;
+    wire::splice(child_line, changes, pieces);
+    router.on_member_answer(member, pieces, child, changes);
+}
+
+}  // namespace
+
 TEST_CASE("tools/call goes to its member un-prefixed, the answer keeps the client's id",
           "[group]") {
     FakeEnv env;
@@ -264,15 +284,11 @@ TEST_CASE("tools/call goes to its member un-prefixed, the answer keeps the clien
         // The child's line, with the member session's id spliced in by its router.
         const std::string child_line =
             R"({"jsonrpc":"2.0","id":4242,"result":{"content":[{"type":"text","text":"ok"}]}})";
-        std::string text = child_line;
-        wire::EnvelopeScanner scanner(1024 * 1024);
-        wire::Envelope child;
-        REQUIRE(scanner.scan(text, child) == wire::ScanStatus::ok);
         const std::string member_id = call["id"].dump();
-        const wire::Replacements changes{{child.id, member_id}};
-        std::vector<std::string_view> pieces;
-        wire::splice(child_line, changes, pieces);
-        router.on_member_answer(0, pieces, child, changes);
+        const auto id_only = [&](const wire::Envelope& child) {
+            return wire::Replacements{{child.id, member_id}};
+        };
+        hand_over(router, 0, child_line, id_only);
         CHECK(env.client.back() ==
               R"({"jsonrpc":"2.0","id":"c-9","result":{"content":[{"type":"text","text":"ok"}]}})");
         CHECK(env.piece_writes == 1);  // the pieces went out with one swapped, not joined first
@@ -280,7 +296,7 @@ TEST_CASE("tools/call goes to its member un-prefixed, the answer keeps the clien
 
         // Handed over again (a late duplicate), it finds no request and reaches no one.
         const std::size_t written = env.client.size();
-        router.on_member_answer(0, pieces, child, changes);
+        hand_over(router, 0, child_line, id_only);
         CHECK(env.client.size() == written);
     }
     SECTION("an answer whose router changed a field before its id keeps that change") {
@@ -289,17 +305,13 @@ TEST_CASE("tools/call goes to its member un-prefixed, the answer keeps the clien
         const json call = env.take(0);
         const std::string child_line =
             R"({"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-child"}},"content":[]},"jsonrpc":"2.0","id":77})";
-        std::string text = child_line;
-        wire::EnvelopeScanner scanner(1024 * 1024);
-        wire::Envelope child;
-        REQUIRE(scanner.scan(text, child) == wire::ScanStatus::ok);
-        REQUIRE_FALSE(child.related_task_id.empty());
         const std::string member_id = call["id"].dump();
-        // Given out of text order, as a router may list them.
-        const wire::Replacements changes{{child.id, member_id}, {child.related_task_id, R"("t-session")"}};
-        std::vector<std::string_view> pieces;
-        wire::splice(child_line, changes, pieces);
-        router.on_member_answer(0, pieces, child, changes);
+        hand_over(router, 0, child_line, [&](const wire::Envelope& child) {
+            REQUIRE_FALSE(child.related_task_id.empty());
+            // Given out of text order, as a router may list them.
+            return wire::Replacements{{child.id, member_id},
+                                      {child.related_task_id, R"("t-session")"}};
+        });
         CHECK(env.client.back() ==
               R"({"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-session"}},"content":[]},"jsonrpc":"2.0","id":11})");
         CHECK(env.piece_writes == 1);
@@ -584,16 +596,9 @@ TEST_CASE("a 2026-07-28 client: modern and legacy members behind one discover", 
     router.on_client_line(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
                                {"params", {{"name", "beta__echo"}, {"_meta", kModernMeta}}}}.dump());
     const json again = env.take(1);
-    const std::string child_line = R"({"jsonrpc":"2.0","id":31,"result":{"content":[]}})";
-    std::string text = child_line;
-    wire::EnvelopeScanner scanner(1024 * 1024);
-    wire::Envelope child;
-    REQUIRE(scanner.scan(text, child) == wire::ScanStatus::ok);
     const std::string member_id = again["id"].dump();
-    const wire::Replacements changes{{child.id, member_id}};
-    std::vector<std::string_view> pieces;
-    wire::splice(child_line, changes, pieces);
-    router.on_member_answer(1, pieces, child, changes);
+    hand_over(router, 1, R"({"jsonrpc":"2.0","id":31,"result":{"content":[]}})",
+              [&](const wire::Envelope& child) { return wire::Replacements{{child.id, member_id}}; });
     CHECK(env.last_client()["id"] == 2);
     CHECK(env.last_client()["result"]["resultType"] == "complete");
     CHECK(env.piece_writes == 0);
