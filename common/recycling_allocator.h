@@ -92,7 +92,8 @@ private:
     // All but the link: the leak checker follows the list through it.
     static void poison([[maybe_unused]] void* node) {
 #if defined(MCPD_RECYCLING_ASAN)
-        ASAN_POISON_MEMORY_REGION(static_cast<char*>(node) + sizeof(Free), sizeof(T) - sizeof(Free));
+        ASAN_POISON_MEMORY_REGION(static_cast<char*>(node) + sizeof(Free),
+                                  sizeof(T) - sizeof(Free));
 #endif
     }
     static void unpoison([[maybe_unused]] void* node) {

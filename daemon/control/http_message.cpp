@@ -30,8 +30,8 @@ constexpr std::array<bool, 256> kTokenChars = token_chars();
 // lowers a name.
 constexpr std::array<char, 256> token_lower() {
     std::array<char, 256> table{};
-    for (int c = 0; c < 256; ++c)
-        if (kTokenChars[static_cast<std::size_t>(c)]) table[static_cast<std::size_t>(c)] = ascii_lower(static_cast<char>(c));
+    for (std::size_t c = 0; c < table.size(); ++c)
+        if (kTokenChars[c]) table[c] = ascii_lower(static_cast<char>(c));
     return table;
 }
 constexpr std::array<char, 256> kTokenLower = token_lower();
@@ -233,9 +233,10 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         if (name == "content-length" && (line.back() == ' ' || line.back() == '\t'))
             return bad("Content-Length is not a number of bytes");
         const std::size_t known = known_header(name);
-        const std::size_t same = known < head.known_.size()
-                                     ? std::min<std::size_t>(head.known_[known], head.fields_.size())
-                                     : head.index_of(name);
+        const std::size_t same =
+            known < head.known_.size()
+                ? std::min<std::size_t>(head.known_[known], head.fields_.size())
+                : head.index_of(name);
         if (same == head.fields_.size()) {
             if (known < head.known_.size()) head.known_[known] = static_cast<std::uint32_t>(same);
             head.fields_.push_back(HttpRequestHead::Field{

@@ -53,7 +53,8 @@ constexpr std::size_t known_header(std::string_view name) {
 constexpr bool every_known_header_found() {
     for (std::size_t i = 0; i < kKnownHeaders.size(); ++i)
         if (known_header(kKnownHeaders[i]) != i) return false;
-    return known_header("mcp-namE") == kKnownHeaders.size() && known_header("") == kKnownHeaders.size();
+    return known_header("mcp-namE") == kKnownHeaders.size() &&
+           known_header("") == kKnownHeaders.size();
 }
 static_assert(every_known_header_found());
 

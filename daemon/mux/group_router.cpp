@@ -4,7 +4,6 @@
 
 #include "common/json_read.h"
 #include "common/json_string.h"
-#include "common/scope_guard.h"
 #include "config/registry.h"
 #include "daemon/mux/client_gate.h"
 #include "daemon/mux/jsonrpc.h"
@@ -79,10 +78,7 @@ void GroupRouter::receive(Source source, std::size_t member, std::string_view li
 }
 
 void GroupRouter::run_now(Source source, std::size_t member, std::string_view line) {
-    busy_ = true;
-    const OnScopeEnd done([this] { busy_ = false; });
-    dispatch(source, member, line);
-    drain();
+    while_busy([&] { dispatch(source, member, line); });
 }
 
 void GroupRouter::drain() {

@@ -27,10 +27,11 @@
 
 #include "common/json_envelope.h"
 #include "common/result.h"
+#include "common/recycling_allocator.h"
+#include "common/scope_guard.h"
 #include "config/item_filter.h"
 #include "daemon/mux/group_names.h"
 #include "daemon/mux/jsonrpc.h"
-#include "common/recycling_allocator.h"
 #include "daemon/mux/request_ids.h"
 
 namespace mcpd {
@@ -165,7 +166,8 @@ private:
     };
     // Its nodes recycled: one comes and goes with every forwarded call.
     using SentRequests =
-        std::unordered_map<std::uint64_t, Sent, std::hash<std::uint64_t>, std::equal_to<std::uint64_t>,
+        std::unordered_map<std::uint64_t, Sent, std::hash<std::uint64_t>,
+                           std::equal_to<std::uint64_t>,
                            RecyclingAllocator<std::pair<const std::uint64_t, Sent>>>;
     struct Fanout {  // a client request answered once every member asked has answered
         std::string raw_id;
@@ -191,11 +193,11 @@ private:
     // A line read with nlohmann, lone surrogates read as U+FFFD (the scanner lets them
     // through, as servers send them); discarded when it is not JSON.
     static nlohmann::json parse(std::string_view line);
-    // The id of `e` (in `line`) as one the group gave, read where it lies.
     // A member's answer to a call forwarded as the client sent it, in the legacy era: written
     // with only its id swapped, or false for the general path (group_router_members.cpp).
     bool answer_in_place(std::size_t member, std::span<const std::string_view> pieces,
                          const wire::Envelope& envelope, const wire::Replacements& changes);
+    // The id of `e` (in `line`) as one the group gave, read where it lies.
     static std::optional<std::uint64_t> given_id(const wire::Envelope& e, std::string_view line) {
         return e.id_kind == wire::IdKind::integer ? jsonrpc::given_id(e.id.in(line)) : std::nullopt;
     }
@@ -206,6 +208,15 @@ private:
     void receive(Source source, std::size_t member, std::string_view line);
     // Handle this one now (the group is idle), then what arrives meanwhile.
     void run_now(Source source, std::size_t member, std::string_view line);
+    // The same for any handler: `handle` runs as the group's one handler of the moment, then
+    // what reached the group meanwhile, in order.
+    template <typename Handle>
+    void while_busy(Handle&& handle) {
+        busy_ = true;
+        const OnScopeEnd done([this] { busy_ = false; });
+        handle();
+        drain();
+    }
     void dispatch(Source source, std::size_t member, std::string_view line);
     void handle_client_line(std::string_view line);
     void handle_member_down(std::size_t member, std::string_view reason);

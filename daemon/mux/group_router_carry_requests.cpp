@@ -56,7 +56,8 @@ json GroupRouter::carried_requests() const {
     json waiting = json::array();
     // In the order of the client's ids, whatever the table's: the same state reads the same.
     const std::map<std::string_view, std::uint64_t> in_order(waiting_.begin(), waiting_.end());
-    for (const auto& [raw_id, id] : in_order) waiting.push_back({{"raw_id", base64url_encode(raw_id)}, {"id", id}});
+    for (const auto& [raw_id, id] : in_order)
+        waiting.push_back({{"raw_id", base64url_encode(raw_id)}, {"id", id}});
     json fanouts = json::array();
     for (const auto& [key, f] : fanouts_) {
         json results = json::array();

@@ -1,8 +1,5 @@
 // A group session's lists (one cursor space over every member's pages), and the requests that
 // go to the member a name or a URI belongs to.
-#include <array>
-#include <charconv>
-
 #include "common/json_read.h"
 #include "daemon/mux/group_names.h"
 #include "daemon/mux/group_router.h"
@@ -218,9 +215,8 @@ bool GroupRouter::forward_call(const wire::Envelope& e, std::string_view line, s
     const std::uint64_t id = next_id_++;
     waiting_.emplace(raw_id, id);
     sent_.try_emplace(id, Kind::forward, target->member, std::string(raw_id));  // ids are new
-    std::array<char, 24> id_digits{};
-    const auto digits_end = std::to_chars(id_digits.data(), id_digits.data() + id_digits.size(), id).ptr;
-    wire::Replacements changes{{e.id, std::string_view(id_digits.data(), digits_end)}};
+    char id_digits[24];
+    wire::Replacements changes{{e.id, jsonrpc::id_text(id, id_digits)}};
     std::string name_text;
     if (storage.empty()) {
         // The name lies in the line unescaped, and the member's own name is its tail: only the

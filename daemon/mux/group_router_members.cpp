@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "common/json_read.h"
-#include "common/scope_guard.h"
 #include "daemon/mux/group_router.h"
 #include "daemon/mux/jsonrpc.h"
 
@@ -31,7 +30,8 @@ void GroupRouter::handle_member_line(std::size_t member, std::string_view receiv
 }
 
 bool GroupRouter::answer_in_place(std::size_t member, std::span<const std::string_view> pieces,
-                                  const wire::Envelope& envelope, const wire::Replacements& changes) {
+                                  const wire::Envelope& envelope,
+                                  const wire::Replacements& changes) {
     // The 2026-07-28 era's results gain fields (answer_client): the general path.
     if (era_ == Era::modern || envelope.id_kind != wire::IdKind::integer) return false;
     // The pieces alternate: text of the child's line, then a replacement's, in text order. The
@@ -43,21 +43,20 @@ bool GroupRouter::answer_in_place(std::size_t member, std::span<const std::strin
         else if (change.span.offset < envelope.id.offset) ++before;
     }
     const std::size_t at = 2 * before + 1;
-    if (id == nullptr || pieces.size() != 2 * changes.size() + 1 || pieces[at].data() != id->text.data())
+    if (id == nullptr || pieces.size() != 2 * changes.size() + 1 ||
+        pieces[at].data() != id->text.data())
         return false;
     const auto sent_id = jsonrpc::given_id(id->text);
     const auto found = sent_id ? sent_.find(*sent_id) : sent_.end();
-    if (found == sent_.end() || found->second.member != member || found->second.kind != Kind::forward)
+    if (found == sent_.end() || found->second.member != member ||
+        found->second.kind != Kind::forward)
         return false;
     const auto taken = sent_.extract(found);
     const std::string& raw_id = taken.mapped().raw_id;
     waiting_.erase(raw_id);
     swapped_.assign(pieces.begin(), pieces.end());
     swapped_[at] = raw_id;
-    busy_ = true;
-    const OnScopeEnd done([this] { busy_ = false; });
-    env_.to_client_pieces(swapped_);
-    drain();
+    while_busy([this] { env_.to_client_pieces(swapped_); });
     return true;
 }
 

@@ -2,6 +2,8 @@
 // notifications it sends on a client's or a server's behalf), with ids copied byte for byte.
 #pragma once
 
+#include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,5 +51,11 @@ std::string quote(std::string_view text);
 // An id mcpd gave (to a child, a member session or a client): the raw token as the unsigned
 // integer it was written as; nothing for any other token.
 std::optional<std::uint64_t> given_id(std::string_view raw);
+// The other way: an id mcpd gives, written in decimal into `digits` (no allocation, for the
+// ids spliced into every forwarded request).
+inline std::string_view id_text(std::uint64_t id, char (&digits)[24]) {
+    const auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
+    return {digits, static_cast<std::size_t>(end - digits)};
+}
 
 }  // namespace mcpd::jsonrpc

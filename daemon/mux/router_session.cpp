@@ -1,6 +1,5 @@
 // Router: what sessions send.
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <deque>
 
@@ -18,12 +17,6 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kMaxQueuedLines = 10000;
-
-// `n` in decimal, written into `digits`.
-std::string_view decimal(std::uint64_t n, char (&digits)[24]) {
-    const auto [end, error] = std::to_chars(digits, digits + sizeof digits, n);
-    return {digits, static_cast<std::size_t>(end - digits)};
-}
 
 // The version to tell a session: its own when mcpd knows it and the child's is not older,
 // otherwise the child's (the session may then disconnect, as the spec lets it).
@@ -338,7 +331,7 @@ void Router::forward_request(SessionState& s, std::string_view line, const wire:
                              PendingKind kind, std::string uri) {
     const std::uint64_t child_id = env_.child_next_id();
     char id_digits[24];
-    const std::string_view id_text = decimal(child_id, id_digits);
+    const std::string_view id_text = jsonrpc::id_text(child_id, id_digits);
     // Built where it is kept: a request's record is never moved on the way.
     Pending& p = requests_.emplace(child_id);
     p.session = s.id;
