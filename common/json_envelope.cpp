@@ -424,7 +424,7 @@ ScanStatus EnvelopeScanner::scan(PaddedText padded, Envelope& out) {
     error_.clear();
     const std::string_view text = padded.text;
     // A message past the limit is the general scanner's to refuse, as it always was.
-    if (path_ == Path::plain_first && text.size() <= max_message_bytes_ && scan_plain(text, out))
+    if (path_ == Path::plain_first && text.size() <= max_message_bytes_ && scan_plain(padded, out))
         return ScanStatus::ok;
     out.clear();
     od::document doc;

@@ -37,26 +37,31 @@ constexpr std::array<bool, 256> kStringStops = string_stops();
 constexpr std::array<bool, 256> kScalarStops = scalar_stops();
 
 // The end of the run of ordinary string bytes from `p`: at the first quote, backslash, control
-// character or non-ASCII byte, or `end`. Sixteen bytes at a time where SSE2 is (every x86-64).
+// character or non-ASCII byte, or `end`. Sixteen bytes at a time where SSE2 is (every x86-64),
+// up to the end: the bytes after it are the padding, and a stop found there counts as `end`.
 [[gnu::always_inline]] inline const unsigned char* ordinary_run(const unsigned char* p,
                                                               const unsigned char* const end) {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"');
     const __m128i backslash = _mm_set1_epi8('\\');
     const __m128i space = _mm_set1_epi8(' ');
-    while (end - p >= 16) {
+    for (; p < end; p += 16) {
         const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
         // Signed, a non-ASCII byte is negative: one compare finds it and the control characters.
         const __m128i stops = _mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
             _mm_cmplt_epi8(bytes, space));
         const auto mask = static_cast<unsigned>(_mm_movemask_epi8(stops));
-        if (mask != 0) return p + std::countr_zero(mask);
-        p += 16;
+        if (mask != 0) {
+            const unsigned char* const stop = p + std::countr_zero(mask);
+            return stop < end ? stop : end;
+        }
     }
-#endif
+    return end;
+#else
     while (p < end && !kStringStops[*p]) ++p;
     return p;
+#endif
 }
 
 // The length of the RFC 3629 UTF-8 sequence at `p` (no overlong forms, no surrogates, nothing
@@ -118,9 +123,7 @@ public:
         : base_(text.data()), p_(text.data()), end_(text.data() + text.size()), out_(out) {}
 
     bool message() {
-        skip_space();
-        if (!next_is('{')) return false;
-        const bool read = object(1, [this](std::string_view key) {
+        const auto field = [this](std::string_view key) {
             if (is(key, "jsonrpc")) {
                 std::string_view token;
                 bool escaped = false;
@@ -158,7 +161,20 @@ public:
                 return once(kError) && next_is('{') && error();
             }
             return value(1);
-        });
+        };
+        bool read = false;
+        // Nearly every message opens with its version: one comparison reads that member.
+        constexpr std::string_view kUsualOpening = R"({"jsonrpc":"2.0",)";
+        if (static_cast<std::size_t>(end_ - p_) > kUsualOpening.size() &&
+            std::memcmp(p_, kUsualOpening.data(), kUsualOpening.size()) == 0) {
+            out_.jsonrpc_ok = true;
+            seen_ |= kJsonrpc;
+            p_ += kUsualOpening.size();
+            read = members(field);
+        } else {
+            skip_space();
+            read = next_is('{') && object(1, field);
+        }
         skip_space();
         return read && p_ == end_;
     }
@@ -171,8 +187,9 @@ private:
     }
 
     // Compact JSON has no whitespace: that test is made in line, the loop only when there is.
+    // At the end it reads the padding, and the loop stops at the end.
     [[gnu::always_inline]] void skip_space() {
-        if (p_ < end_ && static_cast<unsigned char>(*p_) <= ' ') skip_space_run();
+        if (static_cast<unsigned char>(*p_) <= ' ') skip_space_run();
     }
     [[gnu::noinline]] void skip_space_run() {
         // The cursor lives in a local: a store through a char pointer could alias the member.
@@ -198,6 +215,13 @@ private:
         if (depth > kPlainMaxDepth) return false;
         skip_space();
         if (next_is('}')) return true;
+        return members(fn);
+    }
+
+    // An object's members from the cursor (at a key, or space before it) to its closing brace.
+    template <typename Fn>
+    bool members(Fn&& fn) {
+        skip_space();
         for (;;) {
             std::string_view key;
             bool escaped = false;
@@ -440,7 +464,8 @@ private:
 
 }  // namespace
 
-bool scan_plain(std::string_view text, Envelope& out) {
+bool scan_plain(PaddedText padded, Envelope& out) {
+    const std::string_view text = padded.text;
     if (text.size() > kPlainScanMaxBytes) return false;
     out.clear();
     return PlainReader(text, out).message();

@@ -23,7 +23,8 @@ namespace mcpd::wire {
 inline constexpr std::size_t kPlainScanMaxBytes = 16 * 1024;
 
 // True when `text` is a valid message of the usual shape; `out` is then its envelope. False
-// says nothing about `text`, and leaves `out` in no particular state.
-bool scan_plain(std::string_view text, Envelope& out);
+// says nothing about `text`, and leaves `out` in no particular state. Strings are searched
+// sixteen bytes at a time into the padding, which is never taken for part of the message.
+bool scan_plain(PaddedText text, Envelope& out);
 
 }  // namespace mcpd::wire

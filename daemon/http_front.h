@@ -101,13 +101,14 @@ private:
     std::optional<PeerCredentials> who(const Client& client, HttpConnection& connection,
                                        const HttpRequest& request);
     // http_front_sessions.cpp: the MCP endpoint.
-    void serve_mcp(HttpConnection& connection, const HttpRequest& request,
+    // `request`'s body may be taken (the usual message, moved on to its session).
+    void serve_mcp(HttpConnection& connection, HttpRequest& request,
                    const PeerCredentials& peer, const std::string& target);
-    void post(HttpConnection& connection, const HttpRequest& request, const PeerCredentials& peer,
+    void post(HttpConnection& connection, HttpRequest& request, const PeerCredentials& peer,
               const std::string& target);
     // The usual POST body, one message on one line that is not initialize, checked by the
     // envelope scanner and kept as it is: no JSON tree. None: the body takes the general path.
-    std::optional<std::string> plain_message(const std::string& body);
+    std::optional<std::string> plain_message(std::string& body);
     // A POST's messages to the session its Mcp-Session-Id names (answered when it names none).
     void post_to_session(HttpConnection& connection, const HttpRequest& request,
                          const PeerCredentials& peer, const std::string& target,

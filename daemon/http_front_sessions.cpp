@@ -69,7 +69,7 @@ constexpr std::string_view kResumeId = "\"mcpd-http-resume\"";
 
 }  // namespace
 
-void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request,
+void HttpFront::serve_mcp(HttpConnection& connection, HttpRequest& request,
                           const PeerCredentials& peer, const std::string& target) {
     // The servers `target` names: itself, a registry group's members, or an ad-hoc group's
     // (none for a '+' list that is not one). A group whose members are not all the peer's to
@@ -145,7 +145,7 @@ void HttpFront::serve_mcp(HttpConnection& connection, const HttpRequest& request
     transport->listen(connection, last);
 }
 
-void HttpFront::post(HttpConnection& connection, const HttpRequest& request,
+void HttpFront::post(HttpConnection& connection, HttpRequest& request,
                      const PeerCredentials& peer, const std::string& target) {
     const auto type = request.head.header("content-type");
     if (!type || !type->starts_with("application/json")) {
@@ -250,7 +250,7 @@ void HttpFront::post_to_session(HttpConnection& connection, const HttpRequest& r
     transport->post(connection, std::move(messages), sse, batch, scanned);
 }
 
-std::optional<std::string> HttpFront::plain_message(const std::string& body) {
+std::optional<std::string> HttpFront::plain_message(std::string& body) {
     const std::size_t limit = daemon_.registry().daemon.max_message_bytes;
     if (body_scanner_ == nullptr || body_scanner_limit_ != limit) {
         body_scanner_ = std::make_unique<wire::EnvelopeScanner>(limit + 4096);

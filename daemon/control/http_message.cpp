@@ -85,6 +85,57 @@ bool has_control(std::string_view text) {
     return found;
 }
 
+// Room kept after the head's copy, so that a name or value in it can be read sixteen bytes
+// at a time past its end without leaving the string's memory.
+constexpr std::size_t kHeadSlack = 32;
+
+// has_control for `text` lying in a string with kHeadSlack bytes of room after it: every byte
+// in blocks of sixteen, the last block's bytes past the end masked off.
+bool has_control_in_slack(std::string_view text) {
+#if defined(__SSE2__)
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    const __m128i high_bits = _mm_set1_epi8(static_cast<char>(0xE0));
+    const __m128i tab = _mm_set1_epi8('\t');
+    const __m128i del = _mm_set1_epi8(0x7F);
+    for (; p < end; p += 16) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i low = _mm_cmpeq_epi8(_mm_and_si128(bytes, high_bits), _mm_setzero_si128());
+        const __m128i found = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(bytes, tab), low),
+                                           _mm_cmpeq_epi8(bytes, del));
+        auto mask = static_cast<unsigned>(_mm_movemask_epi8(found));
+        if (end - p < 16) mask &= (1U << (end - p)) - 1;
+        if (mask != 0) return true;
+    }
+    return false;
+#else
+    return has_control(text);
+#endif
+}
+
+// A header name of at most 32 bytes lying in a string with kHeadSlack bytes of room after it,
+// lowercased into `lowered` when it is one of kKnownHeaders in any case (the usual case): then
+// it is a token too. False for any other name, which is checked a byte at a time.
+bool lower_known_name(const char* name, std::size_t size, std::array<char, 32>& lowered) {
+#if defined(__SSE2__)
+    if (size > lowered.size()) return false;
+    const __m128i before_a = _mm_set1_epi8('A' - 1);
+    const __m128i after_z = _mm_set1_epi8('Z' + 1);
+    const __m128i case_bit = _mm_set1_epi8(0x20);
+    for (std::size_t i = 0; i < size; i += 16) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(name + i));
+        const __m128i upper =
+            _mm_and_si128(_mm_cmpgt_epi8(bytes, before_a), _mm_cmplt_epi8(bytes, after_z));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(lowered.data() + i),
+                         _mm_or_si128(bytes, _mm_and_si128(upper, case_bit)));
+    }
+    return known_header(std::string_view(lowered.data(), size)) < kKnownHeaders.size();
+#else
+    (void)name, (void)size, (void)lowered;
+    return false;
+#endif
+}
+
 // The next line of `text` without its CR LF or LF; `text` moves past it. `ended` tells
 // whether it had a line end at all.
 std::string_view next_line(std::string_view& text, bool& ended) {
@@ -207,6 +258,7 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
     if (auto failure = read_request_line(next_line(text, ended), head)) return *failure;
     // The header lines are kept in one copy, their names lowercased where they lie, and each
     // header is where its name and value are in it: no string per header.
+    head.text_.reserve(text.size() + kHeadSlack);
     head.text_.assign(text);
     head.fields_.reserve(12);  // what a client usually sends, without a reallocation
     std::string_view rest(head.text_);
@@ -221,14 +273,19 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         if (colon == std::string_view::npos) return bad("a header line has no ':'");
         const auto at = static_cast<std::size_t>(line.data() - head.text_.data());
         if (colon == 0) return bad("a header name holds a character outside the token set");
-        for (std::size_t i = at; i < at + colon; ++i) {
-            const char lower = kTokenLower[static_cast<unsigned char>(head.text_[i])];
-            if (lower == 0) return bad("a header name holds a character outside the token set");
-            head.text_[i] = lower;
+        std::array<char, 32> lowered;
+        if (lower_known_name(head.text_.data() + at, colon, lowered)) {
+            std::memcpy(head.text_.data() + at, lowered.data(), colon);
+        } else {
+            for (std::size_t i = at; i < at + colon; ++i) {
+                const char lower = kTokenLower[static_cast<unsigned char>(head.text_[i])];
+                if (lower == 0) return bad("a header name holds a character outside the token set");
+                head.text_[i] = lower;
+            }
         }
         const std::string_view name = line.substr(0, colon);
         const std::string_view value = trimmed(line.substr(colon + 1));
-        if (has_control(value)) return bad("a header value holds a control character");
+        if (has_control_in_slack(value)) return bad("a header value holds a control character");
         // Peers disagree on whether "5 " is a length: refused rather than read as 5.
         if (name == "content-length" && (line.back() == ' ' || line.back() == '\t'))
             return bad("Content-Length is not a number of bytes");
@@ -253,6 +310,7 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
             const auto rest_at = static_cast<std::size_t>(rest.data() - head.text_.data());
             field.value_at = head.text_.size();
             field.value_size = joined.size();
+            head.text_.reserve(head.text_.size() + joined.size() + kHeadSlack);
             head.text_ += joined;
             rest = std::string_view(head.text_).substr(rest_at, rest.size());
         }
@@ -451,19 +509,38 @@ std::string_view connection_line(bool keep_alive) {
 
 }  // namespace
 
+std::string http_response_head(int status,
+                               const std::vector<std::pair<std::string, std::string>>& headers) {
+    return response_start(status, headers);
+}
+
+std::string_view http_response_framing(int status, std::size_t body_size, bool keep_alive,
+                                       HttpFramingBuffer& buffer) {
+    char* out = buffer.data();
+    const auto put = [&out](std::string_view text) {
+        std::memcpy(out, text.data(), text.size());
+        out += text.size();
+    };
+    if (http_status_has_body(status)) {
+        put("Content-Length: ");
+        // 20 digits at most: the buffer holds the longest framing with room to spare.
+        out = std::to_chars(out, buffer.data() + buffer.size(), body_size).ptr;
+        put("\r\n");
+    }
+    put(connection_line(keep_alive));
+    put("\r\n");
+    return std::string_view(buffer.data(), static_cast<std::size_t>(out - buffer.data()));
+}
+
 std::string http_response(int status,
                           const std::vector<std::pair<std::string, std::string>>& headers,
                           std::string_view body, bool keep_alive) {
-    std::string out = response_start(status, headers, 64 + body.size());
-    if (status != 204 && status != 304) {
-        out += "Content-Length: ";
-        char digits[24];
-        out.append(digits, std::to_chars(digits, digits + sizeof digits, body.size()).ptr);
-        out += "\r\n";
-    }
-    out += connection_line(keep_alive);
-    out += "\r\n";
-    if (status != 204 && status != 304) out += body;
+    if (!http_status_has_body(status)) body = {};
+    HttpFramingBuffer buffer;
+    const std::string_view framing = http_response_framing(status, body.size(), keep_alive, buffer);
+    std::string out = response_start(status, headers, framing.size() + body.size());
+    out += framing;
+    out += body;
     return out;
 }
 

@@ -132,6 +132,17 @@ std::string http_response(int status,
                           const std::vector<std::pair<std::string, std::string>>& headers,
                           std::string_view body, bool keep_alive);
 
+// http_response in three parts, for a response whose head repeats: the status line and the
+// headers, cleaned as above (built once and kept), ...
+std::string http_response_head(int status,
+                               const std::vector<std::pair<std::string, std::string>>& headers);
+// ... then Content-Length (except for 204 and 304), Connection and the empty line, written
+// into `buffer`, then the body (none for 204 and 304).
+using HttpFramingBuffer = std::array<char, 96>;
+std::string_view http_response_framing(int status, std::size_t body_size, bool keep_alive,
+                                       HttpFramingBuffer& buffer);
+inline bool http_status_has_body(int status) { return status != 204 && status != 304; }
+
 // The head of a chunked streaming response (Transfer-Encoding: chunked, no body yet).
 std::string http_stream_head(int status,
                              const std::vector<std::pair<std::string, std::string>>& headers,

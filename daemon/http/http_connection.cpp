@@ -3,8 +3,10 @@
 #include <event2/buffer.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <cerrno>
 
+#include "common/json_envelope.h"
 #include "daemon/io/eager_write.h"
 
 namespace mcpd {
@@ -93,7 +95,9 @@ void HttpConnection::take_request() {
     if (received_.size() - end < body_length) return;  // the rest of the body is on its way
     HttpRequest request;
     request.head = std::move(head).value();
-    request.body = received_.substr(end, body_length);
+    // With room for the scanner's padding: the usual body is scanned where it lies.
+    request.body.reserve(body_length + wire::kScanPadding);
+    request.body.assign(received_, end, body_length);
     received_.erase(0, end + body_length);
     keep_alive_ = request.head.keep_alive;
     answering_ = true;
@@ -103,9 +107,11 @@ void HttpConnection::take_request() {
     handler_.on_request(*this, std::move(request));
 }
 
-bool HttpConnection::write(std::string_view bytes) {
+bool HttpConnection::write(std::span<const std::string_view> pieces) {
     if (closed_) return false;
-    if (evbuffer_get_length(bev_.output()) + bytes.size() > limits_.max_queued_bytes &&
+    std::size_t size = 0;
+    for (const std::string_view piece : pieces) size += piece.size();
+    if (evbuffer_get_length(bev_.output()) + size > limits_.max_queued_bytes &&
         evbuffer_get_length(bev_.output()) > 0) {
         // A client that stopped reading its stream is let go; what it missed can be resumed.
         close();
@@ -114,9 +120,10 @@ bool HttpConnection::write(std::string_view bytes) {
     // At once when nothing is queued: no EPOLLOUT round and loop turn per response. While an
     // upgrade holds output (writing disabled, hold_output), queued, as the state expects.
     if ((bufferevent_get_enabled(bev_.get()) & EV_WRITE) == 0) {
-        bufferevent_write(bev_.get(), bytes.data(), bytes.size());
+        for (const std::string_view piece : pieces)
+            bufferevent_write(bev_.get(), piece.data(), piece.size());
     } else {
-        write_or_queue_bytes(bev_.get(), bytes);
+        write_or_queue_bytes(bev_.get(), pieces);
     }
     return true;
 }
@@ -124,6 +131,16 @@ bool HttpConnection::write(std::string_view bytes) {
 void HttpConnection::respond(int status, const HttpHeaders& headers, std::string_view body) {
     if (closed_ || streaming_) return;
     write(http_response(status, headers, body, keep_alive_));
+    answered();
+}
+
+void HttpConnection::respond_with_head(int status, std::string_view head, std::string_view body) {
+    if (closed_ || streaming_) return;
+    if (!http_status_has_body(status)) body = {};
+    HttpFramingBuffer buffer;
+    const std::array<std::string_view, 3> pieces = {
+        head, http_response_framing(status, body.size(), keep_alive_, buffer), body};
+    write(pieces);
     answered();
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,6 +63,9 @@ public:
     bool answering() const { return answering_; }
 
     void respond(int status, const HttpHeaders& headers, std::string_view body);
+    // The same with the status line and headers already built (http_response_head): an
+    // answer that repeats them goes out in three pieces, no string made for it.
+    void respond_with_head(int status, std::string_view head, std::string_view body);
     // The head of a chunked answer; stream() sends its pieces, end_stream() its end.
     void open_stream(int status, const HttpHeaders& headers);
     // False when the connection is gone (nothing was written).
@@ -92,7 +96,8 @@ private:
     void answered();
     // A request that cannot be read: answer `status` with `why`, then close.
     void refuse(int status, const std::string& why);
-    bool write(std::string_view bytes);
+    bool write(std::string_view bytes) { return write(std::span<const std::string_view>(&bytes, 1)); }
+    bool write(std::span<const std::string_view> pieces);
 
     std::uint64_t id_;
     HttpConnectionLimits limits_;

@@ -315,11 +315,13 @@ void HttpTransport::finish_answer(HttpConnection& c, Exchange& exchange) {
         c.respond(200, {{"Content-Type", "application/json"}}, body);
         return;
     }
-    // The same two headers on every answer: kept, the id's text rewritten in place.
-    if (answer_headers_.empty())
-        answer_headers_ = {{"Content-Type", "application/json"}, {"Mcp-Session-Id", {}}};
-    answer_headers_[1].second = id;
-    c.respond(200, answer_headers_, body);
+    // The same status line and headers on every answer: built once per session id, kept.
+    if (answer_head_.empty() || answer_head_id_ != id) {
+        answer_head_ = http_response_head(
+            200, {{"Content-Type", "application/json"}, {"Mcp-Session-Id", id}});
+        answer_head_id_ = id;
+    }
+    c.respond_with_head(200, answer_head_, body);
 }
 
 void HttpTransport::to_listener(const std::string& line) {

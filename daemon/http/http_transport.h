@@ -140,7 +140,10 @@ private:
     std::map<std::uint64_t, Exchange, std::less<std::uint64_t>,
              RecyclingAllocator<std::pair<const std::uint64_t, Exchange>>>
         exchanges_;
-    HttpHeaders answer_headers_;  // a JSON answer's, kept between answers (finish_answer)
+    // A JSON answer's status line and headers, kept between answers, and the session id they
+    // name (finish_answer).
+    std::string answer_head_;
+    std::string answer_head_id_;
     std::map<std::string, std::uint64_t, std::less<std::string>,
              RecyclingAllocator<std::pair<const std::string, std::uint64_t>>>
         by_request_;  // raw request id → exchange

@@ -22,4 +22,19 @@ std::optional<std::string> plain_body_message(std::string_view body, std::size_t
     return message;
 }
 
+std::optional<std::string> plain_body_message(std::string& body, std::size_t max_bytes,
+                                              wire::EnvelopeScanner& scanner,
+                                              wire::Envelope& envelope) {
+    if (body.empty() || body.front() != '{' || body.back() != '}')
+        return plain_body_message(std::string_view(body), max_bytes, scanner, envelope);
+    if (body.size() > max_bytes || body.find('\n') != std::string::npos ||
+        body.find('\r') != std::string::npos)
+        return std::nullopt;
+    // scan() makes room for the padding if the body has none (HttpConnection leaves it room).
+    if (scanner.scan(body, envelope) != wire::ScanStatus::ok || envelope.malformed ||
+        envelope.method_is("initialize"))
+        return std::nullopt;
+    return std::move(body);
+}
+
 }  // namespace mcpd

@@ -17,5 +17,10 @@ namespace mcpd {
 std::optional<std::string> plain_body_message(std::string_view body, std::size_t max_bytes,
                                               wire::EnvelopeScanner& scanner,
                                               wire::Envelope& envelope);
+// The same, the message taken out of `body` (left empty) when it has no blanks around it: the
+// usual body is scanned where it lies and not copied. `body` is unchanged when none is given.
+std::optional<std::string> plain_body_message(std::string& body, std::size_t max_bytes,
+                                              wire::EnvelopeScanner& scanner,
+                                              wire::Envelope& envelope);
 
 }  // namespace mcpd

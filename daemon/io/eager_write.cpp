@@ -5,6 +5,7 @@
 #include <event2/event.h>
 #include <sys/uio.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -108,9 +109,25 @@ void flush_one(bufferevent* bev, std::string& bytes) {
 }  // namespace
 
 void write_or_queue_bytes(bufferevent* bev, std::string_view bytes) {
-    if (bytes.empty()) return;
-    const iovec part{const_cast<char*>(bytes.data()), bytes.size()};
-    write_or_queue(bev, std::span<const iovec>(&part, 1), bytes.size());
+    write_or_queue_bytes(bev, std::span<const std::string_view>(&bytes, 1));
+}
+
+void write_or_queue_bytes(bufferevent* bev, std::span<const std::string_view> pieces) {
+    constexpr std::size_t kMostParts = 8;
+    while (pieces.size() > kMostParts) {  // more than a response has: in turns, in order
+        write_or_queue_bytes(bev, pieces.first(kMostParts));
+        pieces = pieces.subspan(kMostParts);
+    }
+    std::array<iovec, kMostParts> parts{};
+    std::size_t count = 0;
+    std::size_t total = 0;
+    for (const std::string_view piece : pieces) {
+        if (piece.empty()) continue;
+        parts[count++] = iovec{const_cast<char*>(piece.data()), piece.size()};
+        total += piece.size();
+    }
+    if (total == 0) return;
+    write_or_queue(bev, std::span<const iovec>(parts.data(), count), total);
 }
 
 HeldWrites::~HeldWrites() {

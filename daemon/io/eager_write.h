@@ -38,6 +38,9 @@ class WriteCoalescer;
 // Write `bytes` to `bev`'s descriptor at once when nothing is queued on its output, and queue
 // what the descriptor does not take: bytes that are not a line (an HTTP response), never held.
 void write_or_queue_bytes(bufferevent* bev, std::string_view bytes);
+// The same for bytes in pieces, written in order with one writev (a response's head, framing
+// and body, none of them copied together first).
+void write_or_queue_bytes(bufferevent* bev, std::span<const std::string_view> pieces);
 
 // What one destination (a session's output, a child's stdin) has held back in the current
 // burst or pass of the loop. Owned beside the destination's bufferevent; its memory is kept

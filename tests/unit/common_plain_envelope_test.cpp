@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "common/json_envelope.h"
 #include "common/plain_envelope.h"
@@ -8,10 +9,17 @@
 using mcpd::wire::Envelope;
 using mcpd::wire::EnvelopeScanner;
 using mcpd::wire::IdKind;
-using mcpd::wire::scan_plain;
+using mcpd::wire::PaddedText;
 using mcpd::wire::ScanStatus;
 
 namespace {
+
+// The plain pass over a copy of `line` with the padding it may read past a clean message.
+bool scan_plain(const std::string& line, Envelope& e) {
+    std::string text = line;
+    text.reserve(text.size() + mcpd::wire::kScanPadding);
+    return mcpd::wire::scan_plain(PaddedText{text}, e);
+}
 
 // The general scanner's reading of `line` (simdjson only).
 Envelope general_reading(const std::string& line, ScanStatus& status) {
@@ -141,4 +149,44 @@ TEST_CASE("plain envelope: every prefix of a message is refused or agrees", "[en
         REQUIRE(status == ScanStatus::ok);
         CHECK(plain == full);
     }
+}
+
+TEST_CASE("plain envelope: what lies in the padding after a message changes nothing",
+          "[envelope]") {
+    for (const std::string& line : std::initializer_list<std::string>{
+             R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a b  c "}]}})",
+             R"({"jsonrpc":"2.0","id":"x y","method":"tools/call","params":{"name":"n m"}})",
+             R"({"jsonrpc":"2.0","id":1, "method":"x"})",
+             R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"long":")" + std::string(300, 'q') +
+                 R"(","k":[1,2,3]}})",
+         }) {
+        require_plain_agrees(line);
+        // Quotes, spaces and backslashes where the strings' search runs past the end.
+        std::string text = line;
+        for (int i = 0; i < 128; ++i) text += "\" \\}"[i % 4];
+        Envelope from_padding;
+        REQUIRE(mcpd::wire::scan_plain(PaddedText{std::string_view(text).substr(0, line.size())},
+                                       from_padding));
+        Envelope plain;
+        REQUIRE(scan_plain(line, plain));
+        CHECK(from_padding == plain);
+    }
+    // A line cut short in a string, or with a string left open, is not read by the plain pass
+    // whatever follows it.
+    for (const std::string& line : {std::string(R"({"jsonrpc":"2.0","id":1,"method":"x)"),
+                                   std::string(R"({"jsonrpc":"2.0","id":1,"method":"x"})") + "\"",
+                                   std::string(R"({"jsonrpc":"2.0","id":1,"method":x"y"})")}) {
+        INFO(line);
+        // The padding holds what would complete the message.
+        std::string text = line + "\"}\"}}}" + std::string(64, ' ');
+        Envelope plain;
+        CHECK_FALSE(mcpd::wire::scan_plain(
+            PaddedText{std::string_view(text).substr(0, line.size())}, plain));
+    }
+    // Spaces after the message, then the end: the search for more stops at the end.
+    std::string spaced = R"({"jsonrpc":"2.0","id":1,"method":"x"}   )";
+    const std::size_t size = spaced.size();
+    spaced += std::string(64, ' ');
+    Envelope e;
+    CHECK(mcpd::wire::scan_plain(PaddedText{std::string_view(spaced).substr(0, size)}, e));
 }

@@ -1,8 +1,11 @@
 // HTTP/1.1 for the MCP endpoint (daemon/control/http_message.h): request heads as real clients
 // send them, everything that could be read two ways refused, Accept, and the responses.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "daemon/control/http_message.h"
 
@@ -438,4 +441,51 @@ TEST_CASE("bearer credentials: the scheme in any case, then one or more spaces",
     CHECK_FALSE(bearer_credentials("Bearer"));
     CHECK_FALSE(bearer_credentials("Bearer   "));
     CHECK_FALSE(bearer_credentials("Bearerabc"));
+}
+
+TEST_CASE("a known header's name with one byte outside the token set is refused",
+          "[http-message]") {
+    // Known names are lowered sixteen bytes at a time and matched whole; anything else still
+    // meets the byte-by-byte check, at every place of the name.
+    for (const std::string_view known : kKnownHeaders) {
+        for (std::size_t at = 0; at < known.size(); ++at) {
+            for (const char bad : {'(', ' ', '\x80', '\x01', '@', '['}) {
+                if (at == 0 && bad == ' ') continue;  // a folded line, refused as such
+                std::string name(known);
+                name[at] = bad;
+                INFO(name << " byte " << static_cast<int>(static_cast<unsigned char>(bad)));
+                const std::string why = message_test_refusal("GET /mcp HTTP/1.1\r\n" + name +
+                                                             ": v\r\n\r\n");
+                CHECK(why.find("token") != std::string::npos);
+            }
+        }
+    }
+    // A long name, and names in mixed case, known or not, are read lowered.
+    const std::string long_name(40, 'X');
+    const Result<HttpRequestHead> parsed = message_test_parse(
+        "GET /mcp HTTP/1.1\r\nMcP-SeSsIoN-iD: s\r\n" + long_name + ": l\r\nX-Mixed-Case: m\r\n\r\n");
+    REQUIRE(parsed.ok());
+    CHECK(parsed->header("mcp-session-id") == std::optional<std::string_view>("s"));
+    CHECK(parsed->header(std::string(40, 'x')) == std::optional<std::string_view>("l"));
+    CHECK(parsed->header("x-mixed-case") == std::optional<std::string_view>("m"));
+}
+
+TEST_CASE("a response's kept head and its framing make the whole response", "[http-message]") {
+    const std::vector<std::pair<std::string, std::string>> headers = {
+        {"Content-Type", "application/json"}, {"Mcp-Session-Id", "a\r\nb"}};
+    for (const int status : {200, 202, 204, 304, 404, 418}) {
+        for (const bool keep_alive : {true, false}) {
+            for (const std::string& body : {std::string(), std::string("{}"), std::string(300, 'b')}) {
+                HttpFramingBuffer buffer;
+                std::string pieces = http_response_head(status, headers);
+                pieces += http_response_framing(status, body.size(), keep_alive, buffer);
+                if (http_status_has_body(status)) pieces += body;
+                INFO(status << " " << keep_alive << " " << body.size());
+                CHECK(pieces == http_response(status, headers, body, keep_alive));
+            }
+        }
+    }
+    HttpFramingBuffer buffer;
+    CHECK(http_response_framing(200, SIZE_MAX, true, buffer) ==
+          "Content-Length: " + std::to_string(SIZE_MAX) + "\r\nConnection: keep-alive\r\n\r\n");
 }

@@ -44,3 +44,31 @@ TEST_CASE("http: every other body goes the general way", "[http]") {
     // Bytes that are not UTF-8.
     CHECK_FALSE(plain("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}"));
 }
+
+TEST_CASE("http: a body with nothing around its message is taken, not copied", "[http]") {
+    mcpd::wire::EnvelopeScanner scanner(4096 + 4096);
+    mcpd::wire::Envelope envelope;
+    const std::string call = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+    std::string body = call;
+    body.reserve(call.size() + mcpd::wire::kScanPadding);
+    const char* const bytes = body.data();
+    std::optional<std::string> taken = plain_body_message(body, 4096, scanner, envelope);
+    REQUIRE(taken == call);
+    CHECK(taken->data() == bytes);  // the same memory
+    CHECK(body.empty());
+    CHECK(envelope.method == "ping");
+    // Blanks around it: a copy, the body left as it was.
+    std::string spaced = " " + call + "\r\n";
+    CHECK(plain_body_message(spaced, 4096, scanner, envelope) == call);
+    CHECK(spaced == " " + call + "\r\n");
+    // Not taken: the body is left for the general path, whole.
+    for (std::string other : {std::string(R"({"jsonrpc":"2.0","id":1,"method":"initialize"})"),
+                              std::string(R"({"jsonrpc":"2.0","id":1,"method":"x"} {})"),
+                              std::string("{\"jsonrpc\":\"2.0\",\n\"id\":1,\"method\":\"x\"}"),
+                              std::string(5000, '{') + "}"}) {
+        const std::string before = other;
+        INFO(before.substr(0, 60));
+        CHECK_FALSE(plain_body_message(other, 4096, scanner, envelope).has_value());
+        CHECK(other == before);
+    }
+}
