@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/log_output.h"
 #include "common/state_file.h"
+#include "daemon/control_commands.h"
 #include "daemon/daemon.h"
 #include "daemon/group_attach.h"
 #include "daemon/server/keeper.h"

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/ascii.h"
+#include "daemon/control/http_chars.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -15,103 +16,14 @@ namespace mcpd {
 
 namespace {
 
-// RFC 9110's tchar, as a table: heads are read a byte at a time.
-constexpr std::array<bool, 256> token_chars() {
-    std::array<bool, 256> table{};
-    for (int c = 'A'; c <= 'Z'; ++c) table[static_cast<std::size_t>(c)] = true;
-    for (int c = 'a'; c <= 'z'; ++c) table[static_cast<std::size_t>(c)] = true;
-    for (int c = '0'; c <= '9'; ++c) table[static_cast<std::size_t>(c)] = true;
-    for (const char c : std::string_view("!#$%&'*+-.^_`|~"))
-        table[static_cast<unsigned char>(c)] = true;
-    return table;
-}
-constexpr std::array<bool, 256> kTokenChars = token_chars();
-// The same, giving a header name's byte lowercased, or 0 outside the set: one pass checks and
-// lowers a name.
-constexpr std::array<char, 256> token_lower() {
-    std::array<char, 256> table{};
-    for (std::size_t c = 0; c < table.size(); ++c)
-        if (kTokenChars[c]) table[c] = ascii_lower(static_cast<char>(c));
-    return table;
-}
-constexpr std::array<char, 256> kTokenLower = token_lower();
-
-bool is_token(std::string_view text) {
-    if (text.empty()) return false;
-    for (const char c : text)
-        if (!kTokenChars[static_cast<unsigned char>(c)]) return false;
-    return true;
-}
-
-std::string_view trimmed(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
-
-// Control characters other than tab, and DEL.
-constexpr std::array<bool, 256> control_chars() {
-    std::array<bool, 256> table{};
-    for (int c = 0; c < 0x20; ++c) table[static_cast<std::size_t>(c)] = c != '\t';
-    table[0x7F] = true;
-    return table;
-}
-constexpr std::array<bool, 256> kControlChars = control_chars();
-inline bool is_control(char c) {
-    return kControlChars[static_cast<unsigned char>(c)];
-}
-
-// Whether `text` holds one: sixteen bytes at a time where SSE2 is (every x86-64), for the
-// header values read and written with each request.
-bool has_control(std::string_view text) {
-    const char* p = text.data();
-    const char* const end = p + text.size();
-#if defined(__SSE2__)
-    const __m128i high_bits = _mm_set1_epi8(static_cast<char>(0xE0));
-    const __m128i tab = _mm_set1_epi8('\t');
-    const __m128i del = _mm_set1_epi8(0x7F);
-    for (; end - p >= 16; p += 16) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        // 0x00 to 0x1F: no bit of 0xE0 set.
-        const __m128i low = _mm_cmpeq_epi8(_mm_and_si128(bytes, high_bits), _mm_setzero_si128());
-        const __m128i found = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(bytes, tab), low),
-                                           _mm_cmpeq_epi8(bytes, del));
-        if (_mm_movemask_epi8(found) != 0) return true;
-    }
-#endif
-    // The rest (most values are shorter than sixteen bytes) by table, without a branch a byte.
-    bool found = false;
-    for (; p < end; ++p) found |= is_control(*p);
-    return found;
-}
+using http_chars::has_control_before_slack;
+using http_chars::is_token;
+using http_chars::kTokenLower;
+using http_chars::trimmed;
 
 // Room kept after the head's copy, so that a name or value in it can be read sixteen bytes
-// at a time past its end without leaving the string's memory.
+// at a time past its end without leaving the string's memory (has_control_before_slack).
 constexpr std::size_t kHeadSlack = 32;
-
-// has_control for `text` lying in a string with kHeadSlack bytes of room after it: every byte
-// in blocks of sixteen, the last block's bytes past the end masked off.
-bool has_control_in_slack(std::string_view text) {
-#if defined(__SSE2__)
-    const char* p = text.data();
-    const char* const end = p + text.size();
-    const __m128i high_bits = _mm_set1_epi8(static_cast<char>(0xE0));
-    const __m128i tab = _mm_set1_epi8('\t');
-    const __m128i del = _mm_set1_epi8(0x7F);
-    for (; p < end; p += 16) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        const __m128i low = _mm_cmpeq_epi8(_mm_and_si128(bytes, high_bits), _mm_setzero_si128());
-        const __m128i found = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(bytes, tab), low),
-                                           _mm_cmpeq_epi8(bytes, del));
-        auto mask = static_cast<unsigned>(_mm_movemask_epi8(found));
-        if (end - p < 16) mask &= (1U << (end - p)) - 1;
-        if (mask != 0) return true;
-    }
-    return false;
-#else
-    return has_control(text);
-#endif
-}
 
 // A header name of at most 32 bytes lying in a string with kHeadSlack bytes of room after it,
 // lowercased into `lowered` when it is one of kKnownHeaders in any case (the usual case): then
@@ -285,7 +197,7 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         }
         const std::string_view name = line.substr(0, colon);
         const std::string_view value = trimmed(line.substr(colon + 1));
-        if (has_control_in_slack(value)) return bad("a header value holds a control character");
+        if (has_control_before_slack(value)) return bad("a header value holds a control character");
         // Peers disagree on whether "5 " is a length: refused rather than read as 5.
         if (name == "content-length" && (line.back() == ' ' || line.back() == '\t'))
             return bad("Content-Length is not a number of bytes");
@@ -435,138 +347,6 @@ std::optional<std::string_view> bearer_credentials(std::string_view authorizatio
     while (credentials.starts_with(' ')) credentials.remove_prefix(1);
     if (credentials.empty()) return std::nullopt;
     return credentials;
-}
-
-namespace {
-
-struct Reason {
-    int status;
-    std::string_view phrase;
-};
-
-constexpr Reason kReasons[] = {{200, "OK"},
-                               {202, "Accepted"},
-                               {204, "No Content"},
-                               {400, "Bad Request"},
-                               {401, "Unauthorized"},
-                               {403, "Forbidden"},
-                               {404, "Not Found"},
-                               {405, "Method Not Allowed"},
-                               {406, "Not Acceptable"},
-                               {408, "Request Timeout"},
-                               {409, "Conflict"},
-                               {411, "Length Required"},
-                               {413, "Content Too Large"},
-                               {415, "Unsupported Media Type"},
-                               {421, "Misdirected Request"},
-                               {429, "Too Many Requests"},
-                               {431, "Request Header Fields Too Large"},
-                               {500, "Internal Server Error"},
-                               {503, "Service Unavailable"}};
-
-std::string_view reason_phrase(int status) {
-    for (const Reason& reason : kReasons)
-        if (reason.status == status) return reason.phrase;
-    return "";
-}
-
-// `text` with control characters as spaces: nothing a caller passes can end a header line.
-void append_clean(std::string& out, std::string_view text) {
-    const std::size_t at = out.size();
-    out.append(text);
-    if (!has_control(text)) return;
-    for (std::size_t i = at; i < out.size(); ++i)
-        if (is_control(out[i])) out[i] = ' ';
-}
-
-// The status line and the caller's headers, each line ended by CR LF; room made for `more`
-// bytes after them.
-std::string response_start(int status,
-                           const std::vector<std::pair<std::string, std::string>>& headers,
-                           std::size_t more = 0) {
-    std::size_t size = 64 + more;
-    for (const auto& header : headers) size += header.first.size() + header.second.size() + 4;
-    std::string out;
-    out.reserve(size);
-    out += "HTTP/1.1 ";
-    char digits[12];
-    out.append(digits, std::to_chars(digits, digits + sizeof digits, status).ptr);
-    out += ' ';
-    out += reason_phrase(status);
-    out += "\r\n";
-    for (const auto& header : headers) {
-        append_clean(out, header.first);
-        out += ": ";
-        append_clean(out, header.second);
-        out += "\r\n";
-    }
-    return out;
-}
-
-std::string_view connection_line(bool keep_alive) {
-    return keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
-}
-
-}  // namespace
-
-std::string http_response_head(int status,
-                               const std::vector<std::pair<std::string, std::string>>& headers) {
-    return response_start(status, headers);
-}
-
-std::string_view http_response_framing(int status, std::size_t body_size, bool keep_alive,
-                                       HttpFramingBuffer& buffer) {
-    char* out = buffer.data();
-    const auto put = [&out](std::string_view text) {
-        std::memcpy(out, text.data(), text.size());
-        out += text.size();
-    };
-    if (http_status_has_body(status)) {
-        put("Content-Length: ");
-        // 20 digits at most: the buffer holds the longest framing with room to spare.
-        out = std::to_chars(out, buffer.data() + buffer.size(), body_size).ptr;
-        put("\r\n");
-    }
-    put(connection_line(keep_alive));
-    put("\r\n");
-    return std::string_view(buffer.data(), static_cast<std::size_t>(out - buffer.data()));
-}
-
-std::string http_response(int status,
-                          const std::vector<std::pair<std::string, std::string>>& headers,
-                          std::string_view body, bool keep_alive) {
-    if (!http_status_has_body(status)) body = {};
-    HttpFramingBuffer buffer;
-    const std::string_view framing = http_response_framing(status, body.size(), keep_alive, buffer);
-    std::string out = response_start(status, headers, framing.size() + body.size());
-    out += framing;
-    out += body;
-    return out;
-}
-
-std::string http_stream_head(int status,
-                             const std::vector<std::pair<std::string, std::string>>& headers,
-                             bool keep_alive) {
-    std::string out = response_start(status, headers);
-    out += "Transfer-Encoding: chunked\r\n";
-    out += connection_line(keep_alive);
-    out += "\r\n";
-    return out;
-}
-
-std::string http_chunk(std::string_view bytes) {
-    if (bytes.empty()) return "";
-    std::array<char, 20> size{};
-    const auto end = std::to_chars(size.data(), size.data() + size.size(), bytes.size(), 16).ptr;
-    std::string out(size.data(), end);
-    out += "\r\n";
-    out += bytes;
-    out += "\r\n";
-    return out;
-}
-
-std::string_view http_last_chunk() {
-    return "0\r\n\r\n";
 }
 
 }  // namespace mcpd
