@@ -50,13 +50,19 @@ bool lower_known_name(const char* name, std::size_t size, std::array<char, 32>& 
 
 // The next line of `text` without its CR LF or LF; `text` moves past it. `ended` tells
 // whether it had a line end at all.
-std::string_view next_line(std::string_view& text, bool& ended) {
-    const std::size_t end = text.find('\n');
-    ended = end != std::string_view::npos;
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(ended ? end + 1 : text.size());
-    if (ended && !line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return line;
+[[gnu::always_inline]] inline std::string_view next_line(std::string_view& text, bool& ended) {
+    const char* const start = text.data();
+    const auto* newline = static_cast<const char*>(std::memchr(start, '\n', text.size()));
+    ended = newline != nullptr;
+    if (!ended) {
+        const std::string_view line = text;
+        text = {};
+        return line;
+    }
+    std::size_t size = static_cast<std::size_t>(newline - start);
+    text = std::string_view(newline + 1, text.size() - size - 1);
+    if (size > 0 && start[size - 1] == '\r') --size;
+    return std::string_view(start, size);
 }
 
 Failure bad(std::string_view why) {
@@ -181,8 +187,9 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         // A folded line continues a header in a way peers read differently.
         if (line.front() == ' ' || line.front() == '\t')
             return bad("a header line is folded (starts with a space or tab)");
-        const std::size_t colon = line.find(':');
-        if (colon == std::string_view::npos) return bad("a header line has no ':'");
+        const auto* colon_at = static_cast<const char*>(std::memchr(line.data(), ':', line.size()));
+        if (colon_at == nullptr) return bad("a header line has no ':'");
+        const auto colon = static_cast<std::size_t>(colon_at - line.data());
         const auto at = static_cast<std::size_t>(line.data() - head.text_.data());
         if (colon == 0) return bad("a header name holds a character outside the token set");
         std::array<char, 32> lowered;

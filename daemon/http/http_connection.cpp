@@ -18,8 +18,11 @@ HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent b
       handler_(std::move(handler)),
       bev_(std::move(bev)),
       deadline_(base, [this] {
+          // While a request is answered its time is not limited (a long call, a stream): the
+          // deadline, left armed when the request came, is armed again by answered().
+          if (answering_) return;
           // A request that never completes, or a kept-alive connection left idle.
-          if (received_.empty() || answering_) {
+          if (received_.empty()) {
               close();
           } else {
               refuse(408, "the request did not arrive within http_request_timeout");
@@ -100,8 +103,7 @@ void HttpConnection::take_request() {
     request.body.assign(received_, end, body_length);
     received_.erase(0, end + body_length);
     keep_alive_ = request.head.keep_alive;
-    answering_ = true;
-    deadline_.cancel();
+    answering_ = true;  // the deadline now waits for answered() (see its callback)
     // Reading goes on, so a client that leaves is seen; its next request waits (above).
     if (!held_) reader_.enable();
     handler_.on_request(*this, std::move(request));

@@ -105,13 +105,11 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
     std::vector<std::string> refused;  // a refused message is emptied: it is not forwarded
     for (std::size_t i = 0; i < messages.size(); ++i) {
         std::string& message = messages[i];
-        if (scanned != nullptr) {
-            envelope_ = *scanned;
-        } else if (scanner_.scan(message, envelope_) != wire::ScanStatus::ok) {
+        if (scanned == nullptr && scanner_.scan(message, envelope_) != wire::ScanStatus::ok)
             continue;
-        }
-        if (!envelope_.is_request()) continue;
-        const std::string id = raw_token(envelope_.id, message);
+        const wire::Envelope& e = scanned != nullptr ? *scanned : envelope_;
+        if (!e.is_request()) continue;
+        const std::string id = raw_token(e.id, message);
         if (by_request_.contains(id) || swallow_.contains(id) ||
             std::find(exchange.waiting.begin(), exchange.waiting.end(), id) !=
                 exchange.waiting.end()) {
@@ -123,13 +121,12 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
         }
         exchange.waiting.push_back(id);
         by_request_[id] = number;
-        if (envelope_.method_is("initialize")) {
+        if (e.method_is("initialize")) {
             // Its answer carries the session's id in a header: never a stream.
             exchange.initialize = true;
             exchange.sse = false;
         }
-        if (!envelope_.progress_token.empty())
-            by_progress_[raw_token(envelope_.progress_token, message)] = number;
+        if (!e.progress_token.empty()) by_progress_[raw_token(e.progress_token, message)] = number;
     }
     if (exchange.waiting.empty() && refused.empty()) {
         // Only notifications and answers: accepted, nothing to wait for.
@@ -227,9 +224,16 @@ void HttpTransport::send_answer(std::span<const std::string_view> pieces,
     if (closed_) return;
     std::string line = wire::joined(pieces);
     // The router's reading of the answer, moved to the spliced text: nothing is read twice.
-    envelope_ = envelope;
-    envelope_.after_splice(changes);
-    route_out(std::move(line), envelope_);
+    // Only what route_out reads is taken over, not the envelope's strings.
+    wire::Envelope routed;
+    routed.has_method = envelope.has_method;
+    routed.has_result = envelope.has_result;
+    routed.has_error = envelope.has_error;
+    routed.id_kind = envelope.id_kind;
+    routed.id = envelope.id;
+    routed.reported_token = envelope.reported_token;
+    routed.after_splice(changes);
+    route_out(std::move(line), routed);
 }
 
 void HttpTransport::route_out(std::string line, const wire::Envelope& e) {

@@ -120,6 +120,7 @@ private:
     void deliver(std::string line, const wire::Envelope* scanned = nullptr);
     // A message for the client, read: the answer of a request, progress of a streamed one, or
     // the listener's.
+    // Reads of `e` only the kind of message, its id and the progress token it reports.
     void route_out(std::string line, const wire::Envelope& e);
     // An answer to request `raw_id` of exchange `number`.
     void answer(std::uint64_t number, const std::string& raw_id, std::string line);

@@ -9,7 +9,8 @@ FdWatcher::FdWatcher(event_base* base, int fd, short events, std::function<void(
     state_->on_ready = std::move(on_ready);
     state_->ev = event_new(base, fd, events, &FdWatcher::fire, state_.get());
     MCPD_CHECK(state_->ev != nullptr, "libevent could not allocate an event");
-    event_add(state_->ev, nullptr);
+    state_->persist = (events & EV_PERSIST) != 0;
+    state_->added = event_add(state_->ev, nullptr) == 0;
 }
 
 FdWatcher::~FdWatcher() = default;
@@ -25,16 +26,22 @@ bool FdWatcher::registered() const {
 }
 
 void FdWatcher::enable() {
-    if (state_ != nullptr) event_add(state_->ev, nullptr);
+    // Asked on every request of a connection: libevent is called only when something changes.
+    if (state_ != nullptr && !state_->added) state_->added = event_add(state_->ev, nullptr) == 0;
 }
 
 void FdWatcher::disable() {
-    if (state_ != nullptr) event_del(state_->ev);
+    if (state_ != nullptr && state_->added) {
+        event_del(state_->ev);
+        state_->added = false;
+    }
 }
 
 void FdWatcher::fire(evutil_socket_t, short, void* state) {
+    auto* s = static_cast<State*>(state);
+    if (!s->persist) s->added = false;  // libevent has let it go
     // Nothing here touches the state after the callback: it may reset the watcher.
-    static_cast<State*>(state)->on_ready();
+    s->on_ready();
 }
 
 }  // namespace mcpd

@@ -38,6 +38,8 @@ private:
         ~State();
         std::function<void()> on_ready;
         event* ev = nullptr;
+        bool persist = false;
+        bool added = false;  // registered with libevent, as far as enable/disable/fire know
     };
     static void fire(evutil_socket_t, short, void* state);
     std::unique_ptr<State> state_;

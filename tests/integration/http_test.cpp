@@ -426,3 +426,47 @@ TEST_CASE("over HTTP a lazy server answers from its cache, and calls are counted
     CHECK(env.daemon_log().find("client=curl-test method=tools/call tool=echo outcome=reply") != std::string::npos);
     CHECK(env.daemon_log().find("woken") == std::string::npos);
 }
+
+TEST_CASE("over HTTP http_request_timeout cuts a late request and an idle connection, never an answer",
+          "[http]") {
+    TestEnv env("http-timeout");
+    const std::string http = env.path("http.sock");
+    env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http +
+                       "\"]\nhttp_request_timeout = \"400ms\"\n\n" + server_toml("demo"));
+    env.start_daemon();
+    const std::string session = open_mcp_session(http, "demo", "timeout");
+    REQUIRE_FALSE(session.empty());
+    const std::string slow = mcp_request(
+        "demo", mcp_call("s", "slow", {{"steps", 3}, {"interval_ms", 400}}), session, false);
+    {
+        // A call that takes three times the timeout is answered, and the connection is then
+        // kept for the next request: the deadline waits while a request is answered.
+        HttpStreamClient client(http);
+        const auto start = std::chrono::steady_clock::now();
+        REQUIRE(client.send(slow));
+        std::optional<HttpHead> head = client.read_head();
+        REQUIRE(head);
+        CHECK(head->status == 200);
+        CHECK(std::chrono::steady_clock::now() - start >= 1s);
+        REQUIRE(client.read_body());
+        REQUIRE(client.send(
+            mcp_request("demo", mcp_call("e", "echo", {{"text", "after"}}), session, false)));
+        head = client.read_head();
+        REQUIRE(head);
+        CHECK(head->status == 200);
+        const std::optional<std::string> body = client.read_body();
+        REQUIRE(body);
+        CHECK(call_answer_text(*body) == "after");
+        // Then left idle: closed after the timeout.
+        CHECK(client.wait_closed(5s));
+    }
+    {
+        // A head that never ends: 408, then the close.
+        HttpStreamClient client(http);
+        REQUIRE(client.send("POST /mcp/demo HTTP/1.1\r\nHost: localhost\r\n"));
+        const std::optional<HttpHead> head = client.read_head(5s);
+        REQUIRE(head);
+        CHECK(head->status == 408);
+        CHECK(client.wait_closed(5s));
+    }
+}
