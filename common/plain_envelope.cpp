@@ -93,7 +93,7 @@ std::ptrdiff_t utf8_sequence(const unsigned char* p, const unsigned char* end) {
 // `key == literal`, by length first (most keys differ in length from most literals); a short
 // literal is compared as one integer, without a call to memcmp.
 template <std::size_t N>
-bool is(std::string_view key, const char (&literal)[N]) {
+[[gnu::always_inline]] inline bool is(std::string_view key, const char (&literal)[N]) {
     constexpr std::size_t length = N - 1;
     if (key.size() != length) return false;
     if constexpr (length <= sizeof(std::uint64_t)) {

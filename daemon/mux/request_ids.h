@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,9 @@
 #include "common/recycling_allocator.h"
 
 namespace mcpd {
+
+// The key of RequestIds::Hash: random, drawn once when the process starts.
+extern const std::uint64_t kRequestIdHashKey;
 
 class RequestIds {
 public:
@@ -25,11 +29,30 @@ public:
         std::uint64_t child_id = 0;
         std::size_t bytes = 0;  // kEntryBytes, its raw id and the texts kept beside it
     };
-    // Looked up by the id where it lies in the line (string_view), without a copy.
+    // Looked up by the id where it lies in the line (string_view), without a copy. Ids are
+    // short (a counter's digits, a UUID at most): a word at a time, mixed with a key drawn
+    // when mcpd starts, so that a client cannot choose ids that all fall in one bucket.
     struct Hash {
         using is_transparent = void;
         std::size_t operator()(std::string_view id) const {
-            return std::hash<std::string_view>{}(id);
+            std::uint64_t h = kRequestIdHashKey ^ id.size();
+            const char* p = id.data();
+            std::size_t left = id.size();
+            for (; left >= 8; p += 8, left -= 8) {
+                std::uint64_t word = 0;
+                std::memcpy(&word, p, 8);
+                h = mix(h ^ word);
+            }
+            std::uint64_t tail = 0;
+            for (std::size_t i = 0; i < left; ++i)
+                tail |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+            return mix(h ^ tail);
+        }
+        static std::uint64_t mix(std::uint64_t h) {
+            h ^= h >> 32;
+            h *= 0xd6e8feb86659fd93ULL;
+            h ^= h >> 32;
+            return h;
         }
     };
     // Its nodes recycled: one comes and goes with every request.

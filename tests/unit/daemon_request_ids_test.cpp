@@ -1,6 +1,8 @@
 // RequestIds: a session's ids in flight, their child ids and what they cost.
 #include <catch2/catch.hpp>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include "daemon/mux/request_ids.h"
 
@@ -41,4 +43,24 @@ TEST_CASE("request ids: entries come and go, each with its own id and cost",
     ids.set("7", 9, 500);
     CHECK(ids.bytes() == before);
     CHECK(ids.find("7")->second.child_id == 9);
+}
+
+TEST_CASE("request ids hash apart, whatever their length", "[router]") {
+    // Counters, quoted strings and ids across the eight-byte words the hash reads.
+    const mcpd::RequestIds::Hash hash;
+    std::set<std::size_t> seen;
+    std::size_t count = 0;
+    for (int i = 0; i < 20000; ++i) {
+        for (const std::string& id : {std::to_string(i), "\"" + std::to_string(i) + "\"",
+                                      "\"req-" + std::string(static_cast<std::size_t>(i % 17), 'x') +
+                                          std::to_string(i) + "\""}) {
+            seen.insert(hash(id));
+            ++count;
+            CHECK(hash(id) == hash(std::string(id)));  // the same text, the same hash
+        }
+    }
+    CHECK(seen.size() == count);
+    // A byte that is zero still counts: "1" and "1\0" differ.
+    CHECK(hash(std::string_view("1", 1)) != hash(std::string_view("1\0", 2)));
+    CHECK(hash(std::string_view("12345678\0", 9)) != hash(std::string_view("12345678", 8)));
 }
