@@ -59,7 +59,37 @@ char* remap_block(char* block, std::size_t bytes, std::size_t grown) {
     return static_cast<char*>(moved);
 }
 
+// The mapped block kept after its release, and whom to tell (see byte_buffer.h).
+struct Spare {
+    ~Spare() {
+        if (data != nullptr) ::munmap(data, capacity);
+    }
+    char* data = nullptr;
+    std::size_t capacity = 0;
+    std::function<void()> kept;
+};
+Spare& spare() {
+    static Spare kept;
+    return kept;
+}
+
 }  // namespace
+
+void ByteBuffer::keep_spares(std::function<void()> kept) {
+    spare().kept = std::move(kept);
+    if (!spare().kept) drop_spare();
+}
+
+void ByteBuffer::drop_spare() {
+    Spare& s = spare();
+    if (s.data != nullptr) ::munmap(s.data, s.capacity);
+    s.data = nullptr;
+    s.capacity = 0;
+}
+
+std::size_t ByteBuffer::spare_bytes() {
+    return spare().capacity;
+}
 
 ByteBuffer::ByteBuffer(ByteBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
@@ -94,19 +124,35 @@ void ByteBuffer::reserve(std::size_t capacity, std::size_t keep) {
             return;
         }
     }
-    // A new aligned block and one copy (from the heap, or when a move could not be made).
-    char* block = map_block(bytes);
+    // A new aligned block and one copy (from the heap, or when a move could not be made):
+    // the spare when it is large enough (all of it: its pages are there already).
+    std::size_t block_bytes = bytes;
+    char* block = nullptr;
+    if (Spare& s = spare(); s.data != nullptr && s.capacity >= bytes) {
+        block = std::exchange(s.data, nullptr);
+        block_bytes = std::exchange(s.capacity, 0);
+    } else {
+        block = map_block(bytes);
+    }
     if (keep > 0) std::memcpy(block, data_, keep);
     release();
     data_ = block;
     mapped_ = true;
-    capacity_ = bytes;
+    capacity_ = block_bytes;
 }
 
 void ByteBuffer::release() {
     if (data_ != nullptr) {
         if (mapped_) {
-            ::munmap(data_, capacity_);
+            Spare& s = spare();
+            if (s.kept && capacity_ > s.capacity) {
+                drop_spare();
+                s.data = data_;
+                s.capacity = capacity_;
+                s.kept();
+            } else {
+                ::munmap(data_, capacity_);
+            }
         } else {
             std::free(data_);
         }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "common/byte_buffer.h"
 #include "common/descriptors.h"
 #include "common/log.h"
 #include "common/metrics_text.h"
@@ -28,6 +29,9 @@ namespace mcpd {
 using nlohmann::json;
 
 namespace {
+
+// How long the block of a large message is kept for the next one.
+constexpr Duration kSpareBlockKept = std::chrono::milliseconds(200);
 
 std::string directory_of(const std::string& path) {
     const std::size_t slash = path.rfind('/');
@@ -51,6 +55,7 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
                                   [this] { heap_trim_.soon(); }}),
       budget_check_(loop_.base(), [this] { budget_.enforce(); }),
       heap_trim_(loop_.base()),
+      spare_drop_(loop_.base(), [] { ByteBuffer::drop_spare(); }),
       pool_(*this, [this] { maybe_finish_shutdown(); }),
       placement_(pool_),
       sessions_(loop_, registry_.daemon, placement_, authority_, limits_, budget_),
@@ -60,6 +65,7 @@ Daemon::Daemon(DaemonOptions options, config::Registry registry)
       }) {}
 
 Daemon::~Daemon() {
+    ByteBuffer::keep_spares({});  // its timer goes with this daemon
     // Sessions before the connections they are linked to, those before the servers.
     waiters_.clear();
     sessions_.clear();
@@ -77,6 +83,9 @@ int Daemon::run(std::unique_ptr<UpgradeState> carried) {
     // From here on no log line blocks the loop, whoever reads (or does not read) stderr.
     const LogPump log_pump(loop_.base());
     max_descriptors_ = raise_descriptor_limit();
+    // Large messages that follow one another reuse one block, its pages already there; an
+    // isolated one gives it back shortly after (the RSS after a large result stays as it was).
+    ByteBuffer::keep_spares([this] { spare_drop_.arm(kSpareBlockKept); });
     limits_.set_descriptor_limit(max_descriptors_);
 
     // After an upgrade in place the listener is the one the process had before the exec; it and

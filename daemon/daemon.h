@@ -187,6 +187,9 @@ private:
     void open_list_cache();
     Timer budget_check_;  // enforce() on the next turn, after a reply or a held write
     HeapTrimmer heap_trim_;
+    // Gives back the mapped block kept for the next large message (common/byte_buffer.h)
+    // once none has come for kSpareBlockKept.
+    Timer spare_drop_;
     struct Connection {
         std::unique_ptr<ControlConnection> connection;
         ConnectionLimits::Slot slot;  // none for a refused peer, which is closed at once

@@ -82,3 +82,53 @@ TEST_CASE("a mapped byte buffer grows many times, keeping every byte, on a huge-
     b.release();
     CHECK(b.capacity() == 0);
 }
+
+TEST_CASE("byte buffer keeps the last large block for the next one while asked to") {
+    constexpr std::size_t kMapped = ByteBuffer::kMappedBytes;
+    // Not asked: a mapped block is given back at once.
+    {
+        ByteBuffer b(4 * kMapped);
+        b.release();
+        CHECK(ByteBuffer::spare_bytes() == 0);
+    }
+    int kept = 0;
+    ByteBuffer::keep_spares([&kept] { ++kept; });
+    ByteBuffer first(4 * kMapped);
+    ByteBuffer small(kMapped);
+    const char* const block = first.data();
+    const std::size_t capacity = first.capacity();
+    fill(first, capacity);
+    first.release();
+    CHECK(kept == 1);
+    CHECK(ByteBuffer::spare_bytes() == capacity);
+    // A smaller block given back meanwhile does not replace it.
+    small.release();
+    CHECK(kept == 1);
+    CHECK(ByteBuffer::spare_bytes() == capacity);
+    // A buffer that outgrows the heap takes the spare whole, keeping what it held.
+    ByteBuffer next(1000);
+    fill(next, 1000);
+    next.reserve(2 * kMapped, 1000);
+    CHECK(next.data() == block);
+    CHECK(next.capacity() == capacity);
+    CHECK(intact(next, 1000));
+    CHECK(ByteBuffer::spare_bytes() == 0);
+    fill(next, next.capacity());  // all of it is writable
+    // A block larger than the spare it finds maps one of its own.
+    next.release();
+    CHECK(ByteBuffer::spare_bytes() == capacity);
+    ByteBuffer bigger(8 * kMapped);
+    CHECK(bigger.data() != block);
+    CHECK(ByteBuffer::spare_bytes() == capacity);
+    const std::size_t bigger_capacity = bigger.capacity();
+    bigger.release();  // larger: it becomes the spare, the other is given back
+    CHECK(ByteBuffer::spare_bytes() == bigger_capacity);
+    CHECK(kept == 3);
+    ByteBuffer::drop_spare();
+    CHECK(ByteBuffer::spare_bytes() == 0);
+    // Asked no more: nothing is kept.
+    ByteBuffer last(4 * kMapped);
+    ByteBuffer::keep_spares({});
+    last.release();
+    CHECK(ByteBuffer::spare_bytes() == 0);
+}
