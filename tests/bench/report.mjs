@@ -257,10 +257,22 @@ if (cg && !cg.error && !cg.skipped) {
       ['per MiB of a 16 MiB result', fmt(cg.large_16mib.mcpd, 0), fmt(cg.large_16mib.relay, 0), x(cg.large_16mib.ratio)],
     ],
   );
+  if (cg.echo_group && cg.echo_http) {
+    table(
+      ['echo round trip through', 'mcpd', 'a socket session', 'ratio'],
+      [
+        ['a group session (two members, calls prefixed)', fmt(cg.echo_group.mcpd, 0), fmt(cg.echo_group.socket, 0), x(cg.echo_group.ratio_to_socket)],
+        ['an HTTP session (2025-06-18, JSON answers, one kept-alive connection)', fmt(cg.echo_http.mcpd, 0), fmt(cg.echo_http.socket, 0), x(cg.echo_http.ratio_to_socket)],
+      ],
+    );
+  }
   for (const [key, title] of [
     ['echo', 'mcpd, instructions per echo round trip by function (self)'],
+    ['echo_group', 'mcpd, instructions per echo round trip through a group session by function (self)'],
+    ['echo_http', 'mcpd, instructions per echo round trip through an HTTP session by function (self)'],
     ['large_16mib', 'mcpd, instructions per MiB of a 16 MiB result by function (self)'],
   ]) {
+    if (!cg[key]) continue;
     line(`${title}:`);
     line();
     line('```');

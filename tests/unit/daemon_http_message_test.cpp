@@ -489,3 +489,27 @@ TEST_CASE("a response's kept head and its framing make the whole response", "[ht
     CHECK(http_response_framing(200, SIZE_MAX, true, buffer) ==
           "Content-Length: " + std::to_string(SIZE_MAX) + "\r\nConnection: keep-alive\r\n\r\n");
 }
+
+TEST_CASE("request_head_end finds the first empty line wherever the line ends fall", "[http-message]") {
+    // Line ends are found sixteen bytes at a time: every place against a byte-by-byte reading.
+    const auto reference = [](std::string_view text) {
+        for (std::size_t at = 0; at < text.size(); ++at) {
+            if (text[at] != '\n') continue;
+            if (at + 1 < text.size() && text[at + 1] == '\n') return at + 2;
+            if (at + 2 < text.size() && text[at + 1] == '\r' && text[at + 2] == '\n') return at + 3;
+        }
+        return std::string_view::npos;
+    };
+    for (std::size_t length = 0; length < 70; ++length) {
+        for (const std::string_view blank : {"\n\n", "\n\r\n", "\r\n\r\n", "\n\r", "\r\n"}) {
+            for (std::size_t at = 0; at <= length; ++at) {
+                std::string text(length, 'h');
+                for (std::size_t i = 7; i < length; i += 11) text[i] = '\n';  // lines, not blank
+                text.insert(at, blank);
+                text += "body\n\nmore";
+                INFO(length << " " << at);
+                CHECK(request_head_end(text) == reference(text));
+            }
+        }
+    }
+}

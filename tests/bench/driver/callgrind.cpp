@@ -9,7 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "figures.h"
+#include "http_session.h"
 
 namespace bench {
 namespace {
@@ -38,19 +41,41 @@ void drive(Session& s, const Work& w) {
     for (int i = 0; i < w.larges; ++i) s.large(w.large_bytes);
 }
 
+// How a session reaches mcpd: on the control socket, as a group session (a group of demo and
+// demo2, calls prefixed), or over HTTP on mcpd's HTTP socket.
+enum class Path { socket, group, http };
+
+// mcpd's HTTP socket beside its control socket, once it is there.
+std::string http_socket(const TempDir& dir, const std::string& name) {
+    const std::string socket = dir.file(name + "-http.sock");
+    for (int i = 0; i < 6000 && ::access(socket.c_str(), F_OK) != 0; ++i) sleep_ms(10);
+    return socket;
+}
+
 std::vector<std::string> valgrind_argv(const Config& c, const std::string& out) {
     return {c.valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, "-q"};
 }
 
-// Runs mcpd under callgrind for `w` (after the same warm-up every run has); the output file.
-std::string mcpd_run(const Config& c, const TempDir& dir, const std::string& name, const Work& w) {
+// Runs mcpd under callgrind for `w` (after the same warm-up every run has) through `path`;
+// the output file.
+std::string mcpd_run(const Config& c, const TempDir& dir, const std::string& name, const Work& w,
+                     Path path = Path::socket) {
     McpdOptions options;
     options.prefix = valgrind_argv(c, dir.file(name + ".out"));
     options.start_timeout_ms = 60000;
     options.max_message_bytes = 64 * kMiB;
+    if (path == Path::group) {
+        options.servers = 2;
+        options.pair_group = true;
+    }
     Mcpd mcpd(c.bin, dir, name, options);
-    {
-        Session s = mcpd.attach();
+    if (path == Path::http) {
+        HttpSession s(http_socket(dir, name));
+        std::uint64_t id = 1000;
+        for (int i = 0; i < 20 + w.echoes; ++i) s.echo(id++);
+    } else {
+        Session s = path == Path::group ? mcpd.attach("pair") : mcpd.attach();
+        if (path == Path::group) s.echo_tool = "demo__echo";
         drive(s, Work{20, 0, 0});
         drive(s, w);
     }
@@ -165,7 +190,9 @@ Json compare(const Config& c, const TempDir& dir, const std::string& name, const
             if (per_unit > 0 || attempt == 1) return std::make_pair(p, per_unit);
         }
     };
-    const auto [m, own] = pair("mcpd", mcpd_run);
+    const auto socket_run = [](const Config& config, const TempDir& d, const std::string& tag,
+                               const Work& work) { return mcpd_run(config, d, tag, work); };
+    const auto [m, own] = pair("mcpd", socket_run);
     const auto [r, floor] = pair("relay", relay_run);
     note("callgrind " + name + ": mcpd " + std::to_string(own) + " instructions per unit, relay " +
          std::to_string(floor));
@@ -175,6 +202,27 @@ Json compare(const Config& c, const TempDir& dir, const std::string& name, const
             {"mcpd_profile", profile_difference(c, m.less, m.more, units, 25)},
             {"mcpd_profile_inclusive", profile_difference(c, m.less, m.more, units, 40, true)},
             {"relay_profile", profile_difference(c, r.less, r.more, units, 10)}};
+}
+
+// The same per echo round trip through a group or an HTTP session, beside a socket session's
+// (`socket`, instructions per round trip).
+Json compare_path(const Config& c, const TempDir& dir, const std::string& name, Path path, int n,
+                  double socket) {
+    std::string less, more;
+    double own = 0;
+    for (int attempt = 0; attempt < 2 && own <= 0; ++attempt) {
+        const std::string tag = "mcpd-" + name + "-" + std::to_string(attempt);
+        less = mcpd_run(c, dir, tag + "-a", Work{n, 0, 0}, path);
+        more = mcpd_run(c, dir, tag + "-b", Work{2 * n, 0, 0}, path);
+        own = (total_instructions(more) - total_instructions(less)) / n;
+    }
+    note("callgrind " + name + ": mcpd " + std::to_string(own) + " instructions per round trip");
+    return {{"mcpd", own},
+            {"socket", socket},
+            {"ratio_to_socket", socket > 0 ? own / socket : 0.0},
+            {"calls", n},
+            {"mcpd_profile", profile_difference(c, less, more, n, 25)},
+            {"mcpd_profile_inclusive", profile_difference(c, less, more, n, 40, true)}};
 }
 
 }  // namespace
@@ -187,6 +235,9 @@ Json run_callgrind(const Config& config) {
     // Per echo round trip (request and reply).
     j["echo"] = compare(config, dir, "echo", Work{n, 0, 0}, Work{2 * n, 0, 0}, n);
     j["echo"]["calls"] = n;
+    const double socket = j["echo"]["mcpd"].get<double>();
+    j["echo_group"] = compare_path(config, dir, "echo-group", Path::group, n, socket);
+    j["echo_http"] = compare_path(config, dir, "echo-http", Path::http, n, socket);
     // Per MiB of a large result, at two sizes (a cost growing faster than the size shows).
     for (const std::size_t mib : {std::size_t{1}, std::size_t{16}}) {
         const std::string key = "large_" + std::to_string(mib) + "mib";

@@ -42,6 +42,12 @@ public:
     // Send a tools/call echo; its answer is read with read_available.
     void send_echo(std::uint64_t id) { write_all(request(mcp::echo(id, "hello"))); }
 
+    // A tools/call echo and its answer, one after the other.
+    void echo(std::uint64_t id) {
+        const Response r = round_trip(mcp::echo(id, "hello"));
+        if (r.status != 200) throw std::runtime_error("http: a call answered " + std::to_string(r.status));
+    }
+
     // Read what is there; `on_body(body)` for each complete 200 answer. False at EOF.
     template <typename OnBody>
     bool read_available(OnBody&& on_body) {
