@@ -27,10 +27,11 @@ constexpr std::size_t kHeadSlack = 32;
 
 // A header name of at most 32 bytes lying in a string with kHeadSlack bytes of room after it,
 // lowercased into `lowered` when it is one of kKnownHeaders in any case (the usual case): then
-// it is a token too. False for any other name, which is checked a byte at a time.
-bool lower_known_name(const char* name, std::size_t size, std::array<char, 32>& lowered) {
+// it is a token too, and its slot is returned. kKnownHeaders.size() for any other name, which
+// is checked a byte at a time.
+std::size_t lower_known_name(const char* name, std::size_t size, std::array<char, 32>& lowered) {
 #if defined(__SSE2__)
-    if (size > lowered.size()) return false;
+    if (size > lowered.size()) return kKnownHeaders.size();
     const __m128i before_a = _mm_set1_epi8('A' - 1);
     const __m128i after_z = _mm_set1_epi8('Z' + 1);
     const __m128i case_bit = _mm_set1_epi8(0x20);
@@ -41,10 +42,10 @@ bool lower_known_name(const char* name, std::size_t size, std::array<char, 32>& 
         _mm_storeu_si128(reinterpret_cast<__m128i*>(lowered.data() + i),
                          _mm_or_si128(bytes, _mm_and_si128(upper, case_bit)));
     }
-    return known_header(std::string_view(lowered.data(), size)) < kKnownHeaders.size();
+    return known_header(std::string_view(lowered.data(), size));
 #else
     (void)name, (void)size, (void)lowered;
-    return false;
+    return kKnownHeaders.size();
 #endif
 }
 
@@ -193,7 +194,8 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         const auto at = static_cast<std::size_t>(line.data() - head.text_.data());
         if (colon == 0) return bad("a header name holds a character outside the token set");
         std::array<char, 32> lowered;
-        if (lower_known_name(head.text_.data() + at, colon, lowered)) {
+        std::size_t known = lower_known_name(head.text_.data() + at, colon, lowered);
+        if (known < kKnownHeaders.size()) {
             std::memcpy(head.text_.data() + at, lowered.data(), colon);
         } else {
             for (std::size_t i = at; i < at + colon; ++i) {
@@ -208,7 +210,8 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         // Peers disagree on whether "5 " is a length: refused rather than read as 5.
         if (name == "content-length" && (line.back() == ' ' || line.back() == '\t'))
             return bad("Content-Length is not a number of bytes");
-        const std::size_t known = known_header(name);
+        // A name not lowered as a known one may still be one (over 32 bytes it is not).
+        if (known == kKnownHeaders.size()) known = known_header(name);
         const std::size_t same =
             known < head.known_.size()
                 ? std::min<std::size_t>(head.known_[known], head.fields_.size())
