@@ -66,10 +66,11 @@ inline bool is_control(char c) {
 inline unsigned control_bits(const char* p) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     // 0x00 to 0x1F: no bit of 0xE0 set.
-    const __m128i low = _mm_cmpeq_epi8(_mm_and_si128(bytes, _mm_set1_epi8(static_cast<char>(0xE0))),
-                                       _mm_setzero_si128());
-    const __m128i found = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\t')), low),
-                                       _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F)));
+    const __m128i high_bits = _mm_set1_epi8(static_cast<char>(0xE0));
+    const __m128i low = _mm_cmpeq_epi8(_mm_and_si128(bytes, high_bits), _mm_setzero_si128());
+    const __m128i tab = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\t'));
+    const __m128i found =
+        _mm_or_si128(_mm_andnot_si128(tab, low), _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F)));
     return static_cast<unsigned>(_mm_movemask_epi8(found));
 }
 #endif

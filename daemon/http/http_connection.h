@@ -96,7 +96,9 @@ private:
     void answered();
     // A request that cannot be read: answer `status` with `why`, then close.
     void refuse(int status, const std::string& why);
-    bool write(std::string_view bytes) { return write(std::span<const std::string_view>(&bytes, 1)); }
+    bool write(std::string_view bytes) {
+        return write(std::span<const std::string_view>(&bytes, 1));
+    }
     bool write(std::span<const std::string_view> pieces);
 
     std::uint64_t id_;

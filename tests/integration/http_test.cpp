@@ -427,8 +427,9 @@ TEST_CASE("over HTTP a lazy server answers from its cache, and calls are counted
     CHECK(env.daemon_log().find("woken") == std::string::npos);
 }
 
-TEST_CASE("over HTTP http_request_timeout cuts a late request and an idle connection, never an answer",
-          "[http]") {
+TEST_CASE(
+    "over HTTP http_request_timeout cuts a late request and an idle connection, never an answer",
+    "[http]") {
     TestEnv env("http-timeout");
     const std::string http = env.path("http.sock");
     env.write_registry("[daemon]\nhttp_listen = [\"unix:" + http +

@@ -463,7 +463,8 @@ TEST_CASE("a known header's name with one byte outside the token set is refused"
     // A long name, and names in mixed case, known or not, are read lowered.
     const std::string long_name(40, 'X');
     const Result<HttpRequestHead> parsed = message_test_parse(
-        "GET /mcp HTTP/1.1\r\nMcP-SeSsIoN-iD: s\r\n" + long_name + ": l\r\nX-Mixed-Case: m\r\n\r\n");
+        "GET /mcp HTTP/1.1\r\nMcP-SeSsIoN-iD: s\r\n" + long_name +
+        ": l\r\nX-Mixed-Case: m\r\n\r\n");
     REQUIRE(parsed.ok());
     CHECK(parsed->header("mcp-session-id") == std::optional<std::string_view>("s"));
     CHECK(parsed->header(std::string(40, 'x')) == std::optional<std::string_view>("l"));
@@ -475,7 +476,8 @@ TEST_CASE("a response's kept head and its framing make the whole response", "[ht
         {"Content-Type", "application/json"}, {"Mcp-Session-Id", "a\r\nb"}};
     for (const int status : {200, 202, 204, 304, 404, 418}) {
         for (const bool keep_alive : {true, false}) {
-            for (const std::string& body : {std::string(), std::string("{}"), std::string(300, 'b')}) {
+            for (const std::string& body :
+                 {std::string(), std::string("{}"), std::string(300, 'b')}) {
                 HttpFramingBuffer buffer;
                 std::string pieces = http_response_head(status, headers);
                 pieces += http_response_framing(status, body.size(), keep_alive, buffer);
@@ -490,7 +492,8 @@ TEST_CASE("a response's kept head and its framing make the whole response", "[ht
           "Content-Length: " + std::to_string(SIZE_MAX) + "\r\nConnection: keep-alive\r\n\r\n");
 }
 
-TEST_CASE("request_head_end finds the first empty line wherever the line ends fall", "[http-message]") {
+TEST_CASE("request_head_end finds the first empty line wherever the line ends fall",
+          "[http-message]") {
     // Line ends are found sixteen bytes at a time: every place against a byte-by-byte reading.
     const auto reference = [](std::string_view text) {
         for (std::size_t at = 0; at < text.size(); ++at) {

@@ -51,9 +51,9 @@ TEST_CASE("request ids hash apart, whatever their length", "[router]") {
     std::set<std::size_t> seen;
     std::size_t count = 0;
     for (int i = 0; i < 20000; ++i) {
+        const std::string padded = std::string(static_cast<std::size_t>(i % 17), 'x');
         for (const std::string& id : {std::to_string(i), "\"" + std::to_string(i) + "\"",
-                                      "\"req-" + std::string(static_cast<std::size_t>(i % 17), 'x') +
-                                          std::to_string(i) + "\""}) {
+                                      "\"req-" + padded + std::to_string(i) + "\""}) {
             seen.insert(hash(id));
             ++count;
             CHECK(hash(id) == hash(std::string(id)));  // the same text, the same hash

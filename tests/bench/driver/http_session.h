@@ -45,7 +45,8 @@ public:
     // A tools/call echo and its answer, one after the other.
     void echo(std::uint64_t id) {
         const Response r = round_trip(mcp::echo(id, "hello"));
-        if (r.status != 200) throw std::runtime_error("http: a call answered " + std::to_string(r.status));
+        if (r.status != 200)
+            throw std::runtime_error("http: a call answered " + std::to_string(r.status));
     }
 
     // Read what is there; `on_body(body)` for each complete 200 answer. False at EOF.
