@@ -74,19 +74,22 @@ void HttpFront::serve_mcp(HttpConnection& connection, HttpRequest& request,
     // The servers `target` names: itself, a registry group's members, or an ad-hoc group's
     // (none for a '+' list that is not one). A group whose members are not all the peer's to
     // use is, to the peer, no group at all.
-    std::vector<std::string> servers;
+    const auto may_use = [&](const std::string& name) {
+        const ManagedServer* server = daemon_.pool().find(name);
+        return server != nullptr && daemon_.authority().may_use(peer, server->config());
+    };
+    bool usable = false;
     if (std::optional<std::vector<std::string>> adhoc = adhoc_members(target)) {
-        servers = std::move(*adhoc);
+        usable = !adhoc->empty() && std::all_of(adhoc->begin(), adhoc->end(), may_use);
     } else if (const config::GroupConfig* group = daemon_.registry().find_group(target)) {
-        for (const config::GroupMember& member : group->members) servers.push_back(member.server);
+        const auto member_usable = [&](const config::GroupMember& member) {
+            return may_use(member.server);
+        };
+        usable = !group->members.empty() &&
+                 std::all_of(group->members.begin(), group->members.end(), member_usable);
     } else if (target.find('+') == std::string::npos) {
-        servers.push_back(target);
+        usable = may_use(target);  // a server's name: asked on every request, without a list
     }
-    const bool usable =
-        !servers.empty() && std::all_of(servers.begin(), servers.end(), [&](const std::string& name) {
-            const ManagedServer* server = daemon_.pool().find(name);
-            return server != nullptr && daemon_.authority().may_use(peer, server->config());
-        });
     if (!usable) {
         connection.respond(404, text_type(), "no server named '" + target + "'\n");
         return;
