@@ -201,17 +201,29 @@ void HttpFront::on_closed(HttpConnection& connection) {
     daemon_.loop().defer([this, id] { clients_.erase(id); });
 }
 
-std::optional<PeerCredentials> HttpFront::who(const Client& client, HttpConnection& connection,
+std::optional<PeerCredentials> HttpFront::who(Client& client, HttpConnection& connection,
                                               const HttpRequest& request) {
     const auto refuse = [&connection](int status, const std::string& why, HttpHeaders headers) {
         headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
         connection.respond(status, headers, why + "\n");
         return std::nullopt;
     };
-    if (Result<Done> host = check_host(request.head.header("host"), client.policy, client.unix_socket); !host)
-        return refuse(421, host.error(), {});
-    if (Result<Done> origin = check_origin(request.head.header("origin"), client.policy); !origin)
-        return refuse(403, origin.error(), {});
+    const std::optional<std::string_view> host = request.head.header("host");
+    const std::optional<std::string_view> origin = request.head.header("origin");
+    const auto same = [](const std::optional<std::string>& kept,
+                         std::optional<std::string_view> sent) {
+        return kept.has_value() == sent.has_value() && (!sent || *kept == *sent);
+    };
+    if (!client.passed || !same(client.passed_host, host) || !same(client.passed_origin, origin)) {
+        client.passed = false;
+        if (Result<Done> checked = check_host(host, client.policy, client.unix_socket); !checked)
+            return refuse(421, checked.error(), {});
+        if (Result<Done> checked = check_origin(origin, client.policy); !checked)
+            return refuse(403, checked.error(), {});
+        client.passed = true;
+        client.passed_host = host ? std::optional<std::string>(*host) : std::nullopt;
+        client.passed_origin = origin ? std::optional<std::string>(*origin) : std::nullopt;
+    }
     if (client.unix_socket) return client.peer;
     const auto authorization = request.head.header("authorization");
     const std::optional<std::string_view> token =

@@ -91,6 +91,11 @@ private:
         OriginPolicy policy;
         std::optional<PeerCredentials> peer;  // a unix socket's peer
         std::string listener;  // the address it was accepted on, as configured
+        // The Host and Origin of its last request that passed check_host and check_origin: a
+        // client sends the same pair with every request, which is then not read again.
+        bool passed = false;
+        std::optional<std::string> passed_host;
+        std::optional<std::string> passed_origin;
     };
 
     Result<Done> ready_state();
@@ -98,7 +103,7 @@ private:
     void on_request(std::uint64_t client, HttpConnection& connection, HttpRequest request);
     void on_closed(HttpConnection& connection);
     // Who the request acts as; answers and returns none when it may act as nobody.
-    std::optional<PeerCredentials> who(const Client& client, HttpConnection& connection,
+    std::optional<PeerCredentials> who(Client& client, HttpConnection& connection,
                                        const HttpRequest& request);
     // http_front_sessions.cpp: the MCP endpoint.
     // `request`'s body may be taken (the usual message, moved on to its session).

@@ -471,3 +471,38 @@ TEST_CASE(
         CHECK(client.wait_closed(5s));
     }
 }
+
+TEST_CASE("over HTTP each request's Host and Origin are checked, on a kept connection too",
+          "[http]") {
+    // A client sends the same Host and Origin with every request and mcpd does not read an
+    // unchanged pair again; a pair that changes on the same connection is read, and refused.
+    TestEnv env("http-kept-checks");
+    const std::string http = start_http_demo(env);
+    const std::string session = open_mcp_session(http, "demo", "kept-checks");
+    REQUIRE_FALSE(session.empty());
+    const auto call = [&](const std::string& id, const std::string& headers) {
+        std::string text =
+            mcp_request("demo", mcp_call(id, "echo", {{"text", id}}), session, false);
+        const std::string host = "Host: localhost\r\n";
+        text.replace(text.find(host), host.size(), headers);
+        return text;
+    };
+    const std::string plain = "Host: localhost\r\n";
+    const std::string local_page = plain + "Origin: http://localhost:3000\r\n";
+    const std::string other_site = plain + "Origin: http://evil.example\r\n";
+    const std::string bad_host = "Host: a b\r\n";
+    HttpStreamClient client(http);
+    const std::pair<std::string, int> steps[] = {
+        {plain, 200},      {plain, 200},      {other_site, 403}, {plain, 200},
+        {local_page, 200}, {local_page, 200}, {other_site, 403}, {bad_host, 421},
+        {local_page, 200}, {"Origin: null\r\n", 403}, {plain, 200}};
+    int n = 0;
+    for (const auto& [headers, status] : steps) {
+        INFO("request " << n << ": " << headers);
+        REQUIRE(client.send(call("k" + std::to_string(n++), headers)));
+        const std::optional<HttpHead> head = client.read_head();
+        REQUIRE(head);
+        CHECK(head->status == status);
+        REQUIRE(client.read_body());
+    }
+}
