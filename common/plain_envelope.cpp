@@ -20,7 +20,9 @@ namespace {
 constexpr int kPlainMaxDepth = 32;
 
 
-// Byte classes: what ends a string's run of ordinary bytes, and what ends a scalar token.
+// Byte classes: what ends a string's run of ordinary bytes (where SSE2 does not find it), and
+// what ends a scalar token.
+#if !defined(__SSE2__)
 constexpr std::array<bool, 256> string_stops() {
     std::array<bool, 256> stops{};
     for (int c = 0; c < 0x20; ++c) stops[static_cast<std::size_t>(c)] = true;
@@ -28,12 +30,13 @@ constexpr std::array<bool, 256> string_stops() {
     stops['"'] = stops['\\'] = true;
     return stops;
 }
+constexpr std::array<bool, 256> kStringStops = string_stops();
+#endif
 constexpr std::array<bool, 256> scalar_stops() {
     std::array<bool, 256> stops{};
     for (const char c : std::string_view(" \t\n\r,:[]{}\"")) stops[static_cast<unsigned char>(c)] = true;
     return stops;
 }
-constexpr std::array<bool, 256> kStringStops = string_stops();
 constexpr std::array<bool, 256> kScalarStops = scalar_stops();
 
 // The end of the run of ordinary string bytes from `p`: at the first quote, backslash, control

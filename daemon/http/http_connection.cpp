@@ -132,8 +132,7 @@ bool HttpConnection::write(std::span<const std::string_view> pieces) {
 
 void HttpConnection::respond(int status, const HttpHeaders& headers, std::string_view body) {
     if (closed_ || streaming_) return;
-    write(http_response(status, headers, body, keep_alive_));
-    answered();
+    respond_with_head(status, http_response_head(status, headers), body);
 }
 
 void HttpConnection::respond_with_head(int status, std::string_view head, std::string_view body) {

@@ -38,7 +38,7 @@ private:
         ~State();
         std::function<void()> on_ready;
         event* ev = nullptr;
-        bool persist = false;
+        bool persist = false;  // EV_PERSIST, kept: asked on every readiness of every session
         bool added = false;  // registered with libevent, as far as enable/disable/fire know
     };
     static void fire(evutil_socket_t, short, void* state);

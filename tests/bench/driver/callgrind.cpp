@@ -173,27 +173,37 @@ std::string profile_difference(const Config& c, const std::string& less, const s
 }
 
 struct Pair {
-    std::string less, more;
+    std::string less, more;  // the output files of the two runs
+    double per_unit = 0;     // the difference of their instructions, per unit of work
 };
+
+// `run(tag, work)` for `less` and then `more` work, `units` apart. A pair whose difference is
+// not positive had a one-off cost in its first run (a slow start under valgrind): such a pair
+// is taken again, once.
+template <typename Run>
+Pair measured_pair(const std::string& tag, const Work& less, const Work& more, double units,
+                   const Run& run) {
+    for (int attempt = 0;; ++attempt) {
+        const std::string name = tag + "-" + std::to_string(attempt);
+        Pair p{run(name + "-a", less), run(name + "-b", more)};
+        p.per_unit = (total_instructions(p.more) - total_instructions(p.less)) / units;
+        if (p.per_unit > 0 || attempt == 1) return p;
+    }
+}
 
 // Two runs that differ by `extra` units of work: instructions per unit, and where they go.
 Json compare(const Config& c, const TempDir& dir, const std::string& name, const Work& less,
              const Work& more, double units) {
-    // A pair whose difference is not positive had a one-off cost in its first run (a slow
-    // start under valgrind): such a pair is taken again, once.
-    const auto pair = [&](const std::string& who, const auto& run) {
-        for (int attempt = 0;; ++attempt) {
-            const std::string tag = who + "-" + name + "-" + std::to_string(attempt);
-            Pair p{run(c, dir, tag + "-a", less), run(c, dir, tag + "-b", more)};
-            const double per_unit =
-                (total_instructions(p.more) - total_instructions(p.less)) / units;
-            if (per_unit > 0 || attempt == 1) return std::make_pair(p, per_unit);
-        }
-    };
-    const auto socket_run = [](const Config& config, const TempDir& d, const std::string& tag,
-                               const Work& work) { return mcpd_run(config, d, tag, work); };
-    const auto [m, own] = pair("mcpd", socket_run);
-    const auto [r, floor] = pair("relay", relay_run);
+    const Pair m = measured_pair("mcpd-" + name, less, more, units,
+                                 [&](const std::string& tag, const Work& work) {
+                                     return mcpd_run(c, dir, tag, work);
+                                 });
+    const Pair r = measured_pair("relay-" + name, less, more, units,
+                                 [&](const std::string& tag, const Work& work) {
+                                     return relay_run(c, dir, tag, work);
+                                 });
+    const double own = m.per_unit;
+    const double floor = r.per_unit;
     note("callgrind " + name + ": mcpd " + std::to_string(own) + " instructions per unit, relay " +
          std::to_string(floor));
     return {{"mcpd", own},
@@ -208,21 +218,18 @@ Json compare(const Config& c, const TempDir& dir, const std::string& name, const
 // (`socket`, instructions per round trip).
 Json compare_path(const Config& c, const TempDir& dir, const std::string& name, Path path, int n,
                   double socket) {
-    std::string less, more;
-    double own = 0;
-    for (int attempt = 0; attempt < 2 && own <= 0; ++attempt) {
-        const std::string tag = "mcpd-" + name + "-" + std::to_string(attempt);
-        less = mcpd_run(c, dir, tag + "-a", Work{n, 0, 0}, path);
-        more = mcpd_run(c, dir, tag + "-b", Work{2 * n, 0, 0}, path);
-        own = (total_instructions(more) - total_instructions(less)) / n;
-    }
-    note("callgrind " + name + ": mcpd " + std::to_string(own) + " instructions per round trip");
-    return {{"mcpd", own},
+    const Pair m = measured_pair("mcpd-" + name, Work{n, 0, 0}, Work{2 * n, 0, 0}, n,
+                                 [&](const std::string& tag, const Work& work) {
+                                     return mcpd_run(c, dir, tag, work, path);
+                                 });
+    note("callgrind " + name + ": mcpd " + std::to_string(m.per_unit) +
+         " instructions per round trip");
+    return {{"mcpd", m.per_unit},
             {"socket", socket},
-            {"ratio_to_socket", socket > 0 ? own / socket : 0.0},
+            {"ratio_to_socket", socket > 0 ? m.per_unit / socket : 0.0},
             {"calls", n},
-            {"mcpd_profile", profile_difference(c, less, more, n, 25)},
-            {"mcpd_profile_inclusive", profile_difference(c, less, more, n, 40, true)}};
+            {"mcpd_profile", profile_difference(c, m.less, m.more, n, 25)},
+            {"mcpd_profile_inclusive", profile_difference(c, m.less, m.more, n, 40, true)}};
 }
 
 }  // namespace
