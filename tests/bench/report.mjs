@@ -253,6 +253,9 @@ if (cg && !cg.error && !cg.skipped) {
     ['work', 'mcpd', 'relay', 'ratio'],
     [
       ['echo round trip', fmt(cg.echo.mcpd, 0), fmt(cg.echo.relay, 0), x(cg.echo.ratio)],
+      ...(cg.echo_64
+        ? [[`echo round trip, ${cg.echo_64.sessions} sessions pipelining (8 in flight each)`, fmt(cg.echo_64.mcpd, 0), fmt(cg.echo_64.relay, 0), x(cg.echo_64.ratio)]]
+        : []),
       ['per MiB of a 1 MiB result', fmt(cg.large_1mib.mcpd, 0), fmt(cg.large_1mib.relay, 0), x(cg.large_1mib.ratio)],
       ['per MiB of a 16 MiB result', fmt(cg.large_16mib.mcpd, 0), fmt(cg.large_16mib.relay, 0), x(cg.large_16mib.ratio)],
     ],
@@ -268,6 +271,7 @@ if (cg && !cg.error && !cg.skipped) {
   }
   for (const [key, title] of [
     ['echo', 'mcpd, instructions per echo round trip by function (self)'],
+    ['echo_64', 'mcpd, instructions per echo round trip with 64 sessions pipelining by function (self)'],
     ['echo_group', 'mcpd, instructions per echo round trip through a group session by function (self)'],
     ['echo_http', 'mcpd, instructions per echo round trip through an HTTP session by function (self)'],
     ['large_16mib', 'mcpd, instructions per MiB of a 16 MiB result by function (self)'],

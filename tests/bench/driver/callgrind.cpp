@@ -34,7 +34,17 @@ struct Work {
     int echoes = 0;
     int larges = 0;
     std::size_t large_bytes = 0;
+    // Echoes pipelined through `sessions` sessions at once (figure 2's load), after the rest.
+    int sessions = 0;
+    int pipelined = 0;
 };
+
+// The work's pipelined echoes through `sessions`, 8 in flight each.
+void drive_pipelined(std::vector<Session>& sessions, const Work& w, pid_t middle, pid_t server) {
+    if (w.pipelined == 0) return;
+    const Measure m = pipeline(sessions, sessions.size(), w.pipelined, 8, middle, server);
+    if (m.misrouted != 0) throw std::runtime_error("callgrind: a pipelined reply was misrouted");
+}
 
 void drive(Session& s, const Work& w) {
     for (int i = 0; i < w.echoes; ++i) s.echo("hello");
@@ -78,6 +88,9 @@ std::string mcpd_run(const Config& c, const TempDir& dir, const std::string& nam
         if (path == Path::group) s.echo_tool = "demo__echo";
         drive(s, Work{20, 0, 0});
         drive(s, w);
+        std::vector<Session> load;
+        for (int i = 0; i < w.sessions; ++i) load.push_back(mcpd.attach());
+        drive_pipelined(load, w, mcpd.pid(), mcpd.server_pid());
     }
     mcpd.stop(120000);
     return dir.file(name + ".out");
@@ -107,6 +120,13 @@ std::string relay_run(const Config& c, const TempDir& dir, const std::string& na
         s.channel = std::make_unique<Channel>(fd, fd);
         drive(s, Work{20, 0, 0});
         drive(s, w);
+        std::vector<Session> load;
+        for (int i = 0; i < w.sessions; ++i) {
+            load.emplace_back();
+            const int more = Channel::connect_unix(socket);
+            load.back().channel = std::make_unique<Channel>(more, more);
+        }
+        drive_pipelined(load, w, relay.pid(), relay.pid());
     }
     relay.stop(120000);
     return out;
@@ -243,6 +263,12 @@ Json run_callgrind(const Config& config) {
     j["echo"] = compare(config, dir, "echo", Work{n, 0, 0}, Work{2 * n, 0, 0}, n);
     j["echo"]["calls"] = n;
     const double socket = j["echo"]["mcpd"].get<double>();
+    // The same under figure 2's load: 64 sessions pipelining, where reads and writes gather
+    // many lines (what a core forwards at saturation, counted).
+    const int sessions = 64;
+    j["echo_64"] = compare(config, dir, "echo-64", Work{0, 0, 0, sessions, 8 * n},
+                           Work{0, 0, 0, sessions, 16 * n}, 8 * n);
+    j["echo_64"]["sessions"] = sessions;
     j["echo_group"] = compare_path(config, dir, "echo-group", Path::group, n, socket);
     j["echo_http"] = compare_path(config, dir, "echo-http", Path::http, n, socket);
     // Per MiB of a large result, at two sizes (a cost growing faster than the size shows).
