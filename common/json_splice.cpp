@@ -49,6 +49,14 @@ void for_each_piece(std::string_view text, std::span<const Replacement> replacem
 void splice(std::string_view text, std::span<const Replacement> replacements,
             std::vector<std::string_view>& out) {
     out.clear();
+    if (replacements.size() == 1) {
+        // The usual rewrite (a message's id alone): three pieces, without ordering anything.
+        const Replacement& r = replacements[0];
+        out.push_back(text.substr(0, r.span.offset));
+        out.push_back(r.text);
+        out.push_back(text.substr(r.span.offset + r.span.length));
+        return;
+    }
     for_each_piece(text, replacements, [&out](std::string_view piece) { out.push_back(piece); });
 }
 

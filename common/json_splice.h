@@ -35,22 +35,27 @@ struct Replacement {
 class Replacements {
 public:
     static constexpr std::size_t kCapacity = 8;
-    Replacements() = default;
+    // The slots are left unwritten: each is written when pushed and only those are read.
+    // Making all eight on every message cost more than the splice itself.
+    Replacements() {}
     Replacements(std::initializer_list<Replacement> list) {
         for (const Replacement& r : list) push_back(r);
     }
     void push_back(const Replacement& r) {
         if (size_ == kCapacity) throw std::length_error("more replacements than a message has fields");
-        items_[size_++] = r;
+        slots_.items[size_++] = r;
     }
-    const Replacement* data() const { return items_.data(); }
+    const Replacement* data() const { return slots_.items; }
     std::size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
-    const Replacement* begin() const { return items_.data(); }
-    const Replacement* end() const { return items_.data() + size_; }
+    const Replacement* begin() const { return slots_.items; }
+    const Replacement* end() const { return slots_.items + size_; }
 
 private:
-    std::array<Replacement, kCapacity> items_{};
+    union Slots {
+        Slots() {}
+        Replacement items[kCapacity];
+    } slots_;
     std::size_t size_ = 0;
 };
 

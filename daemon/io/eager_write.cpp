@@ -95,15 +95,20 @@ void write_or_queue(bufferevent* bev, std::span<const iovec> parts, std::size_t 
     });
 }
 
-// Memory a destination keeps for holding from one pass to the next; more is given back.
+// Memory a destination always keeps for holding from one pass to the next.
 constexpr std::size_t kKeptHeldCapacity = 4 * 1024;
 
 void flush_one(bufferevent* bev, std::string& bytes) {
     if (bytes.empty()) return;
-    const iovec part{bytes.data(), bytes.size()};
-    write_or_queue(bev, std::span<const iovec>(&part, 1), bytes.size());
+    const std::size_t used = bytes.size();
+    const iovec part{bytes.data(), used};
+    write_or_queue(bev, std::span<const iovec>(&part, 1), used);
     bytes.clear();
-    if (bytes.capacity() > kKeptHeldCapacity) std::string().swap(bytes);
+    // More is kept while a pass fills a quarter of it: a child's stdin under steady load (the
+    // requests of every session in one pass) then holds them without growing again, copying
+    // and reallocating on every pass. A pass that needs much less gives it back.
+    if (bytes.capacity() > kKeptHeldCapacity && used < bytes.capacity() / 4)
+        std::string().swap(bytes);
 }
 
 }  // namespace

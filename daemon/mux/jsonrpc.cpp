@@ -8,13 +8,6 @@
 
 namespace mcpd::jsonrpc {
 
-std::optional<std::uint64_t> given_id(std::string_view raw) {
-    std::uint64_t value = 0;
-    const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), value);
-    if (ec != std::errc() || end != raw.data() + raw.size()) return std::nullopt;
-    return value;
-}
-
 std::string quote(std::string_view text) {
     // The usual text (a tool's name on every call through a group) is printable ASCII with
     // nothing to escape: quoted as it is, without building a JSON value to dump.

@@ -49,8 +49,25 @@ std::string cancelled(std::uint64_t request_id, std::string_view reason);
 std::string quote(std::string_view text);
 
 // An id mcpd gave (to a child, a member session or a client): the raw token as the unsigned
-// integer it was written as; nothing for any other token.
-std::optional<std::uint64_t> given_id(std::string_view raw);
+// integer it was written as (at most twenty decimal digits); nothing for any other token. Read
+// in line, for every answer a child sends.
+inline std::optional<std::uint64_t> given_id(std::string_view raw) {
+    // Nineteen digits never overflow; a twentieth is checked.
+    if (raw.empty() || raw.size() > 20) return std::nullopt;
+    std::uint64_t value = 0;
+    const std::size_t unchecked = raw.size() < 20 ? raw.size() : 19;
+    for (std::size_t i = 0; i < unchecked; ++i) {
+        const auto digit = static_cast<unsigned>(static_cast<unsigned char>(raw[i]) - '0');
+        if (digit > 9) return std::nullopt;
+        value = value * 10 + digit;
+    }
+    if (unchecked == raw.size()) return value;
+    const auto last = static_cast<unsigned>(static_cast<unsigned char>(raw[19]) - '0');
+    if (last > 9 || __builtin_mul_overflow(value, 10U, &value) ||
+        __builtin_add_overflow(value, last, &value))
+        return std::nullopt;
+    return value;
+}
 // The other way: an id mcpd gives, written in decimal into `digits` (no allocation, for the
 // ids spliced into every forwarded request).
 inline std::string_view id_text(std::uint64_t id, char (&digits)[24]) {

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <charconv>
 
 #include "common/log.h"
 #include "daemon/mux/jsonrpc.h"
@@ -91,10 +90,8 @@ void ChildOutput::dispatch(wire::PaddedText message, Handshake* handshake, Route
         return;
     }
     if (handshake != nullptr && e.is_response() && e.id_kind == wire::IdKind::integer) {
-        std::uint64_t id = 0;
-        const std::string_view raw = e.id.in(line);
-        const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), id);
-        if (ec == std::errc() && end == raw.data() + raw.size() && handshake->owns(id)) {
+        const std::optional<std::uint64_t> id = jsonrpc::given_id(e.id.in(line));
+        if (id && handshake->owns(*id)) {
             json answer = json::parse(line, nullptr, false);
             // nlohmann refuses lone surrogates, which the scanner accepted (a server's
             // string cut mid-pair): read them as U+FFFD rather than lose the answer.

@@ -54,3 +54,18 @@ TEST_CASE("jsonrpc: quote writes a JSON string, escaping what must be and replac
     CHECK(mcpd::jsonrpc::quote("caf\xc3\xa9") == "\"caf\xc3\xa9\"");
     CHECK(mcpd::jsonrpc::quote("bad\xff") == "\"bad\xef\xbf\xbd\"");  // U+FFFD
 }
+
+TEST_CASE("jsonrpc: an id mcpd gave is read back whole, and nothing else is",
+          "[jsonrpc]") {
+    CHECK(jsonrpc::given_id("0") == 0U);
+    CHECK(jsonrpc::given_id("42") == 42U);
+    CHECK(jsonrpc::given_id("007") == 7U);
+    CHECK(jsonrpc::given_id("18446744073709551615") == std::uint64_t{18446744073709551615U});
+    // Anything else names no id of mcpd's: over the range, signed, quoted, cut or padded.
+    for (const char* raw : {"18446744073709551616", "99999999999999999999", "-1", "+1", "",
+                            "\"1\"", "1a", " 1", "1 ", "1.0", "1e3", "0x10",
+                            "000000000000000000001", "1844674407370955161a"}) {
+        INFO(raw);
+        CHECK_FALSE(jsonrpc::given_id(raw).has_value());
+    }
+}
