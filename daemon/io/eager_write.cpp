@@ -5,6 +5,7 @@
 #include <event2/event.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -95,21 +96,13 @@ void write_or_queue(bufferevent* bev, std::span<const iovec> parts, std::size_t 
     });
 }
 
+void flush_one(bufferevent* bev, std::string_view bytes) {
+    const iovec part{const_cast<char*>(bytes.data()), bytes.size()};
+    write_or_queue(bev, std::span<const iovec>(&part, 1), bytes.size());
+}
+
 // Memory a destination always keeps for holding from one pass to the next.
 constexpr std::size_t kKeptHeldCapacity = 4 * 1024;
-
-void flush_one(bufferevent* bev, std::string& bytes) {
-    if (bytes.empty()) return;
-    const std::size_t used = bytes.size();
-    const iovec part{bytes.data(), used};
-    write_or_queue(bev, std::span<const iovec>(&part, 1), used);
-    bytes.clear();
-    // More is kept while a pass fills a quarter of it: a child's stdin under steady load (the
-    // requests of every session in one pass) then holds them without growing again, copying
-    // and reallocating on every pass. A pass that needs much less gives it back.
-    if (bytes.capacity() > kKeptHeldCapacity && used < bytes.capacity() / 4)
-        std::string().swap(bytes);
-}
 
 }  // namespace
 
@@ -137,6 +130,35 @@ void write_or_queue_bytes(bufferevent* bev, std::span<const std::string_view> pi
 
 HeldWrites::~HeldWrites() {
     if (queued_in_ != nullptr) queued_in_->drop_held_writes(*this);
+}
+
+void HeldWrites::append_line(std::span<const std::string_view> pieces, std::size_t bytes) {
+    if (capacity_ - size_ < bytes) {
+        // Never less than what is always kept: no run of small growths for the first lines.
+        const std::size_t grown = std::max({size_ + bytes, 2 * capacity_, kKeptHeldCapacity});
+        auto larger = std::make_unique_for_overwrite<char[]>(grown);
+        if (size_ > 0) std::memcpy(larger.get(), data_.get(), size_);
+        data_ = std::move(larger);
+        capacity_ = grown;
+    }
+    char* to = data_.get() + size_;
+    for (const std::string_view piece : pieces) {
+        std::memcpy(to, piece.data(), piece.size());
+        to += piece.size();
+    }
+    *to = '\n';
+    size_ += bytes;
+}
+
+void HeldWrites::emptied(std::size_t used) {
+    size_ = 0;
+    // More is kept while a pass fills a quarter of it: a child's stdin under steady load (the
+    // requests of every session in one pass) then holds them without growing again, copying
+    // and reallocating on every pass. A pass that needs much less gives it back.
+    if (capacity_ > kKeptHeldCapacity && used < capacity_ / 4) {
+        data_.reset();
+        capacity_ = 0;
+    }
 }
 
 WriteCoalescer::~WriteCoalescer() {
@@ -191,7 +213,9 @@ void WriteCoalescer::flush_held() {
         if (h == nullptr) continue;
         queued_[i] = nullptr;
         h->queued_in_ = nullptr;
-        flush_one(h->bev_, h->bytes_);
+        const std::size_t used = h->size_;
+        if (used > 0) flush_one(h->bev_, h->held());
+        h->emptied(used);
     }
     queued_.clear();
 }
@@ -226,12 +250,12 @@ void WriteCoalescer::drop_held_writes(HeldWrites& held) {
         }
         held.queued_in_ = nullptr;
     }
-    held.bytes_.clear();
+    // Emptied, its memory kept: the bytes may be in the middle of being written.
+    held.size_ = 0;
 }
 
 std::string WriteCoalescer::take_held_writes(HeldWrites& held) {
-    std::string bytes = std::move(held.bytes_);
-    held.bytes_ = std::string();
+    std::string bytes(held.held());
     drop_held_writes(held);
     return bytes;
 }
@@ -251,14 +275,13 @@ void WriteCoalescer::write_or_queue_line(bufferevent* bev, HeldWrites& held,
     // keep the order.
     if (holding || (((more_input_ && burst_depth_ > 0) || pass_goes_on()) &&
                     evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
-        if (held.bytes_.size() + size <= kMaxHeldBytes) {
+        if (held.size_ + size <= kMaxHeldBytes) {
             if (!holding) hold(held, bev);
-            for (std::string_view piece : pieces) held.bytes_.append(piece);
-            held.bytes_.push_back('\n');
+            held.append_line(pieces, size);
             return;
         }
         // Too much to hold (a large message, or a long burst): what is held goes first.
-        flush_one(bev, held.bytes_);
+        if (held.size_ > 0) flush_one(bev, held.held());
         drop_held_writes(held);
     }
     parts_.clear();

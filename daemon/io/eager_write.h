@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,13 +53,22 @@ public:
     HeldWrites(const HeldWrites&) = delete;
     HeldWrites& operator=(const HeldWrites&) = delete;
 
-    std::size_t size() const { return bytes_.size(); }
+    std::size_t size() const { return size_; }
 
 private:
     friend class WriteCoalescer;
+    // `pieces` and a newline, `bytes` in all, at the end: one room check and a copy per piece
+    // (a std::string checks and updates itself for every piece).
+    void append_line(std::span<const std::string_view> pieces, std::size_t bytes);
+    std::string_view held() const { return {data_.get(), size_}; }
+    // Empty again: memory kept while a pass fills a quarter of it (see eager_write.cpp).
+    void emptied(std::size_t used);
+
     WriteCoalescer* queued_in_ = nullptr;  // set while it waits in a coalescer's list
     bufferevent* bev_ = nullptr;
-    std::string bytes_;
+    std::unique_ptr<char[]> data_;
+    std::size_t size_ = 0;
+    std::size_t capacity_ = 0;
 };
 
 // The write path of one event loop (EventLoop::writes()): eager writes, and the messages held
