@@ -272,9 +272,11 @@ void WriteCoalescer::write_or_queue_line(bufferevent* bev, HeldWrites& held,
     const bool holding = held.queued_in_ == this;
     // Held back while more input waits behind this line (its answers join it in one write) or
     // the loop's pass goes on, and after anything already held for the same destination, to
-    // keep the order.
-    if (holding || (((more_input_ && burst_depth_ > 0) || pass_goes_on()) &&
-                    evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
+    // keep the order. Also when the destination has bytes queued (a child's stdin that a burst
+    // of requests filled): what is held then joins the queue in one piece at the flush, behind
+    // what waits there, instead of one addition to the output buffer (and its callbacks) per
+    // line.
+    if (holding || (more_input_ && burst_depth_ > 0) || pass_goes_on()) {
         if (held.size_ + size <= kMaxHeldBytes) {
             if (!holding) hold(held, bev);
             held.append_line(pieces, size);

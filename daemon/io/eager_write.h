@@ -74,10 +74,10 @@ private:
 // The write path of one event loop (EventLoop::writes()): eager writes, and the messages held
 // back while a burst of input is handled.
 //
-// Held writes: within a WriteBurst, a message for a destination that nothing is queued on is
-// held back while MoreInput says more lines wait behind the current one, and everything held
-// goes out when the outermost burst ends, one write per destination (no EPOLLOUT arming, no
-// extra loop turn). Readers open a burst around the lines of one read (daemon/io/line_source.h).
+// Held writes: within a WriteBurst, a message is held back while MoreInput says more lines wait
+// behind the current one, and everything held goes out when the outermost burst ends, one
+// write per destination (no EPOLLOUT arming, no extra loop turn); to a destination with bytes
+// queued already, one addition to its output buffer behind them. Readers open a burst around the lines of one read (daemon/io/line_source.h).
 //
 // Attached to a loop (EventLoop does it), the coalescer also holds a message while other
 // callbacks of the loop's current pass are still to run (they may add to the same

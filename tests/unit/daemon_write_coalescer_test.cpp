@@ -96,6 +96,38 @@ TEST_CASE("write coalescer: held while more input waits, written when the burst 
     CHECK(to.received() == "one\ntwo\n");
 }
 
+TEST_CASE("write coalescer: behind bytes already queued, a burst's lines join them in one piece",
+          "[eager_write]") {
+    mcpd::EventLoop loop;
+    Destination to(loop.base());
+    WriteCoalescer writes;
+    // What the descriptor did not take of an earlier write waits in the output buffer.
+    evbuffer* out = to.bev.output();
+    evbuffer_add(out, "queued\n", 7);
+    int additions = 0;
+    evbuffer_add_cb(
+        out,
+        [](evbuffer*, const evbuffer_cb_info* info, void* count) {
+            if (info->n_added > 0) ++*static_cast<int*>(count);
+        },
+        &additions);
+    {
+        const WriteBurst burst(writes);
+        const MoreInput more(writes, true);
+        writes.write_or_queue_line(to.bev.get(), to.held, "one");
+        writes.write_or_queue_line(to.bev.get(), to.held, "two");
+        CHECK(to.held.size() == 8);
+        CHECK(evbuffer_get_length(out) == 7);
+    }
+    // One addition behind what waited, in order; nothing written past the queue.
+    CHECK(additions == 1);
+    CHECK(to.held.size() == 0);
+    const auto length = static_cast<ev_ssize_t>(evbuffer_get_length(out));
+    CHECK(std::string_view(reinterpret_cast<const char*>(evbuffer_pullup(out, length)),
+                           static_cast<std::size_t>(length)) == "queued\none\ntwo\n");
+    CHECK(to.received().empty());
+}
+
 TEST_CASE("write coalescer: each coalescer holds its own writes", "[eager_write]") {
     mcpd::EventLoop loop;
     Destination to(loop.base());
