@@ -22,6 +22,11 @@ namespace {
 // The most held for one destination: a held message never waits behind a large one, and what
 // is held alone never reaches a child's stdin high-water mark (which waits for a drain).
 constexpr std::size_t kMaxHeldBytes = 256 * 1024;
+// The most held for a destination with bytes queued already. Those bytes count against
+// max_queued_output (daemon/control/output_budget.h) and held ones not yet: a client that
+// stopped reading gains little uncounted memory per pass, while a child's stdin behind a
+// burst of requests still gets them a few hundred at a time.
+constexpr std::size_t kMaxHeldBehindQueue = 16 * 1024;
 
 // What is left of a message from this size up is queued by reference, in a block of its own.
 constexpr std::size_t kOwnBlockBytes = 1024 * 1024;
@@ -277,7 +282,9 @@ void WriteCoalescer::write_or_queue_line(bufferevent* bev, HeldWrites& held,
     // what waits there, instead of one addition to the output buffer (and its callbacks) per
     // line.
     if (holding || (more_input_ && burst_depth_ > 0) || pass_goes_on()) {
-        if (held.size_ + size <= kMaxHeldBytes) {
+        const std::size_t after = held.size_ + size;
+        if (after <= kMaxHeldBehindQueue ||
+            (after <= kMaxHeldBytes && evbuffer_get_length(bufferevent_get_output(bev)) == 0)) {
             if (!holding) hold(held, bev);
             held.append_line(pieces, size);
             return;

@@ -89,7 +89,8 @@ void ChildOutput::dispatch(wire::PaddedText message, Handshake* handshake, Route
         }
         return;
     }
-    if (handshake != nullptr && e.is_response() && e.id_kind == wire::IdKind::integer) {
+    if (handshake != nullptr && handshake->awaits_answers() && e.is_response() &&
+        e.id_kind == wire::IdKind::integer) {
         const std::optional<std::uint64_t> id = jsonrpc::given_id(e.id.in(line));
         if (id && handshake->owns(*id)) {
             json answer = json::parse(line, nullptr, false);

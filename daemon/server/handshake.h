@@ -72,8 +72,13 @@ public:
     bool handle(const nlohmann::json& message);
     // Whether a response with this id answers one of mcpd's own requests.
     bool owns(std::uint64_t id) const {
-        return (id == initialize_id_ && !ready_) || id == probe_id_ ||
+        return (id == initialize_id_ && !ready_) || (probe_id_ != 0 && id == probe_id_) ||
                pending_pings_.contains(id) || abandoned_.contains(id);
+    }
+    // Whether owns() can be true of any id: false once ready with nothing of mcpd's own
+    // waiting, when every answer is a session's and its id need not be read for this.
+    bool awaits_answers() const {
+        return !ready_ || probe_id_ != 0 || !pending_pings_.empty() || !abandoned_.empty();
     }
 
     // Ready, with no ping or probe of mcpd's own waiting for an answer: what an upgrade in

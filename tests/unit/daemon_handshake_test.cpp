@@ -172,10 +172,15 @@ TEST_CASE("handshake: a ping from the child is answered at once with the same id
 TEST_CASE("handshake: pongs are matched to mcpd's pings by id") {
     Recorder r;
     const json request = r.begin();
+    CHECK(r.handshake.awaits_answers());  // the initialize's
     REQUIRE(r.handshake.handle(Recorder::result_for(request["id"], "2025-11-25")));
+    // Ready with nothing of its own out: no child answer can be the handshake's.
+    CHECK_FALSE(r.handshake.awaits_answers());
+    CHECK_FALSE(r.handshake.owns(0));
     r.sent.clear();
     r.handshake.send_ping();
     r.handshake.send_ping();
+    CHECK(r.handshake.awaits_answers());
     REQUIRE(r.sent.size() == 2);
     const json a = r.sent[0], b = r.sent[1];
     CHECK(a["method"] == "ping");
@@ -194,6 +199,7 @@ TEST_CASE("handshake: pongs are matched to mcpd's pings by id") {
         r.handshake.handle(json{{"jsonrpc", "2.0"}, {"id", a["id"]}, {"result", json::object()}}));
     CHECK_FALSE(r.handshake.handle(json{{"jsonrpc", "2.0"}, {"id", 999}, {"result", {}}}));
     CHECK(r.pongs == 2);
+    CHECK_FALSE(r.handshake.awaits_answers());
 }
 
 TEST_CASE("handshake: ids come from the shared counter and are never reused") {
