@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -126,6 +127,20 @@ TEST_CASE("write coalescer: behind bytes already queued, a burst's lines join th
     CHECK(std::string_view(reinterpret_cast<const char*>(evbuffer_pullup(out, length)),
                            static_cast<std::size_t>(length)) == "queued\none\ntwo\n");
     CHECK(to.received().empty());
+    // Behind a queue, what is held stays small: the queue is what max_queued_output counts.
+    {
+        const WriteBurst burst(writes);
+        const MoreInput more(writes, true);
+        const std::string line(999, 'x');
+        std::size_t most = 0;
+        for (int i = 0; i < 40; ++i) {
+            writes.write_or_queue_line(to.bev.get(), to.held, line);
+            most = std::max(most, to.held.size());
+        }
+        CHECK(most <= 16 * 1024);
+        CHECK(evbuffer_get_length(out) + to.held.size() == 15 + 40 * 1000);
+    }
+    CHECK(evbuffer_get_length(out) == 15 + 40 * 1000);
 }
 
 TEST_CASE("write coalescer: each coalescer holds its own writes", "[eager_write]") {
