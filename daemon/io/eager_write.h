@@ -77,7 +77,8 @@ private:
 // Held writes: within a WriteBurst, a message is held back while MoreInput says more lines wait
 // behind the current one, and everything held goes out when the outermost burst ends, one
 // write per destination (no EPOLLOUT arming, no extra loop turn); to a destination with bytes
-// queued already, one addition to its output buffer behind them. Readers open a burst around the lines of one read (daemon/io/line_source.h).
+// queued already, one addition to its output buffer behind them. Readers open a burst around
+// the lines of one read (daemon/io/line_source.h).
 //
 // Attached to a loop (EventLoop does it), the coalescer also holds a message while other
 // callbacks of the loop's current pass are still to run (they may add to the same
