@@ -35,6 +35,14 @@ void in_text_order(std::span<const Replacement> replacements, Fn&& fn) {
 // after the replacements, and each replacement's own.
 template <typename Fn>
 void for_each_piece(std::string_view text, std::span<const Replacement> replacements, Fn&& piece) {
+    if (replacements.size() == 1) {
+        // The usual rewrite, a message's id alone: three pieces, nothing to order.
+        const Replacement& r = replacements[0];
+        piece(text.substr(0, r.span.offset));
+        piece(r.text);
+        piece(text.substr(r.span.offset + r.span.length));
+        return;
+    }
     std::size_t at = 0;
     in_text_order(replacements, [&](const Replacement& r) {
         piece(text.substr(at, r.span.offset - at));
@@ -49,14 +57,6 @@ void for_each_piece(std::string_view text, std::span<const Replacement> replacem
 void splice(std::string_view text, std::span<const Replacement> replacements,
             std::vector<std::string_view>& out) {
     out.clear();
-    if (replacements.size() == 1) {
-        // The usual rewrite (a message's id alone): three pieces, without ordering anything.
-        const Replacement& r = replacements[0];
-        out.push_back(text.substr(0, r.span.offset));
-        out.push_back(r.text);
-        out.push_back(text.substr(r.span.offset + r.span.length));
-        return;
-    }
     for_each_piece(text, replacements, [&out](std::string_view piece) { out.push_back(piece); });
 }
 

@@ -138,15 +138,12 @@ HeldWrites::~HeldWrites() {
 }
 
 void HeldWrites::append_line(std::span<const std::string_view> pieces, std::size_t bytes) {
-    if (capacity_ - size_ < bytes) {
+    if (buffer_.capacity() - size_ < bytes) {
         // Never less than what is always kept: no run of small growths for the first lines.
-        const std::size_t grown = std::max({size_ + bytes, 2 * capacity_, kKeptHeldCapacity});
-        auto larger = std::make_unique_for_overwrite<char[]>(grown);
-        if (size_ > 0) std::memcpy(larger.get(), data_.get(), size_);
-        data_ = std::move(larger);
-        capacity_ = grown;
+        buffer_.reserve(std::max({size_ + bytes, 2 * buffer_.capacity(), kKeptHeldCapacity}),
+                        size_);
     }
-    char* to = data_.get() + size_;
+    char* to = buffer_.data() + size_;
     for (const std::string_view piece : pieces) {
         std::memcpy(to, piece.data(), piece.size());
         to += piece.size();
@@ -160,10 +157,8 @@ void HeldWrites::emptied(std::size_t used) {
     // More is kept while a pass fills a quarter of it: a child's stdin under steady load (the
     // requests of every session in one pass) then holds them without growing again, copying
     // and reallocating on every pass. A pass that needs much less gives it back.
-    if (capacity_ > kKeptHeldCapacity && used < capacity_ / 4) {
-        data_.reset();
-        capacity_ = 0;
-    }
+    if (buffer_.capacity() > kKeptHeldCapacity && used < buffer_.capacity() / 4)
+        buffer_.release();
 }
 
 WriteCoalescer::~WriteCoalescer() {

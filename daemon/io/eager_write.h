@@ -18,7 +18,6 @@
 #include <sys/uio.h>
 
 #include <cstddef>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +25,8 @@
 #include <vector>
 
 #include <event2/util.h>
+
+#include "common/byte_buffer.h"
 
 struct bufferevent;
 struct event;
@@ -60,15 +61,14 @@ private:
     // `pieces` and a newline, `bytes` in all, at the end: one room check and a copy per piece
     // (a std::string checks and updates itself for every piece).
     void append_line(std::span<const std::string_view> pieces, std::size_t bytes);
-    std::string_view held() const { return {data_.get(), size_}; }
+    std::string_view held() const { return {buffer_.data(), size_}; }
     // Empty again: memory kept while a pass fills a quarter of it (see eager_write.cpp).
     void emptied(std::size_t used);
 
     WriteCoalescer* queued_in_ = nullptr;  // set while it waits in a coalescer's list
     bufferevent* bev_ = nullptr;
-    std::unique_ptr<char[]> data_;
+    ByteBuffer buffer_;
     std::size_t size_ = 0;
-    std::size_t capacity_ = 0;
 };
 
 // The write path of one event loop (EventLoop::writes()): eager writes, and the messages held

@@ -254,7 +254,7 @@ if (cg && !cg.error && !cg.skipped) {
     [
       ['echo round trip', fmt(cg.echo.mcpd, 0), fmt(cg.echo.relay, 0), x(cg.echo.ratio)],
       ...(cg.echo_64
-        ? [[`echo round trip, ${cg.echo_64.sessions} sessions pipelining (8 in flight each)`, fmt(cg.echo_64.mcpd, 0), fmt(cg.echo_64.relay, 0), x(cg.echo_64.ratio)]]
+        ? [[`echo round trip, ${cg.echo_64.sessions} sessions pipelining (${cg.echo_64.pipeline_depth ?? 8} in flight each)`, fmt(cg.echo_64.mcpd, 0), fmt(cg.echo_64.relay, 0), x(cg.echo_64.ratio)]]
         : []),
       ['per MiB of a 1 MiB result', fmt(cg.large_1mib.mcpd, 0), fmt(cg.large_1mib.relay, 0), x(cg.large_1mib.ratio)],
       ['per MiB of a 16 MiB result', fmt(cg.large_16mib.mcpd, 0), fmt(cg.large_16mib.relay, 0), x(cg.large_16mib.ratio)],

@@ -39,10 +39,14 @@ struct Work {
     int pipelined = 0;
 };
 
-// The work's pipelined echoes through `sessions`, 8 in flight each.
+// Requests in flight per session in the pipelined work (figure 2's default).
+constexpr int kPipelineDepth = 8;
+
+// The work's pipelined echoes through `sessions`, kPipelineDepth in flight each.
 void drive_pipelined(std::vector<Session>& sessions, const Work& w, pid_t middle, pid_t server) {
     if (w.pipelined == 0) return;
-    const Measure m = pipeline(sessions, sessions.size(), w.pipelined, 8, middle, server);
+    const Measure m =
+        pipeline(sessions, sessions.size(), w.pipelined, kPipelineDepth, middle, server);
     if (m.misrouted != 0) throw std::runtime_error("callgrind: a pipelined reply was misrouted");
 }
 
@@ -269,6 +273,7 @@ Json run_callgrind(const Config& config) {
     j["echo_64"] = compare(config, dir, "echo-64", Work{0, 0, 0, sessions, 8 * n},
                            Work{0, 0, 0, sessions, 16 * n}, 8 * n);
     j["echo_64"]["sessions"] = sessions;
+    j["echo_64"]["pipeline_depth"] = kPipelineDepth;
     j["echo_group"] = compare_path(config, dir, "echo-group", Path::group, n, socket);
     j["echo_http"] = compare_path(config, dir, "echo-http", Path::http, n, socket);
     // Per MiB of a large result, at two sizes (a cost growing faster than the size shows).
