@@ -186,7 +186,7 @@ void HttpFront::add_client(std::uint64_t id, Client client, BufferEvent bev) {
     client.connection = std::make_unique<HttpConnection>(
         id, daemon_.loop().base(), std::move(bev), limits,
         HttpConnection::Handler{
-            [this, id](HttpConnection& c, HttpRequest request) { on_request(id, c, std::move(request)); },
+            [this, id](HttpConnection& c, HttpRequest& request) { on_request(id, c, request); },
             [this](HttpConnection& c) { on_closed(c); }});
     clients_.emplace(id, std::move(client));
 }
@@ -250,7 +250,7 @@ std::optional<PeerCredentials> HttpFront::who(Client& client, HttpConnection& co
     return peer;
 }
 
-void HttpFront::on_request(std::uint64_t id, HttpConnection& connection, HttpRequest request) {
+void HttpFront::on_request(std::uint64_t id, HttpConnection& connection, HttpRequest& request) {
     const auto client = clients_.find(id);
     if (client == clients_.end()) return;
     const std::optional<PeerCredentials> peer = who(client->second, connection, request);

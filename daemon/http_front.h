@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -100,7 +101,7 @@ private:
 
     Result<Done> ready_state();
     void accept_all(Listener& listener);
-    void on_request(std::uint64_t client, HttpConnection& connection, HttpRequest request);
+    void on_request(std::uint64_t client, HttpConnection& connection, HttpRequest& request);
     void on_closed(HttpConnection& connection);
     // Who the request acts as; answers and returns none when it may act as nobody.
     std::optional<PeerCredentials> who(Client& client, HttpConnection& connection,
@@ -117,7 +118,7 @@ private:
     // A POST's messages to the session its Mcp-Session-Id names (answered when it names none).
     void post_to_session(HttpConnection& connection, const HttpRequest& request,
                          const PeerCredentials& peer, const std::string& target,
-                         std::vector<std::string> messages, bool sse, bool batch,
+                         std::span<std::string> messages, bool sse, bool batch,
                          const wire::Envelope* scanned = nullptr);
     // http_front_modern.cpp: a 2026-07-28 request, a session of its own.
     void post_modern(HttpConnection& connection, const HttpRequest& request,

@@ -75,7 +75,8 @@ void HttpFront::post_modern(HttpConnection& connection, const HttpRequest& reque
     if (transport == nullptr) return;
     transport->set_one_shot();
     transport->set_protocol(std::string(kModernProtocolVersion));
-    transport->post(connection, {message.dump()}, sse, false);
+    std::string text = message.dump();
+    transport->post(connection, std::span(&text, 1), sse, false);
 }
 
 }  // namespace mcpd

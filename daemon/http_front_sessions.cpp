@@ -171,10 +171,11 @@ void HttpFront::post(HttpConnection& connection, HttpRequest& request,
     const bool stateless = http_era(request.head.header("mcp-protocol-version")) == HttpEra::stateless;
     if (std::optional<std::string> plain = stateless ? std::nullopt : plain_message(request.body)) {
         // Scanned whole, within the nesting a message may have: read by no one again.
-        std::vector<std::string> one;
-        one.push_back(std::move(*plain));
-        post_to_session(connection, request, peer, target, std::move(one), sse, false,
+        post_to_session(connection, request, peer, target, std::span(&*plain, 1), sse, false,
                         &body_envelope_);
+        // Its buffer (the body's, taken as it is) serves the connection's next request.
+        request.body.swap(*plain);
+        request.body.clear();
         return;
     }
     if (!nesting_within(request.body, kMaxNesting)) {
@@ -220,15 +221,15 @@ void HttpFront::post(HttpConnection& connection, HttpRequest& request,
         const json client_info = params.is_object() ? params.value("clientInfo", json::object()) : json::object();
         HttpTransport* transport = open_session(connection, peer, target, {}, capabilities, client_info, {});
         if (transport == nullptr) return;
-        transport->post(connection, std::move(messages), sse, false);
+        transport->post(connection, messages, sse, false);
         return;
     }
-    post_to_session(connection, request, peer, target, std::move(messages), sse, batch);
+    post_to_session(connection, request, peer, target, messages, sse, batch);
 }
 
 void HttpFront::post_to_session(HttpConnection& connection, const HttpRequest& request,
                                 const PeerCredentials& peer, const std::string& target,
-                                std::vector<std::string> messages, bool sse, bool batch,
+                                std::span<std::string> messages, bool sse, bool batch,
                                 const wire::Envelope* scanned) {
     const auto session = request.head.header("mcp-session-id");
     if (!session) {
@@ -250,7 +251,7 @@ void HttpFront::post_to_session(HttpConnection& connection, const HttpRequest& r
                    "batches are part of protocol 2025-03-26 only; this session speaks " + transport->protocol());
         return;
     }
-    transport->post(connection, std::move(messages), sse, batch, scanned);
+    transport->post(connection, messages, sse, batch, scanned);
 }
 
 std::optional<std::string> HttpFront::plain_message(std::string& body) {

@@ -173,6 +173,25 @@ std::vector<std::pair<std::string_view, std::string_view>> HttpRequestHead::head
 
 Result<HttpRequestHead> parse_request_head(std::string_view text) {
     HttpRequestHead head;
+    if (Result<Done> read = read_request_head(text, head); !read) return read.failure();
+    return head;
+}
+
+void HttpRequestHead::clear() {
+    method.clear();
+    path.clear();
+    query.clear();
+    minor = 1;
+    content_length.reset();
+    chunked = false;
+    keep_alive = true;
+    text_.clear();
+    fields_.clear();
+    known_ = absent_slots();
+}
+
+Result<Done> read_request_head(std::string_view text, HttpRequestHead& head) {
+    head.clear();
     bool ended = false;
     if (auto failure = read_request_line(next_line(text, ended), head)) return *failure;
     // The header lines are kept in one copy, their names lowercased where they lie, and each
@@ -238,7 +257,7 @@ Result<HttpRequestHead> parse_request_head(std::string_view text) {
         }
     }
     if (auto failure = read_framing(head)) return *failure;
-    return head;
+    return Done{};
 }
 
 std::size_t request_head_end(std::string_view received) {

@@ -75,6 +75,8 @@ struct HttpRequestHead {
     // joined with ", " (RFC 9110 §5.3).
     std::vector<std::pair<std::string_view, std::string_view>> headers() const;
     std::size_t header_count() const { return fields_.size(); }
+    // As new, with the memory of its text and header table kept.
+    void clear();
 
     std::optional<std::size_t> content_length;  // digits only, no sign or space, fits size_t
     bool chunked = false;    // Transfer-Encoding: chunked was sent (the caller answers 411)
@@ -89,7 +91,7 @@ struct HttpRequestHead {
     };
 
 private:
-    friend Result<HttpRequestHead> parse_request_head(std::string_view head);
+    friend Result<Done> read_request_head(std::string_view text, HttpRequestHead& head);
     // Where in fields_ the header named `name` (lowercase) is; fields_.size() when absent.
     std::size_t index_of(std::string_view name) const;
     std::string text_;  // the header lines as received, names lowercased; joined values after
@@ -110,6 +112,9 @@ private:
 // singleton header, Content-Length together with Transfer-Encoding, a Transfer-Encoding other
 // than "chunked" (in any case) or on HTTP/1.0.
 Result<HttpRequestHead> parse_request_head(std::string_view head);
+// The same into `head`, where the caller keeps it: a head is not moved on its way to its
+// request, and one kept from an earlier request is read into again without allocating.
+Result<Done> read_request_head(std::string_view text, HttpRequestHead& head);
 
 // Where the request head in `received` ends (after its empty line), or npos.
 std::size_t request_head_end(std::string_view received);

@@ -11,6 +11,13 @@
 
 namespace mcpd {
 
+namespace {
+
+// A body buffer up to this is kept for the connection's next request.
+constexpr std::size_t kKeptBodyBytes = 16 * 1024;
+
+}  // namespace
+
 HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent bev,
                                HttpConnectionLimits limits, Handler handler)
     : id_(id),
@@ -80,24 +87,23 @@ void HttpConnection::take_request() {
         refuse(431, "the request head is over " + std::to_string(limits_.max_head_bytes) + " bytes");
         return;
     }
-    Result<HttpRequestHead> head = parse_request_head(std::string_view(received_).substr(0, end));
-    if (!head) {
-        refuse(400, head.error());
+    HttpRequest& request = request_;
+    const std::string_view head = std::string_view(received_).substr(0, end);
+    if (Result<Done> read = read_request_head(head, request.head); !read) {
+        refuse(400, read.error());
         return;
     }
-    if (head->chunked) {
+    if (request.head.chunked) {
         refuse(411, "send the body with a Content-Length, not chunked");
         return;
     }
-    const std::size_t body_length = head->content_length.value_or(0);
+    const std::size_t body_length = request.head.content_length.value_or(0);
     if (body_length > limits_.max_body_bytes) {
         refuse(413, "the body is over " + std::to_string(limits_.max_body_bytes) +
                         " bytes (max_message_bytes in [daemon])");
         return;
     }
     if (received_.size() - end < body_length) return;  // the rest of the body is on its way
-    HttpRequest request;
-    request.head = std::move(head).value();
     // With room for the scanner's padding: the usual body is scanned where it lies.
     request.body.reserve(body_length + wire::kScanPadding);
     request.body.assign(received_, end, body_length);
@@ -106,7 +112,9 @@ void HttpConnection::take_request() {
     answering_ = true;  // the deadline now waits for answered() (see its callback)
     // Reading goes on, so a client that leaves is seen; its next request waits (above).
     if (!held_) reader_.enable();
-    handler_.on_request(*this, std::move(request));
+    handler_.on_request(*this, request);
+    // The handler is done with it (it may have taken the body); a large one is not kept idle.
+    if (request_.body.capacity() > kKeptBodyBytes) std::string().swap(request_.body);
 }
 
 bool HttpConnection::write(std::span<const std::string_view> pieces) {

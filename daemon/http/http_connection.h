@@ -43,8 +43,10 @@ using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 class HttpConnection {
 public:
     struct Handler {
-        // A whole request: answer it with respond() or open_stream(), now or later.
-        std::function<void(HttpConnection&, HttpRequest request)> on_request;
+        // A whole request: answer it with respond() or open_stream(), now or later. The request
+        // is the connection's until the call returns: a handler that answers later keeps what
+        // it needs of it.
+        std::function<void(HttpConnection&, HttpRequest& request)> on_request;
         // The connection is gone (the client closed it, a deadline, an error, or close()).
         // Called once; the owner frees the connection on a later turn.
         std::function<void(HttpConnection&)> on_closed;
@@ -109,6 +111,9 @@ private:
     Timer deadline_;
     Timer next_;  // reads a request that came while the last was answered, on the next turn
     std::string received_;
+    // The request being handed out, kept between requests so that its head's copy, its header
+    // table and its body are not allocated again for each (a large body is given back).
+    HttpRequest request_;
     bool answering_ = false;
     bool streaming_ = false;
     bool keep_alive_ = true;

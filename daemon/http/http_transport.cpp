@@ -80,7 +80,20 @@ void HttpTransport::inject(std::string message, std::string swallow_id) {
     deliver(std::move(message));
 }
 
-void HttpTransport::post(HttpConnection& connection, std::vector<std::string> messages, bool sse,
+namespace {
+
+// `list`, emptied, as the spare for the next exchange: a short one only (a batch's may be long).
+void keep_spare(std::vector<std::string>& list, std::vector<std::string>& spare) {
+    constexpr std::size_t kMostKept = 8;
+    if (list.capacity() == 0 || list.capacity() > kMostKept || spare.capacity() >= list.capacity())
+        return;
+    list.clear();
+    spare.swap(list);
+}
+
+}  // namespace
+
+void HttpTransport::post(HttpConnection& connection, std::span<std::string> messages, bool sse,
                          bool batch, const wire::Envelope* scanned) {
     if (messages.size() != 1) scanned = nullptr;
     if (closed_) {
@@ -97,6 +110,8 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
     last_active_ = Clock::now();
     const std::uint64_t number = next_exchange_++;
     Exchange exchange;
+    exchange.waiting.swap(spare_waiting_);
+    exchange.answers.swap(spare_answers_);
     exchange.connection = connection.id();
     exchange.sse = sse;
     exchange.batch = batch;
@@ -133,11 +148,14 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
         HttpHeaders headers;
         if (!session_id_.empty()) headers.emplace_back("Mcp-Session-Id", session_id_);
         connection.respond(202, headers, {});
+        keep_spare(exchange.waiting, spare_waiting_);
+        keep_spare(exchange.answers, spare_answers_);
     } else if (exchange.waiting.empty()) {
         // Nothing goes to the server: the refusals are the whole answer.
         exchange.sse = false;
         exchange.answers = std::move(refused);
         finish_answer(connection, exchange);
+        keep_spare(exchange.waiting, spare_waiting_);
     } else {
         if (exchange.sse) {
             HttpHeaders headers = kSseHeaders;
@@ -145,7 +163,7 @@ void HttpTransport::post(HttpConnection& connection, std::vector<std::string> me
             connection.open_stream(200, headers);
             for (const std::string& line : refused) connection.stream(sse_event({}, line));
         } else {
-            exchange.answers = std::move(refused);
+            for (std::string& line : refused) exchange.answers.push_back(std::move(line));
         }
         exchanges_[number] = std::move(exchange);
     }
@@ -294,6 +312,8 @@ void HttpTransport::complete(std::uint64_t number) {
     std::erase_if(by_progress_, [number](const auto& entry) { return entry.second == number; });
     last_active_ = Clock::now();
     if (HttpConnection* c = live(exchange.connection)) finish_answer(*c, exchange);
+    keep_spare(exchange.waiting, spare_waiting_);
+    keep_spare(exchange.answers, spare_answers_);
     // A 2026 request's session is done once its one request is answered.
     if (one_shot_ && exchanges_.empty()) close("answered", true);
 }

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,8 +68,9 @@ public:
 
     // A POST's messages (each one JSON-RPC message), answered on `connection`: as SSE events
     // when `sse`, else one JSON body (an array when `batch`). `scanned`: the envelope of the
-    // one message, when the front door has scanned it already (not read again).
-    void post(HttpConnection& connection, std::vector<std::string> messages, bool sse, bool batch,
+    // one message, when the front door has scanned it already (not read again). The messages
+    // are the caller's: each is read or taken (emptied) before post returns.
+    void post(HttpConnection& connection, std::span<std::string> messages, bool sse, bool batch,
               const wire::Envelope* scanned = nullptr);
     // Feed a message of mcpd's own (rebuilding a session); the answer to `swallow_id` (a raw id
     // token) is dropped, the client never sees it.
@@ -157,6 +159,10 @@ private:
     std::list<std::string> held_;
     std::size_t held_bytes_ = 0;
     std::map<std::string, bool> swallow_;  // raw ids whose answers are mcpd's own
+    // The id and answer lists of the last finished exchange, emptied, for the next POST's: a
+    // session's POSTs usually come one at a time, so their lists are not allocated each time.
+    std::vector<std::string> spare_waiting_;
+    std::vector<std::string> spare_answers_;
     wire::EnvelopeScanner scanner_;
     wire::Envelope envelope_;
     TimePoint last_active_ = Clock::now();

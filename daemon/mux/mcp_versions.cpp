@@ -1,20 +1,29 @@
 #include "daemon/mux/mcp_versions.h"
 
 #include <algorithm>
+#include <array>
 
 namespace mcpd {
 
 using nlohmann::json;
 
+namespace {
+
+// Newest first. Asked of every HTTP request's MCP-Protocol-Version: views compared by length
+// first, without the guard of a function's static or a string per revision.
+constexpr std::array<std::string_view, 4> kLegacyVersions = {"2025-11-25", "2025-06-18",
+                                                            "2025-03-26", "2024-11-05"};
+
+}  // namespace
+
 const std::vector<std::string>& legacy_protocol_versions() {
-    static const std::vector<std::string> versions = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                                      "2024-11-05"};
+    static const std::vector<std::string> versions(kLegacyVersions.begin(), kLegacyVersions.end());
     return versions;
 }
 
 bool speaks_legacy_version(std::string_view version) {
-    const auto& known = legacy_protocol_versions();
-    return std::find(known.begin(), known.end(), version) != known.end();
+    return std::find(kLegacyVersions.begin(), kLegacyVersions.end(), version) !=
+           kLegacyVersions.end();
 }
 
 // Legacy revisions: mcpd routes roots, sampling and elicitation requests to the session they

@@ -516,3 +516,49 @@ TEST_CASE("request_head_end finds the first empty line wherever the line ends fa
         }
     }
 }
+
+TEST_CASE("a head read again holds only the second request, found as in a fresh head",
+          "[http-message]") {
+    // A connection reads each of its requests into the one head it keeps.
+    HttpRequestHead head;
+    REQUIRE(read_request_head("POST /mcp/github?trace=1 HTTP/1.1\r\n"
+                              "Host: localhost:8808\r\n"
+                              "Mcp-Session-Id: first-session\r\n"
+                              "X-Only-First: yes\r\n"
+                              "Connection: close\r\n"
+                              "Transfer-Encoding: chunked\r\n"
+                              "\r\n",
+                              head)
+                .ok());
+    CHECK(head.chunked);
+    CHECK_FALSE(head.keep_alive);
+    const std::string second =
+        "GET /mcp/all HTTP/1.0\r\n"
+        "Connection: keep-alive\r\n"
+        "Accept: text/event-stream\r\n"
+        "Content-Length: 12\r\n"
+        "\r\n";
+    REQUIRE(read_request_head(second, head).ok());
+    const Result<HttpRequestHead> fresh = message_test_parse(second);
+    REQUIRE(fresh.ok());
+    CHECK(head.method == "GET");
+    CHECK(head.path == "/mcp/all");
+    CHECK(head.query.empty());
+    CHECK(head.minor == 0);
+    CHECK_FALSE(head.chunked);
+    CHECK(head.keep_alive);
+    CHECK(head.content_length == std::optional<std::size_t>(12));
+    CHECK_FALSE(head.header("host").has_value());
+    CHECK_FALSE(head.header("mcp-session-id").has_value());
+    CHECK_FALSE(head.header("x-only-first").has_value());
+    CHECK(head.header("accept") == std::optional<std::string_view>("text/event-stream"));
+    CHECK(head.headers() == fresh->headers());
+    CHECK(head.header_count() == 3);
+
+    // A refused head leaves nothing of the one before it to be read as valid.
+    CHECK_FALSE(read_request_head("GET /mcp HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", head).ok());
+    REQUIRE(read_request_head("DELETE /mcp HTTP/1.1\r\n\r\n", head).ok());
+    CHECK(head.header_count() == 0);
+    CHECK_FALSE(head.content_length.has_value());
+    CHECK_FALSE(head.header("accept").has_value());
+}
