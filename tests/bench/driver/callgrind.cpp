@@ -5,6 +5,7 @@
 // says where the instructions go.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -66,8 +67,24 @@ std::string http_socket(const TempDir& dir, const std::string& name) {
     return socket;
 }
 
-std::vector<std::string> valgrind_argv(const Config& c, const std::string& out) {
-    return {c.valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, "-q"};
+// callgrind writes one file per process, named by its pid: a process mcpd or the relay forks
+// is counted until it executes its program, and writes a profile of its own when it ends. In
+// one shared file those profiles were interleaved, and a total could be the child's.
+std::vector<std::string> valgrind_argv(const Config& c, const TempDir& dir,
+                                       const std::string& name) {
+    return {c.valgrind, "--tool=callgrind", "--callgrind-out-file=" + dir.file(name + ".%p.out"),
+            "-q"};
+}
+
+// The output file of the process `pid` of the run `name`, copied to c.keep_profiles if asked.
+std::string out_file(const Config& c, const TempDir& dir, const std::string& name, pid_t pid) {
+    const std::string out = dir.file(name + "." + std::to_string(pid) + ".out");
+    if (!c.keep_profiles.empty()) {
+        std::filesystem::create_directories(c.keep_profiles);
+        std::filesystem::copy_file(out, std::filesystem::path(c.keep_profiles) / (name + ".out"),
+                                   std::filesystem::copy_options::overwrite_existing);
+    }
+    return out;
 }
 
 // Runs mcpd under callgrind for `w` (after the same warm-up every run has) through `path`;
@@ -75,7 +92,7 @@ std::vector<std::string> valgrind_argv(const Config& c, const std::string& out) 
 std::string mcpd_run(const Config& c, const TempDir& dir, const std::string& name, const Work& w,
                      Path path = Path::socket) {
     McpdOptions options;
-    options.prefix = valgrind_argv(c, dir.file(name + ".out"));
+    options.prefix = valgrind_argv(c, dir, name);
     options.start_timeout_ms = 60000;
     options.max_message_bytes = 64 * kMiB;
     if (path == Path::group) {
@@ -96,13 +113,13 @@ std::string mcpd_run(const Config& c, const TempDir& dir, const std::string& nam
         for (int i = 0; i < w.sessions; ++i) load.push_back(mcpd.attach());
         drive_pipelined(load, w, mcpd.pid(), mcpd.server_pid());
     }
+    const pid_t pid = mcpd.pid();
     mcpd.stop(120000);
-    return dir.file(name + ".out");
+    return out_file(c, dir, name, pid);
 }
 
 std::string relay_run(const Config& c, const TempDir& dir, const std::string& name, const Work& w) {
-    const std::string out = dir.file(name + ".out");
-    std::vector<std::string> argv = valgrind_argv(c, out);
+    std::vector<std::string> argv = valgrind_argv(c, dir, name);
     const std::string socket = dir.file(name + ".sock");
     for (const std::string& a : {c.bin.relay, std::string("serve"), std::string("--socket"), socket,
                                  std::string("--init"), std::string("--")}) {
@@ -132,8 +149,9 @@ std::string relay_run(const Config& c, const TempDir& dir, const std::string& na
         }
         drive_pipelined(load, w, relay.pid(), relay.pid());
     }
+    const pid_t pid = relay.pid();
     relay.stop(120000);
-    return out;
+    return out_file(c, dir, name, pid);
 }
 
 // Instructions per function in a callgrind output file (self, or with its callees), from

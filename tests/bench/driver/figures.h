@@ -49,6 +49,8 @@ struct Config {
     Binaries bin;
     Profile profile;
     std::string valgrind;  // path, empty when absent
+    // Where each callgrind output is copied (as RUN.out) for callgrind_annotate; empty: nowhere.
+    std::string keep_profiles;
 };
 
 Json run_latency(const Config& config);

@@ -33,7 +33,7 @@ using bench::Json;
 int usage() {
     std::fputs(
         "usage: mcpd-bench --bin-dir DIR [--out FILE] [--quick | --smoke] [--rounds N]\n"
-        "                  [--sessions N,...] [--sizes MIB,...]\n"
+        "                  [--sessions N,...] [--sizes MIB,...] [--keep-profiles DIR]\n"
         "                  [--only latency,throughput,http,large,scale,sandbox,upgrade,callgrind]\n",
         stderr);
     return 2;
@@ -91,7 +91,7 @@ std::string now_utc() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string bin_dir, out_path, profile_name = "full";
+    std::string bin_dir, out_path, keep_profiles, profile_name = "full";
     std::set<std::string> only;
     int rounds = 0;
     std::vector<int> sessions;
@@ -105,6 +105,8 @@ int main(int argc, char** argv) {
             out_path = argv[++i];
         else if (arg == "--rounds" && has_value)
             rounds = std::atoi(argv[++i]);
+        else if (arg == "--keep-profiles" && has_value)
+            keep_profiles = argv[++i];
         else if (arg == "--quick")
             profile_name = "quick";
         else if (arg == "--smoke")
@@ -143,6 +145,7 @@ int main(int argc, char** argv) {
     if (!sessions.empty()) config.profile.sessions = sessions;
     if (!sizes.empty()) config.profile.sizes_mib = sizes;
     if (config.profile.callgrind) config.valgrind = find_valgrind();
+    config.keep_profiles = keep_profiles;
     const auto wanted = [&](const std::string& name) {
         return only.empty() ? (name != "callgrind" || config.profile.callgrind)
                             : only.contains(name);
