@@ -150,10 +150,6 @@ std::string_view HttpRequestHead::Field::name(const std::string& text) const {
     return std::string_view(text).substr(name_at, name_size);
 }
 
-std::string_view HttpRequestHead::Field::value(const std::string& text) const {
-    return std::string_view(text).substr(value_at, value_size);
-}
-
 std::size_t HttpRequestHead::index_of(std::string_view name) const {
     // Asked a dozen times a request: lengths first, then the bytes, no views made on the way.
     for (std::size_t i = 0; i < fields_.size(); ++i) {

@@ -63,8 +63,9 @@ struct HttpRequestHead {
     std::string path;    // target up to '?'; starts with '/'
     std::string query;   // after '?', may be empty
     int minor = 1;       // HTTP/1.minor (0 or 1)
-    // The value of header `name` (lowercase); nothing when absent.
-    std::optional<std::string_view> header(std::string_view name) const {
+    // The value of header `name` (lowercase); nothing when absent. In line wherever it is
+    // called, so that a literal name's slot is found while compiling, not by comparing.
+    [[gnu::always_inline]] std::optional<std::string_view> header(std::string_view name) const {
         const std::size_t known = known_header(name);
         const std::size_t i = known < known_.size() ? known_[known] : index_of(name);
         if (i >= fields_.size()) return std::nullopt;
@@ -87,7 +88,10 @@ struct HttpRequestHead {
     struct Field {
         std::size_t name_at, name_size, value_at, value_size;
         std::string_view name(const std::string& text) const;
-        std::string_view value(const std::string& text) const;
+        // Offsets read_request_head set, within `text`.
+        std::string_view value(const std::string& text) const {
+            return std::string_view(text.data() + value_at, value_size);
+        }
     };
 
 private:
