@@ -26,25 +26,30 @@ using http_chars::trimmed;
 constexpr std::size_t kHeadSlack = 32;
 
 // A header name of at most 32 bytes lying in a string with kHeadSlack bytes of room after it,
-// lowercased into `lowered` when it is one of kKnownHeaders in any case (the usual case): then
+// lowercased where it lies when it is one of kKnownHeaders in any case (the usual case): then
 // it is a token too, and its slot is returned. kKnownHeaders.size() for any other name, which
-// is checked a byte at a time.
-std::size_t lower_known_name(const char* name, std::size_t size, std::array<char, 32>& lowered) {
+// is then checked a byte at a time (lowering keeps a byte a token or not, as it was).
+std::size_t lower_known_name(char* name, std::size_t size) {
 #if defined(__SSE2__)
-    if (size > lowered.size()) return kKnownHeaders.size();
+    if (size > 32) return kKnownHeaders.size();
     const __m128i before_a = _mm_set1_epi8('A' - 1);
     const __m128i after_z = _mm_set1_epi8('Z' + 1);
     const __m128i case_bit = _mm_set1_epi8(0x20);
+    const __m128i offsets = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     for (std::size_t i = 0; i < size; i += 16) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(name + i));
-        const __m128i upper =
-            _mm_and_si128(_mm_cmpgt_epi8(bytes, before_a), _mm_cmplt_epi8(bytes, after_z));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(lowered.data() + i),
-                         _mm_or_si128(bytes, _mm_and_si128(upper, case_bit)));
+        auto* const at = reinterpret_cast<__m128i*>(name + i);
+        const __m128i bytes = _mm_loadu_si128(at);
+        // Only the name's own bytes: what follows it (the colon, the value) is written back
+        // as it was.
+        const __m128i inside =
+            _mm_cmplt_epi8(offsets, _mm_set1_epi8(static_cast<char>(size - i)));
+        const __m128i upper = _mm_and_si128(
+            inside, _mm_and_si128(_mm_cmpgt_epi8(bytes, before_a), _mm_cmplt_epi8(bytes, after_z)));
+        _mm_storeu_si128(at, _mm_or_si128(bytes, _mm_and_si128(upper, case_bit)));
     }
-    return known_header(std::string_view(lowered.data(), size));
+    return known_header(std::string_view(name, size));
 #else
-    (void)name, (void)size, (void)lowered;
+    (void)name, (void)size;
     return kKnownHeaders.size();
 #endif
 }
@@ -208,11 +213,8 @@ Result<Done> read_request_head(std::string_view text, HttpRequestHead& head) {
         const auto colon = static_cast<std::size_t>(colon_at - line.data());
         const auto at = static_cast<std::size_t>(line.data() - head.text_.data());
         if (colon == 0) return bad("a header name holds a character outside the token set");
-        std::array<char, 32> lowered;
-        std::size_t known = lower_known_name(head.text_.data() + at, colon, lowered);
-        if (known < kKnownHeaders.size()) {
-            std::memcpy(head.text_.data() + at, lowered.data(), colon);
-        } else {
+        std::size_t known = lower_known_name(head.text_.data() + at, colon);
+        if (known == kKnownHeaders.size()) {
             for (std::size_t i = at; i < at + colon; ++i) {
                 const char lower = kTokenLower[static_cast<unsigned char>(head.text_[i])];
                 if (lower == 0) return bad("a header name holds a character outside the token set");

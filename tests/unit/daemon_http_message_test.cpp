@@ -128,11 +128,13 @@ TEST_CASE("many joined values and the headers after them are all read, in a copy
 
 TEST_CASE("each header read on every request has a slot, found in any case and order",
           "[http-message]") {
-    // Sent in reverse order, names in capitals, with an unknown header among them.
+    // Sent in reverse order, names in capitals, with an unknown header among them. The values
+    // are in capitals too: a name is lowered where it lies, and what follows it is kept.
     const auto value_of = [](std::size_t slot) {
         // Content-Length must be a number; the others are any text.
-        return kKnownHeaders[slot] == "content-length" ? std::to_string(slot)
-                                                        : "v" + std::to_string(slot);
+        return kKnownHeaders[slot] == "content-length"
+                   ? std::to_string(slot)
+                   : "V" + std::to_string(slot) + "-KEPT-IN-CAPITALS";
     };
     std::string text = "POST /mcp HTTP/1.1\r\n";
     for (std::size_t i = kKnownHeaders.size(); i-- > 0;) {
