@@ -462,6 +462,26 @@ TEST_CASE(
         CHECK(client.wait_closed(5s));
     }
     {
+        // Requests closer together than the timeout keep the connection for longer than it:
+        // each answer moves the deadline (the timer is moved when it fires, not per request).
+        HttpStreamClient client(http);
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < 6; ++i) {
+            if (i > 0) std::this_thread::sleep_for(150ms);
+            const std::string id = "kept-" + std::to_string(i);
+            REQUIRE(client.send(
+                mcp_request("demo", mcp_call(id, "echo", {{"text", id}}), session, false)));
+            const std::optional<HttpHead> head = client.read_head(5s);
+            REQUIRE(head);
+            CHECK(head->status == 200);
+            const std::optional<std::string> body = client.read_body();
+            REQUIRE(body);
+            CHECK(call_answer_text(*body) == id);
+        }
+        CHECK(std::chrono::steady_clock::now() - start >= 750ms);
+        CHECK(client.wait_closed(5s));
+    }
+    {
         // A head that never ends: 408, then the close.
         HttpStreamClient client(http);
         REQUIRE(client.send("POST /mcp/demo HTTP/1.1\r\nHost: localhost\r\n"));
