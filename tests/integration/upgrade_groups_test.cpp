@@ -78,8 +78,9 @@ TEST_CASE("a long call through a group is carried, not waited for: its progress 
     env.wait_state("beta", "running");
     McpSession dev(env.socket(), "dev");
     dev.initialize("group-long-call");
-    // Twenty steps of 150 ms: three upgrades come and go well before its answer.
-    const json id = dev.call_tool("alpha__slow", {{"steps", 20}, {"interval_ms", 150}}, {{"progressToken", "through-group"}});
+    // Forty steps of 150 ms: three upgrades come and go well before its answer (under the
+    // sanitizers an upgrade takes over a second; three took 3.6 s on a loaded machine).
+    const json id = dev.call_tool("alpha__slow", {{"steps", 40}, {"interval_ms", 150}}, {{"progressToken", "through-group"}});
     REQUIRE(dev.wait_for([](const McpMessage& m) { return m.method() == "notifications/progress"; }, 5s));
     for (int round = 0; round < 3; ++round) {
         const RunResult upgraded = env.ctl({"upgrade", "--wait"});
@@ -89,15 +90,15 @@ TEST_CASE("a long call through a group is carried, not waited for: its progress 
     dev.pump(10ms);
     CHECK(dev.responses().empty());  // not waited for: still under way after the upgrades
     CHECK(call_text(dev, "beta__echo", {{"text", "beside it"}}) == "beside it");
-    const McpMessage reply = dev.wait_response(id, 10s);
-    CHECK(reply.tool_text() == "done after 20 steps");
+    const McpMessage reply = dev.wait_response(id, 15s);
+    CHECK(reply.tool_text() == "done after 40 steps");
     int last = 1;
     for (const McpMessage& p : dev.take_notifications("notifications/progress")) {
         CHECK(p.json["params"]["progressToken"] == "through-group");
         CHECK(p.json["params"]["progress"] == last + 1);
         last = p.json["params"]["progress"].get<int>();
     }
-    CHECK(last == 20);
+    CHECK(last == 40);
     dev.pump(200ms);
     CHECK(dev.responses().empty());
 }
