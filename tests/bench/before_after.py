@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """CPU per forwarded line (figure 2 of docs/PERFORMANCE.md) of two builds, taken in one run:
-through a server's socket session and through a group session.
+through a server's socket session and through a group session; with --http, figure 2b instead:
+mcpd's CPU per round trip through an HTTP session, and that over a socket session's in the same
+round (the figure's ratio).
 
-    tests/bench/before_after.py BENCH BEFORE_BIN_DIR AFTER_BIN_DIR [ROUNDS]
+    tests/bench/before_after.py [--http] BENCH BEFORE_BIN_DIR AFTER_BIN_DIR [ROUNDS]
 
 BENCH is an mcpd-bench binary; each bin dir holds the mcpd, mcpctl, demo server and relay of
 one build. The two are run in turn, ROUNDS times each (default 10), so that a change in the
@@ -19,7 +21,23 @@ import sys
 import tempfile
 
 
-def one_run(bench, bin_dir, out):
+def one_http_run(bench, bin_dir, out):
+    subprocess.run([bench, "--bin-dir", bin_dir, "--quick", "--only", "http", "--out", out],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        rounds = json.load(f)["figures"]["http"]["rounds"]
+    figures = {}
+    for r in rounds:
+        for sessions, pair in r.items():
+            figures.setdefault(("http", sessions), []).append(
+                pair["http"]["mcpd_cpu_us_per_round_trip"])
+            figures.setdefault(("http ÷ socket", sessions), []).append(pair["ratio_cpu"])
+    return figures
+
+
+def one_run(bench, bin_dir, out, http=False):
+    if http:
+        return one_http_run(bench, bin_dir, out)
     subprocess.run([bench, "--bin-dir", bin_dir, "--quick", "--only", "throughput", "--out", out],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(out) as f:
@@ -37,17 +55,21 @@ def one_run(bench, bin_dir, out):
 
 
 def main():
-    if len(sys.argv) not in (4, 5):
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+    args = sys.argv[1:]
+    http = bool(args) and args[0] == "--http"
+    if http:
+        args = args[1:]
+    if len(args) not in (3, 4):
+        print(__doc__.strip().splitlines()[5].strip(), file=sys.stderr)
         return 2
-    bench, before, after = sys.argv[1:4]
-    rounds = int(sys.argv[4]) if len(sys.argv) == 5 else 10
+    bench, before, after = args[:3]
+    rounds = int(args[3]) if len(args) == 4 else 10
     samples = {"before": {}, "after": {}}
     ratios = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run.json")
         for _ in range(rounds):
-            run = {label: one_run(bench, bin_dir, out)
+            run = {label: one_run(bench, bin_dir, out, http)
                    for label, bin_dir in (("before", before), ("after", after))}
             for label, figures in run.items():
                 for sessions, values in figures.items():
@@ -56,14 +78,16 @@ def main():
                 b = statistics.median(values)
                 a = statistics.median(run["after"][sessions])
                 ratios.setdefault(sessions, []).append(a / b)
-    print("| session | sessions | before µs/line | after µs/line | after/before, paired | middle half |")
+    unit = "µs/round trip (÷ a socket session's)" if http else "µs/line"
+    print(f"| session | sessions | before {unit} | after {unit} | after/before, paired "
+          "| middle half |")
     print("|---|---|---|---|---|---|")
     for key in sorted(samples["before"], key=lambda k: (k[0], int(k[1]))):
         kind, sessions = key
         b = statistics.median(samples["before"][key])
         a = statistics.median(samples["after"][key])
         q = statistics.quantiles(ratios[key], n=4)
-        label = "group" if kind == "mcpd_group" else "socket"
+        label = {"mcpd_group": "group", "mcpd": "socket"}.get(kind, kind)
         print(f"| {label} | {sessions} | {b:.3f} | {a:.3f} | {statistics.median(ratios[key]):.3f} "
               f"| {q[0]:.3f} to {q[2]:.3f} |")
     print(f"\n{rounds} runs of each build, in turn (medians of all their rounds).")
