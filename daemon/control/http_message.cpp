@@ -258,9 +258,9 @@ Result<Done> read_request_head(std::string_view text, HttpRequestHead& head) {
     return Done{};
 }
 
-std::size_t request_head_end(std::string_view received) {
+std::size_t request_head_end(std::string_view received, std::size_t from) {
     // A line end followed by an empty line (LF, or CR LF), as parse_request_head reads lines.
-    for (std::size_t at = received.find('\n'); at != std::string_view::npos;
+    for (std::size_t at = received.find('\n', from); at != std::string_view::npos;
          at = received.find('\n', at + 1)) {
         if (at + 1 < received.size() && received[at + 1] == '\n') return at + 2;
         if (at + 2 < received.size() && received[at + 1] == '\r' && received[at + 2] == '\n')

@@ -120,8 +120,15 @@ Result<HttpRequestHead> parse_request_head(std::string_view head);
 // request, and one kept from an earlier request is read into again without allocating.
 Result<Done> read_request_head(std::string_view text, HttpRequestHead& head);
 
-// Where the request head in `received` ends (after its empty line), or npos.
-std::size_t request_head_end(std::string_view received);
+// Where the request head in `received` ends (after its empty line), or npos. `from`: where to
+// look from, when what lies before it was looked at already (head_search_from).
+std::size_t request_head_end(std::string_view received, std::size_t from = 0);
+// Where to look from next, after request_head_end(received, ...) found no end: a head that
+// arrives a byte at a time is then looked through once, not once per byte.
+constexpr std::size_t head_search_from(std::string_view received) {
+    // The first line end of a terminator not yet whole is one of the last two bytes.
+    return received.size() < 2 ? 0 : received.size() - 2;
+}
 
 // Whether an Accept header value accepts `media` ("application/json", "text/event-stream"):
 // its most specific matching range (the type itself, then type/*, then */*) has q > 0.

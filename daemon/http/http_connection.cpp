@@ -84,8 +84,9 @@ void HttpConnection::on_readable() {
 
 void HttpConnection::take_request() {
     if (closed_ || answering_ || received_.empty()) return;
-    const std::size_t end = request_head_end(received_);
+    const std::size_t end = request_head_end(received_, head_searched_);
     if (end == std::string::npos) {
+        head_searched_ = head_search_from(received_);
         if (received_.size() > limits_.max_head_bytes)
             refuse(431, "the request head is over " + std::to_string(limits_.max_head_bytes) + " bytes");
         return;
@@ -115,6 +116,7 @@ void HttpConnection::take_request() {
     request.body.reserve(body_length + wire::kScanPadding);
     request.body.assign(received_, end, body_length);
     received_.erase(0, end + body_length);
+    head_searched_ = 0;
     keep_alive_ = request.head.keep_alive;
     answering_ = true;  // the deadline now waits for answered() (see its callback)
     // Reading goes on, so a client that leaves is seen; its next request waits (above).
@@ -204,6 +206,7 @@ void HttpConnection::refuse(int status, const std::string& why) {
     if (closed_) return;
     keep_alive_ = false;
     received_.clear();
+    head_searched_ = 0;
     reader_.disable();
     if (!write(http_response(status, {{"Content-Type", "text/plain; charset=utf-8"}}, why + "\n", false)))
         return;  // closed already

@@ -117,6 +117,8 @@ private:
     bool deadline_armed_ = false;
     Timer next_;  // reads a request that came while the last was answered, on the next turn
     std::string received_;
+    // How far received_ was looked through for a head's end (request_head_end's `from`).
+    std::size_t head_searched_ = 0;
     // The request being handed out, kept between requests so that its head's copy, its header
     // table and its body are not allocated again for each (a large body is given back).
     HttpRequest request_;

@@ -88,6 +88,36 @@ TEST_CASE("request_head_end finds the empty line after any line end", "[http-mes
     CHECK(request_head_end("") == std::string::npos);
 }
 
+TEST_CASE("a head that arrives a byte at a time is looked through once, and its end is found",
+          "[http-message]") {
+    // Every way of ending a head, fed a byte at a time: each search starts where the last one
+    // left off (head_search_from) and finds the end at the byte that completes it, as a search
+    // of the whole would.
+    const std::string heads[] = {
+        "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "GET / HTTP/1.1\nHost: x\n\n",
+        "GET / HTTP/1.1\nHost: x\n\r\n",     "GET / HTTP/1.1\r\nHost: x\r\n\n",
+        "\n\n",                               "\r\n\r\n"};
+    for (const std::string& head : heads) {
+        INFO(head);
+        std::string received;
+        std::size_t from = 0;
+        std::size_t found = std::string::npos;
+        for (const char c : head + "{}") {
+            received += c;
+            CHECK(from <= received.size());
+            found = request_head_end(received, from);
+            CHECK(found == request_head_end(received));
+            if (found != std::string::npos) break;
+            from = head_search_from(received);
+        }
+        CHECK(found == head.size());
+        CHECK(received.size() == head.size());
+    }
+    CHECK(head_search_from("") == 0);
+    CHECK(head_search_from("a") == 0);
+    CHECK(head_search_from("abc") == 1);
+}
+
 TEST_CASE("values are trimmed and repeated list headers joined", "[http-message]") {
     const Result<HttpRequestHead> parsed = message_test_parse(
         "GET /mcp HTTP/1.1\r\nHost:\t localhost \t\r\nAccept: application/json\r\n"
