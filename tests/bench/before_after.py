@@ -21,11 +21,16 @@ import sys
 import tempfile
 
 
-def one_http_run(bench, bin_dir, out):
-    subprocess.run([bench, "--bin-dir", bin_dir, "--quick", "--only", "http", "--out", out],
+def rounds_of(bench, bin_dir, out, figure):
+    """The rounds of one figure of one quick run of the bench."""
+    subprocess.run([bench, "--bin-dir", bin_dir, "--quick", "--only", figure, "--out", out],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(out) as f:
-        rounds = json.load(f)["figures"]["http"]["rounds"]
+        return json.load(f)["figures"][figure]["rounds"]
+
+
+def one_http_run(bench, bin_dir, out):
+    rounds = rounds_of(bench, bin_dir, out, "http")
     figures = {}
     for r in rounds:
         for sessions, pair in r.items():
@@ -38,10 +43,7 @@ def one_http_run(bench, bin_dir, out):
 def one_run(bench, bin_dir, out, http=False):
     if http:
         return one_http_run(bench, bin_dir, out)
-    subprocess.run([bench, "--bin-dir", bin_dir, "--quick", "--only", "throughput", "--out", out],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(out) as f:
-        rounds = json.load(f)["figures"]["throughput"]["rounds"]
+    rounds = rounds_of(bench, bin_dir, out, "throughput")
     figures = {}
     for r in rounds:
         for sessions, pair in r.items():
