@@ -25,16 +25,9 @@ HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent b
       handler_(std::move(handler)),
       bev_(std::move(bev)),
       deadline_(base, [this] {
-          deadline_armed_ = false;
           // While a request is answered its time is not limited (a long call, a stream): the
-          // deadline, left armed when the request came, is armed again by answered().
+          // deadline, left armed when the request came, is set again by answered().
           if (answering_) return;
-          // Armed for an earlier deadline, and answered since: the rest of the new one.
-          if (const TimePoint now = Clock::now(); now < deadline_at_) {
-              deadline_.arm(std::chrono::ceil<Duration>(deadline_at_ - now));
-              deadline_armed_ = true;
-              return;
-          }
           // A request that never completes, or a kept-alive connection left idle.
           if (received_.empty()) {
               close();
@@ -53,7 +46,7 @@ HttpConnection::HttpConnection(std::uint64_t id, event_base* base, BufferEvent b
     bufferevent_disable(bev_.get(), EV_READ);
     bufferevent_enable(bev_.get(), EV_WRITE);
     reader_ = FdWatcher(base, bev_.fd(), EV_READ | EV_PERSIST, [this] { on_readable(); });
-    arm_deadline();
+    deadline_.postpone(limits_.request_timeout);
 }
 
 HttpConnection::~HttpConnection() = default;
@@ -189,17 +182,10 @@ void HttpConnection::answered() {
         if (evbuffer_get_length(bev_.output()) == 0) close();
         return;
     }
-    arm_deadline();
+    deadline_.postpone(limits_.request_timeout);
     if (!held_) reader_.enable();
     // A request that came while this one was answered.
     if (!received_.empty()) next_.arm(Duration::zero());
-}
-
-void HttpConnection::arm_deadline() {
-    deadline_at_ = Clock::now() + limits_.request_timeout;
-    if (deadline_armed_) return;
-    deadline_.arm(limits_.request_timeout);
-    deadline_armed_ = true;
 }
 
 void HttpConnection::refuse(int status, const std::string& why) {
@@ -265,10 +251,7 @@ void HttpConnection::resume(const CarriedHttpConnection& carried) {
     close_after_write_ = carried.close_after_write;
     if (!carried.unwritten.empty())
         evbuffer_add(bev_.output(), carried.unwritten.data(), carried.unwritten.size());
-    if (answering_ || close_after_write_) {
-        deadline_.cancel();
-        deadline_armed_ = false;
-    }
+    if (answering_ || close_after_write_) deadline_.cancel();
     if (close_after_write_) {
         reader_.disable();
         if (carried.unwritten.empty()) next_close_ = true;
@@ -283,7 +266,6 @@ void HttpConnection::close() {
     closed_ = true;
     streaming_ = false;
     deadline_.cancel();
-    deadline_armed_ = false;
     next_.cancel();
     reader_.reset();  // before the descriptor goes with the bufferevent
     bev_.reset();

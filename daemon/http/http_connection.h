@@ -96,10 +96,6 @@ private:
     void take_request();
     // An answer is complete: the next request, or the close.
     void answered();
-    // The deadline is request_timeout from now. The timer is armed only when it is not: one
-    // that fires before the deadline is armed again for the rest (deadline_ in the .cpp), so a
-    // kept connection's requests do not each move it.
-    void arm_deadline();
     // A request that cannot be read: answer `status` with `why`, then close.
     void refuse(int status, const std::string& why);
     bool write(std::string_view bytes) {
@@ -112,9 +108,9 @@ private:
     Handler handler_;
     BufferEvent bev_;
     FdWatcher reader_;  // reads the socket (on_readable); the bufferevent only writes
+    // request_timeout after the connection opened or its last answer; each answer postpones
+    // it, so a kept connection's requests cost no timer operation.
     Timer deadline_;
-    TimePoint deadline_at_;
-    bool deadline_armed_ = false;
     Timer next_;  // reads a request that came while the last was answered, on the next turn
     std::string received_;
     // How far received_ was looked through for a head's end (request_head_end's `from`).

@@ -54,16 +54,41 @@ Timer::Timer(event_base* base, std::function<void()> on_fire)
 
 Timer::~Timer() { event_free(event_); }
 
-void Timer::arm(Duration after) {
+void Timer::add(Duration after) {
     const timeval tv = to_timeval(after);
     evtimer_add(event_, &tv);
+    armed_ = true;
 }
 
-void Timer::cancel() { evtimer_del(event_); }
+void Timer::arm(Duration after) {
+    due_.reset();
+    add(after);
+}
 
-bool Timer::pending() const { return evtimer_pending(event_, nullptr) != 0; }
+void Timer::postpone(Duration after) {
+    due_ = Clock::now() + after;
+    if (!armed_) add(after);
+}
 
-void Timer::fire(evutil_socket_t, short, void* self) { static_cast<Timer*>(self)->on_fire_(); }
+void Timer::cancel() {
+    evtimer_del(event_);
+    armed_ = false;
+    due_.reset();
+}
+
+void Timer::fire(evutil_socket_t, short, void* self) {
+    Timer& timer = *static_cast<Timer*>(self);
+    timer.armed_ = false;
+    if (timer.due_) {
+        // Armed for an earlier deadline, and postponed since: the rest of the new one.
+        if (const TimePoint now = Clock::now(); now < *timer.due_) {
+            timer.add(std::chrono::ceil<Duration>(*timer.due_ - now));
+            return;
+        }
+        timer.due_.reset();
+    }
+    timer.on_fire_();
+}
 
 SignalWatcher::SignalWatcher(event_base* base, int signo, std::function<void()> on_signal)
     : on_signal_(std::move(on_signal)),

@@ -8,7 +8,9 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 
+#include "common/clock.h"
 #include "common/duration.h"
 #include "daemon/io/eager_write.h"
 
@@ -56,13 +58,21 @@ public:
     Timer& operator=(const Timer&) = delete;
 
     void arm(Duration after);  // re-arming replaces the previous deadline
+    // Fire no sooner than `after` from now, for a deadline moved far more often than it is
+    // reached (an idle timeout that every request moves): the deadline is only recorded, and
+    // the timer armed when it is not; one that fires early is armed again for the rest. Not to
+    // be mixed with arm(), which could leave it armed past the deadline.
+    void postpone(Duration after);
     void cancel();
-    bool pending() const;  // armed and not yet fired
+    bool pending() const { return armed_; }  // armed and not yet fired
 
 private:
     static void fire(evutil_socket_t, short, void* self);
+    void add(Duration after);
     std::function<void()> on_fire_;
     event* event_;
+    bool armed_ = false;
+    std::optional<TimePoint> due_;  // set by postpone()
 };
 
 class SignalWatcher {
