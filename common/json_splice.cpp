@@ -1,6 +1,7 @@
 #include "common/json_splice.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace mcpd::wire {
 
@@ -63,9 +64,15 @@ void splice(std::string_view text, std::span<const Replacement> replacements,
 void splice(std::string_view text, std::span<const Replacement> replacements, std::string& out) {
     std::size_t size = text.size();
     for (const Replacement& r : replacements) size = size - r.span.length + r.text.size();
-    out.clear();
-    out.reserve(size);
-    for_each_piece(text, replacements, [&out](std::string_view piece) { out.append(piece); });
+    // Sized once and written through a cursor: an append per piece checked the capacity each
+    // time and cost more than the copying (a group's call is spliced this way on every request).
+    out.resize(size);
+    char* at = out.data();
+    for_each_piece(text, replacements, [&at](std::string_view piece) {
+        if (piece.empty()) return;  // a removal's text may have no data at all
+        std::memcpy(at, piece.data(), piece.size());
+        at += piece.size();
+    });
 }
 
 void join(std::span<const std::string_view> pieces, std::string& out) {

@@ -404,6 +404,11 @@ TEST_CASE("splice: edges", "[envelope]") {
     CHECK(out == "XbeYZ");
     splice("abcdef", {{Span{3, 0}, "--"}}, out);
     CHECK(out == "abc--def");
+    // A removal whose text has no data at all (a group's prefix), into a longer string reused.
+    splice("abcdef", {{Span{0, 2}, std::string_view()}}, out);
+    CHECK(out == "cdef");
+    splice("", Replacements{}, out);
+    CHECK(out.empty());
 }
 
 TEST_CASE("unquoted: strips the quotes of a string token only", "[envelope]") {
