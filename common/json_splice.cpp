@@ -53,6 +53,13 @@ void for_each_piece(std::string_view text, std::span<const Replacement> replacem
     piece(text.substr(at));
 }
 
+// Copies `piece` to `at` and moves `at` past it. A removal's text may have no data at all.
+void copy_piece(char*& at, std::string_view piece) {
+    if (piece.empty()) return;
+    std::memcpy(at, piece.data(), piece.size());
+    at += piece.size();
+}
+
 }  // namespace
 
 void splice(std::string_view text, std::span<const Replacement> replacements,
@@ -68,19 +75,15 @@ void splice(std::string_view text, std::span<const Replacement> replacements, st
     // time and cost more than the copying (a group's call is spliced this way on every request).
     out.resize(size);
     char* at = out.data();
-    for_each_piece(text, replacements, [&at](std::string_view piece) {
-        if (piece.empty()) return;  // a removal's text may have no data at all
-        std::memcpy(at, piece.data(), piece.size());
-        at += piece.size();
-    });
+    for_each_piece(text, replacements, [&at](std::string_view piece) { copy_piece(at, piece); });
 }
 
 void join(std::span<const std::string_view> pieces, std::string& out) {
     std::size_t size = 0;
     for (std::string_view piece : pieces) size += piece.size();
-    out.clear();
-    out.reserve(size);
-    for (std::string_view piece : pieces) out.append(piece);
+    out.resize(size);
+    char* at = out.data();
+    for (std::string_view piece : pieces) copy_piece(at, piece);
 }
 
 std::string joined(std::span<const std::string_view> pieces) {

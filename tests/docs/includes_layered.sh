@@ -43,7 +43,8 @@ while IFS= read -r found; do
     rank_of "$to"
     to_rank=$rank
     rank_of "$from"
-    if ((to_rank >= rank)); then
+    from_rank=$rank
+    if ((to_rank >= from_rank)); then
         echo "FAIL: $file:$line includes $include: daemon/$from may not include daemon/$to"
         status=1
     fi
