@@ -56,31 +56,41 @@ TEST_CASE("event loop: a closure that ran is freed at once", "[event_loop]") {
 TEST_CASE("timer: a postponed deadline fires once, no sooner than the last postponement asked",
           "[event_loop]") {
     using namespace std::chrono_literals;
+    using SteadyClock = std::chrono::steady_clock;
     EventLoop loop;
     int fired = 0;
-    mcpd::Timer timer(loop.base(), [&fired] { ++fired; });
-    const auto start = std::chrono::steady_clock::now();
-    timer.postpone(60ms);
+    SteadyClock::time_point fired_at;
+    mcpd::Timer timer(loop.base(), [&] {
+        ++fired;
+        fired_at = SteadyClock::now();
+    });
+    // Armed for 10 ms and moved to 200 ms before the loop runs: the first wake is early, and the
+    // timer is armed again for the rest. Nothing here sleeps, so however late this process is
+    // scheduled, no callback can come before the deadline in force when it runs.
+    const auto start = SteadyClock::now();
+    timer.postpone(10ms);
+    timer.postpone(200ms);
     CHECK(timer.pending());
-    // Moved twice before it is reached: the timer stays armed for the first deadline, fires
-    // early, and is armed for the rest of the last one.
-    for (int i = 0; i < 2; ++i) {
-        std::this_thread::sleep_for(40ms);
-        event_base_loop(loop.base(), EVLOOP_NONBLOCK);
-        timer.postpone(60ms);
-    }
-    const auto last = std::chrono::steady_clock::now();
-    while (fired == 0 && std::chrono::steady_clock::now() - start < 5s)
+    event_base_loop(loop.base(), EVLOOP_ONCE);
+    const int early = fired;  // 0 unless this process stood still for 190 ms
+    if (early > 0) CHECK(fired_at - start >= 200ms);
+    // Moved past that while armed for the rest: it wakes early once more and fires once, at the
+    // last deadline or after.
+    const auto last = SteadyClock::now();
+    timer.postpone(300ms);
+    CHECK(timer.pending());
+    while (fired == early && SteadyClock::now() - start < 5s)
         event_base_loop(loop.base(), EVLOOP_ONCE);
-    CHECK(fired == 1);
-    CHECK(std::chrono::steady_clock::now() - last >= 60ms);
+    CHECK(fired == early + 1);
+    CHECK(fired_at - last >= 300ms);
     CHECK_FALSE(timer.pending());
+    const int before_cancel = fired;
     // Cancelled, it is not pending; armed again, it fires at the time arm() gives.
     timer.postpone(30ms);
     timer.cancel();
     CHECK_FALSE(timer.pending());
     timer.arm(0ms);
     event_base_loop(loop.base(), EVLOOP_ONCE);
-    CHECK(fired == 2);
+    CHECK(fired == before_cancel + 1);
     CHECK_FALSE(timer.pending());
 }
