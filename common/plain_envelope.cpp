@@ -1,185 +1,75 @@
 #include "common/plain_envelope.h"
 
-#include <array>
-#include <bit>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
 
 #include "common/json_string.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "common/plain_tokens.h"
 
 namespace mcpd::wire {
 
 namespace {
 
+using namespace plain;
+
 // Past this nesting the general scanner decides (it allows far more).
 constexpr int kPlainMaxDepth = 32;
 
-
-// Byte classes: what ends a string's run of ordinary bytes (where SSE2 does not find it), and
-// what ends a scalar token.
-#if !defined(__SSE2__)
-constexpr std::array<bool, 256> string_stops() {
-    std::array<bool, 256> stops{};
-    for (int c = 0; c < 0x20; ++c) stops[static_cast<std::size_t>(c)] = true;
-    for (int c = 0x80; c < 0x100; ++c) stops[static_cast<std::size_t>(c)] = true;
-    stops['"'] = stops['\\'] = true;
-    return stops;
-}
-constexpr std::array<bool, 256> kStringStops = string_stops();
-#endif
-constexpr std::array<bool, 256> scalar_stops() {
-    std::array<bool, 256> stops{};
-    for (const char c : std::string_view(" \t\n\r,:[]{}\"")) stops[static_cast<unsigned char>(c)] = true;
-    return stops;
-}
-constexpr std::array<bool, 256> kScalarStops = scalar_stops();
-
-// The end of the run of ordinary string bytes from `p`: at the first quote, backslash, control
-// character or non-ASCII byte, or `end`. Sixteen bytes at a time where SSE2 is (every x86-64),
-// up to the end: the bytes after it are the padding, and a stop found there counts as `end`.
-[[gnu::always_inline]] inline const unsigned char* ordinary_run(const unsigned char* p,
-                                                              const unsigned char* const end) {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(' ');
-    for (; p < end; p += 16) {
-        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        // Signed, a non-ASCII byte is negative: one compare finds it and the control characters.
-        const __m128i stops = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
-            _mm_cmplt_epi8(bytes, space));
-        const auto mask = static_cast<unsigned>(_mm_movemask_epi8(stops));
-        if (mask != 0) {
-            const unsigned char* const stop = p + std::countr_zero(mask);
-            return stop < end ? stop : end;
-        }
-    }
-    return end;
-#else
-    while (p < end && !kStringStops[*p]) ++p;
-    return p;
-#endif
-}
-
-// The length of the RFC 3629 UTF-8 sequence at `p` (no overlong forms, no surrogates, nothing
-// past U+10FFFF), or 0 when there is none.
-std::ptrdiff_t utf8_sequence(const unsigned char* p, const unsigned char* end) {
-    const unsigned lead = *p;
-    std::ptrdiff_t more = 0;
-    std::uint32_t code_point = 0;
-    std::uint32_t least = 0;
-    if ((lead & 0xe0) == 0xc0) {
-        more = 1, code_point = lead & 0x1f, least = 0x80;
-    } else if ((lead & 0xf0) == 0xe0) {
-        more = 2, code_point = lead & 0x0f, least = 0x800;
-    } else if ((lead & 0xf8) == 0xf0) {
-        more = 3, code_point = lead & 0x07, least = 0x10000;
-    } else {
-        return 0;
-    }
-    if (end - p <= more) return 0;
-    for (std::ptrdiff_t i = 1; i <= more; ++i) {
-        if ((p[i] & 0xc0) != 0x80) return 0;
-        code_point = code_point << 6 | (p[i] & 0x3fU);
-    }
-    if (code_point < least || code_point > 0x10ffff || (code_point >= 0xd800 && code_point <= 0xdfff))
-        return 0;
-    return more + 1;
-}
-
-// `key == literal`, by length first (most keys differ in length from most literals); a short
-// literal is compared as one integer, without a call to memcmp.
-template <std::size_t N>
-[[gnu::always_inline]] inline bool is(std::string_view key, const char (&literal)[N]) {
-    constexpr std::size_t length = N - 1;
-    if (key.size() != length) return false;
-    if constexpr (length <= sizeof(std::uint64_t)) {
-        std::uint64_t a = 0;
-        std::uint64_t b = 0;
-        std::memcpy(&a, key.data(), length);
-        std::memcpy(&b, literal, length);
-        return a == b;
-    } else {
-        return std::memcmp(key.data(), literal, length) == 0;
-    }
-}
-
 // The envelope fields, each of which a usual message sets at most once.
 enum Field : std::uint32_t {
-    kJsonrpc = 1U << 0, kId = 1U << 1, kMethod = 1U << 2, kParams = 1U << 3, kResult = 1U << 4,
-    kError = 1U << 5, kProgressToken = 1U << 6, kReportedToken = 1U << 7, kRequestId = 1U << 8,
-    kSubscriptionId = 1U << 9, kRelatedTaskId = 1U << 10, kUri = 1U << 11, kName = 1U << 12,
-    kLevel = 1U << 13, kTaskId = 1U << 14, kCreatedTaskId = 1U << 15, kResultType = 1U << 16,
-    kElicitationId = 1U << 17, kStatus = 1U << 18, kFlatTaskId = 1U << 19, kIsError = 1U << 20,
-    kMeta = 1U << 21, kCode = 1U << 22, kMessage = 1U << 23,
+    kJsonrpc = 1U << 0,
+    kId = 1U << 1,
+    kMethod = 1U << 2,
+    kParams = 1U << 3,
+    kResult = 1U << 4,
+    kError = 1U << 5,
+    kProgressToken = 1U << 6,
+    kReportedToken = 1U << 7,
+    kRequestId = 1U << 8,
+    kSubscriptionId = 1U << 9,
+    kRelatedTaskId = 1U << 10,
+    kUri = 1U << 11,
+    kName = 1U << 12,
+    kLevel = 1U << 13,
+    kTaskId = 1U << 14,
+    kCreatedTaskId = 1U << 15,
+    kResultType = 1U << 16,
+    kElicitationId = 1U << 17,
+    kStatus = 1U << 18,
+    kFlatTaskId = 1U << 19,
+    kIsError = 1U << 20,
+    kMeta = 1U << 21,
+    kCode = 1U << 22,
+    kMessage = 1U << 23,
 };
+
+// The reader passes its cursor from call to call and returns where each read ended (nullptr
+// when the message is not plain): a cursor kept in a member is stored and reloaded around every
+// write to the envelope, whose strings could alias it.
+using Cursor = const char*;
 
 class PlainReader {
 public:
     PlainReader(std::string_view text, Envelope& out)
-        : base_(text.data()), p_(text.data()), end_(text.data() + text.size()), out_(out) {}
+        : base_(text.data()), end_(text.data() + text.size()), out_(out) {}
 
     bool message() {
-        const auto field = [this](std::string_view key) {
-            if (is(key, "jsonrpc")) {
-                std::string_view token;
-                bool escaped = false;
-                if (!once(kJsonrpc) || !string(token, escaped)) return false;
-                if (!escaped) {
-                    out_.jsonrpc_ok = is(token, "\"2.0\"");
-                    return true;
-                }
-                std::string text;
-                if (!decode_string(token, text)) return false;
-                out_.jsonrpc_ok = text == "2.0";
-                return true;
-            }
-            if (is(key, "id")) return once(kId) && id();
-            if (is(key, "method")) {
-                if (!once(kMethod) || !kept_string(out_.method)) return false;
-                out_.has_method = true;
-                return true;
-            }
-            if (is(key, "params")) {
-                if (!once(kParams)) return false;
-                out_.has_params = true;
-                if (at('[')) {
-                    out_.params_array = true;
-                    return value(1);
-                }
-                return next_is('{') && params();
-            }
-            if (is(key, "result")) {
-                out_.has_result = true;
-                return once(kResult) && next_is('{') && result();
-            }
-            if (is(key, "error")) {
-                out_.has_error = true;
-                return once(kError) && next_is('{') && error();
-            }
-            return value(1);
-        };
-        bool read = false;
+        Cursor p = base_;
         // Nearly every message opens with its version: one comparison reads that member.
         constexpr std::string_view kUsualOpening = R"({"jsonrpc":"2.0",)";
-        if (static_cast<std::size_t>(end_ - p_) > kUsualOpening.size() &&
-            std::memcmp(p_, kUsualOpening.data(), kUsualOpening.size()) == 0) {
+        const auto field = [this](const Key& key, Cursor at) { return top_field(key, at); };
+        if (static_cast<std::size_t>(end_ - p) > kUsualOpening.size() &&
+            std::memcmp(p, kUsualOpening.data(), kUsualOpening.size()) == 0) {
             out_.jsonrpc_ok = true;
             seen_ |= kJsonrpc;
-            p_ += kUsualOpening.size();
-            read = members(field);
+            p = members(p + kUsualOpening.size(), field);
         } else {
-            skip_space();
-            read = next_is('{') && object(1, field);
+            p = space(p);
+            p = p < end_ && *p == '{' ? object(p + 1, 1, field) : nullptr;
         }
-        skip_space();
-        return read && p_ == end_;
+        if (p == nullptr) return false;
+        return space(p) == end_;
     }
 
 private:
@@ -191,275 +81,365 @@ private:
 
     // Compact JSON has no whitespace: that test is made in line, the loop only when there is.
     // At the end it reads the padding, and the loop stops at the end.
-    [[gnu::always_inline]] void skip_space() {
-        if (static_cast<unsigned char>(*p_) <= ' ') skip_space_run();
+    [[gnu::always_inline]] Cursor space(Cursor p) const {
+        if (static_cast<unsigned char>(*p) <= ' ') return space_run(p);
+        return p;
     }
-    [[gnu::noinline]] void skip_space_run() {
-        // The cursor lives in a local: a store through a char pointer could alias the member.
-        const char* p = p_;
+    [[gnu::noinline]] Cursor space_run(Cursor p) const {
         while (p < end_ && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
-        p_ = p;
+        return p;
     }
-    bool at(char c) const { return p_ < end_ && *p_ == c; }
-    bool next_is(char c) {
-        if (!at(c)) return false;
-        ++p_;
-        return true;
+    // Past `c` at `p`, or nullptr.
+    [[gnu::always_inline]] Cursor past(Cursor p, char c) const {
+        return p < end_ && *p == c ? p + 1 : nullptr;
+    }
+    bool at(Cursor p, char c) const { return p < end_ && *p == c; }
+
+    Span span_of(Cursor from, Cursor to) const {
+        return Span{static_cast<std::uint32_t>(from - base_),
+                    static_cast<std::uint32_t>(to - from)};
     }
 
-    Span span_of(std::string_view token) const {
-        return Span{static_cast<std::uint32_t>(token.data() - base_),
-                    static_cast<std::uint32_t>(token.size())};
-    }
-
-    // After '{': each member's key to `fn`, which reads the value; `depth` that of the object.
+    // After '{': each member's key and the cursor at its value to `fn`, which reads the value;
+    // `depth` that of the object.
     template <typename Fn>
-    bool object(int depth, Fn&& fn) {
-        if (depth > kPlainMaxDepth) return false;
-        skip_space();
-        if (next_is('}')) return true;
-        return members(fn);
+    Cursor object(Cursor p, int depth, Fn&& fn) {
+        if (depth > kPlainMaxDepth) return nullptr;
+        p = space(p);
+        if (at(p, '}')) return p + 1;
+        return members(p, fn);
     }
 
-    // An object's members from the cursor (at a key, or space before it) to its closing brace.
+    // An object's members from the cursor (at a key, or space before it) past its closing brace.
     template <typename Fn>
-    bool members(Fn&& fn) {
-        skip_space();
+    Cursor members(Cursor p, Fn&& fn) {
+        p = space(p);
         for (;;) {
-            std::string_view key;
             bool escaped = false;
+            const Cursor key_end = string(p, escaped);
             // An escaped key is rare; the general scanner unescapes it.
-            if (!string(key, escaped) || escaped) return false;
-            key = key.substr(1, key.size() - 2);
-            skip_space();
-            if (!next_is(':')) return false;
-            skip_space();
-            if (!fn(key)) return false;
-            skip_space();
-            if (next_is(',')) {
-                skip_space();
+            if (key_end == nullptr || escaped) return nullptr;
+            const Key key = Key::of(p + 1, static_cast<std::size_t>(key_end - p - 2));
+            p = past(space(key_end), ':');
+            if (p == nullptr) return nullptr;
+            p = fn(key, space(p));
+            if (p == nullptr) return nullptr;
+            p = space(p);
+            if (at(p, ',')) {
+                p = space(p + 1);
                 continue;
             }
-            return next_is('}');
+            return past(p, '}');
         }
     }
 
-    // A string token at the cursor, quotes included, with its escapes and UTF-8 checked;
-    // `escaped` says whether it has escapes.
-    [[gnu::always_inline]] bool string(std::string_view& token, bool& escaped) {
-        const auto* p = reinterpret_cast<const unsigned char*>(p_);
+    // A string token at `p`, quotes included, with its escapes and UTF-8 checked: the cursor
+    // past it, or nullptr. `escaped` says whether it has escapes.
+    [[gnu::always_inline]] Cursor string(Cursor at, bool& escaped) const {
+        if (at >= end_ || *at != '"') return nullptr;
+        const auto* p = reinterpret_cast<const unsigned char*>(at) + 1;
         const auto* const end = reinterpret_cast<const unsigned char*>(end_);
-        if (p == end || *p != '"') return false;
-        const char* const start = p_;
-        ++p;
         escaped = false;
         for (;;) {
             p = ordinary_run(p, end);
-            if (p == end) return false;
+            if (p == end) return nullptr;
             if (*p == '"') break;
             if (*p == '\\') {
-                if (end - p < 2) return false;
+                if (end - p < 2) return nullptr;
                 escaped = true;
                 p += 2;
             } else if (*p >= 0x80) {
                 const std::ptrdiff_t length = utf8_sequence(p, end);
-                if (length == 0) return false;
+                if (length == 0) return nullptr;
                 p += length;
             } else {
-                return false;  // a raw control character
+                return nullptr;  // a raw control character
             }
         }
-        ++p;
-        p_ = reinterpret_cast<const char*>(p);
-        token = std::string_view(start, static_cast<std::size_t>(p_ - start));
-        return !escaped || valid_escapes(token.substr(1, token.size() - 2));
+        const Cursor after = reinterpret_cast<Cursor>(p) + 1;
+        if (escaped &&
+            !valid_escapes(std::string_view(at + 1, static_cast<std::size_t>(after - at - 2))))
+            return nullptr;
+        return after;
     }
-
-    bool string(std::string_view& token) {
+    Cursor string(Cursor p) const {
         bool escaped = false;
-        return string(token, escaped);
+        return string(p, escaped);
     }
 
-    bool kept_string(std::string& into) {
-        std::string_view token;
+    Cursor kept_string(Cursor p, std::string& into) const {
         bool escaped = false;
-        if (!string(token, escaped)) return false;
-        if (escaped) return decode_string(token, into);
-        into.assign(token.data() + 1, token.size() - 2);
-        return true;
+        const Cursor after = string(p, escaped);
+        if (after == nullptr) return nullptr;
+        const std::string_view token(p, static_cast<std::size_t>(after - p));
+        if (escaped) return decode_string(token, into) ? after : nullptr;
+        into.assign(p + 1, token.size() - 2);
+        return after;
     }
-
-    bool kept_string(Field field, std::string& into) { return once(field) && kept_string(into); }
+    Cursor kept_string(Cursor p, Field field, std::string& into) {
+        return once(field) ? kept_string(p, into) : nullptr;
+    }
 
     // A number or literal: the bytes up to the next delimiter.
-    std::string_view scalar() {
-        const char* const start = p_;
-        const char* p = p_;
+    Cursor scalar_end(Cursor p) const {
         while (p < end_ && !kScalarStops[static_cast<unsigned char>(*p)]) ++p;
-        p_ = p;
-        return std::string_view(start, static_cast<std::size_t>(p - start));
+        return p;
+    }
+    std::string_view scalar(Cursor p) const {
+        return std::string_view(p, static_cast<std::size_t>(scalar_end(p) - p));
+    }
+
+    // An integer token at `p` (-?(0|[1-9][0-9]*), then a delimiter or the end): past it, or
+    // nullptr. What `is_integer_token` accepts of the scalar there, read once.
+    [[gnu::always_inline]] Cursor integer(Cursor p) const {
+        if (p < end_ && *p == '-') ++p;
+        if (p >= end_) return nullptr;
+        if (*p == '0') {
+            ++p;
+        } else if (*p >= '1' && *p <= '9') {
+            ++p;
+            while (p < end_ && *p >= '0' && *p <= '9') ++p;
+        } else {
+            return nullptr;
+        }
+        return p == end_ || kScalarStops[static_cast<unsigned char>(*p)] ? p : nullptr;
+    }
+
+    // `literal` at `p` as a whole scalar: past it, or nullptr.
+    template <std::size_t N>
+    Cursor literal(Cursor p, const char (&word)[N]) const {
+        constexpr std::size_t length = N - 1;
+        if (static_cast<std::size_t>(end_ - p) < length || std::memcmp(p, word, length) != 0)
+            return nullptr;
+        p += length;
+        return p == end_ || kScalarStops[static_cast<unsigned char>(*p)] ? p : nullptr;
     }
 
     // A string or an integer, where it lies: the tokens mcpd splices.
-    bool token(Field field, Span& span) {
-        if (!once(field)) return false;
-        std::string_view token;
-        if (at('"')) {
-            if (!string(token)) return false;
-        } else {
-            token = scalar();
-            if (!is_integer_token(token)) return false;
-        }
-        span = span_of(token);
-        return true;
+    Cursor token(Cursor p, Field field, Span& span) {
+        if (!once(field)) return nullptr;
+        const Cursor after = at(p, '"') ? string(p) : integer(p);
+        if (after != nullptr) span = span_of(p, after);
+        return after;
     }
 
-    bool id() {
-        std::string_view token;
-        if (at('"')) {
-            if (!string(token)) return false;
+    Cursor id(Cursor p) {
+        Cursor after = nullptr;
+        if (at(p, '"')) {
+            after = string(p);
             out_.id_kind = IdKind::string;
-        } else {
-            token = scalar();
-            if (token == "null") {
-                out_.id_kind = IdKind::null;
-            } else if (is_integer_token(token)) {
-                out_.id_kind = IdKind::integer;
-            } else {
-                return false;
-            }
+        } else if ((after = integer(p)) != nullptr) {
+            out_.id_kind = IdKind::integer;
+        } else if ((after = literal(p, "null")) != nullptr) {
+            out_.id_kind = IdKind::null;
         }
-        out_.id = span_of(token);
+        if (after != nullptr) out_.id = span_of(p, after);
+        return after;
+    }
+
+    // Any value, validated and not kept: a string or scalar here, an object or array in a call.
+    [[gnu::always_inline]] Cursor value(Cursor p, int depth) {
+        if (p == end_) return nullptr;
+        switch (*p) {
+            case '"':
+                return string(p);
+            case '{':
+            case '[':
+                return composite(p, depth);
+            case 't':
+                return literal(p, "true");
+            case 'f':
+                return literal(p, "false");
+            case 'n':
+                return literal(p, "null");
+            default:
+                // A fraction or an exponent is for the general scanner, which checks its range.
+                return integer(p);
+        }
+    }
+
+    // An object or array at `p`, validated and not kept.
+    [[gnu::noinline]] Cursor composite(Cursor p, int depth) {
+        if (*p == '{') {
+            return object(p + 1, depth + 1,
+                          [this, depth](const Key&, Cursor at) { return value(at, depth + 1); });
+        }
+        if (depth + 1 > kPlainMaxDepth) return nullptr;
+        p = space(p + 1);
+        if (at(p, ']')) return p + 1;
+        for (;;) {
+            p = value(p, depth + 1);
+            if (p == nullptr) return nullptr;
+            p = space(p);
+            if (at(p, ',')) {
+                p = space(p + 1);
+                continue;
+            }
+            return past(p, ']');
+        }
+    }
+
+    // A member of the message itself.
+    Cursor top_field(const Key& key, Cursor p) {
+        switch (key.text.size()) {
+            case 2:
+                if (is<"id">(key)) return once(kId) ? id(p) : nullptr;
+                break;
+            case 5:
+                if (is<"error">(key)) {
+                    out_.has_error = true;
+                    return once(kError) && at(p, '{') ? error(p + 1) : nullptr;
+                }
+                break;
+            case 6:
+                if (is<"method">(key)) {
+                    p = kept_string(p, kMethod, out_.method);
+                    out_.has_method = p != nullptr;
+                    return p;
+                }
+                if (is<"params">(key)) {
+                    if (!once(kParams)) return nullptr;
+                    out_.has_params = true;
+                    if (at(p, '[')) {
+                        out_.params_array = true;
+                        return value(p, 1);
+                    }
+                    return at(p, '{') ? params(p + 1) : nullptr;
+                }
+                if (is<"result">(key)) {
+                    out_.has_result = true;
+                    return once(kResult) && at(p, '{') ? result(p + 1) : nullptr;
+                }
+                break;
+            case 7:
+                if (is<"jsonrpc">(key)) return jsonrpc(p);
+                break;
+            default:
+                break;
+        }
+        return value(p, 1);
+    }
+
+    Cursor jsonrpc(Cursor p) {
+        bool escaped = false;
+        const Cursor after = once(kJsonrpc) ? string(p, escaped) : nullptr;
+        if (after == nullptr) return nullptr;
+        const std::string_view token(p, static_cast<std::size_t>(after - p));
+        if (escaped) return escaped_version(token) ? after : nullptr;
+        out_.jsonrpc_ok = is(token, "\"2.0\"");
+        return after;
+    }
+    // A version written with escapes (valid, and never sent): kept out of the usual path.
+    [[gnu::noinline]] bool escaped_version(std::string_view token) {
+        std::string text;
+        if (!decode_string(token, text)) return false;
+        out_.jsonrpc_ok = text == "2.0";
         return true;
     }
 
-    // Any value, validated and not kept.
-    bool value(int depth) {
-        if (p_ == end_) return false;
-        switch (*p_) {
-            case '{':
-                ++p_;
-                return object(depth + 1, [this, depth](std::string_view) { return value(depth + 1); });
-            case '[': {
-                ++p_;
-                if (depth + 1 > kPlainMaxDepth) return false;
-                skip_space();
-                if (next_is(']')) return true;
-                for (;;) {
-                    if (!value(depth + 1)) return false;
-                    skip_space();
-                    if (next_is(',')) {
-                        skip_space();
-                        continue;
-                    }
-                    return next_is(']');
-                }
+    Cursor params(Cursor p) {
+        return object(p, 2, [this](const Key& key, Cursor at) -> Cursor {
+            if (is<"_meta">(key))
+                return once(kMeta) && this->at(at, '{') ? meta(at + 1, 3) : nullptr;
+            if (is<"progressToken">(key)) return token(at, kReportedToken, out_.reported_token);
+            if (is<"requestId">(key)) return token(at, kRequestId, out_.request_id);
+            if (is<"uri">(key)) return kept_string(at, kUri, out_.uri);
+            if (is<"name">(key)) {
+                const Cursor after = once(kName) ? string(at) : nullptr;
+                if (after != nullptr) out_.name = span_of(at, after);
+                return after;
             }
-            case '"': {
-                std::string_view token;
-                return string(token);
-            }
-            default: {
-                const std::string_view token = scalar();
-                // A fraction or an exponent is for the general scanner, which checks its range.
-                return token == "true" || token == "false" || token == "null" || is_integer_token(token);
-            }
-        }
-    }
-
-    bool params() {
-        return object(2, [this](std::string_view key) {
-            if (is(key, "_meta")) return once(kMeta) && next_is('{') && meta(3);
-            if (is(key, "progressToken")) return token(kReportedToken, out_.reported_token);
-            if (is(key, "requestId")) return token(kRequestId, out_.request_id);
-            if (is(key, "uri")) return kept_string(kUri, out_.uri);
-            if (is(key, "name")) {
-                std::string_view name;
-                if (!once(kName) || !string(name)) return false;
-                out_.name = span_of(name);
-                return true;
-            }
-            if (is(key, "level")) return kept_string(kLevel, out_.level);
-            if (is(key, "taskId")) return kept_string(kTaskId, out_.task_id);
-            if (is(key, "elicitationId")) return kept_string(kElicitationId, out_.elicitation_id);
-            if (is(key, "status")) return kept_string(kStatus, out_.status);
-            if (is(key, "task")) out_.params_task = true;
-            return value(2);
+            if (is<"level">(key)) return kept_string(at, kLevel, out_.level);
+            if (is<"taskId">(key)) return kept_string(at, kTaskId, out_.task_id);
+            if (is<"elicitationId">(key))
+                return kept_string(at, kElicitationId, out_.elicitation_id);
+            if (is<"status">(key)) return kept_string(at, kStatus, out_.status);
+            if (is<"task">(key)) out_.params_task = true;
+            return value(at, 2);
         });
     }
 
-    // params._meta or result._meta.
-    bool meta(int depth) {
-        return object(depth, [this, depth](std::string_view key) {
-            if (is(key, "progressToken")) return token(kProgressToken, out_.progress_token);
-            if (is(key, "io.modelcontextprotocol/subscriptionId")) return token(kSubscriptionId, out_.subscription_id);
-            if (is(key, "io.modelcontextprotocol/related-task")) {
-                return next_is('{') && object(depth + 1, [this, depth](std::string_view inner) {
-                           if (is(inner, "taskId")) return token(kRelatedTaskId, out_.related_task_id);
-                           return value(depth + 1);
-                       });
+    // params._meta or result._meta, after its '{'.
+    Cursor meta(Cursor p, int depth) {
+        return object(p, depth, [this, depth](const Key& key, Cursor at) -> Cursor {
+            if (is<"progressToken">(key)) return token(at, kProgressToken, out_.progress_token);
+            if (is<"io.modelcontextprotocol/subscriptionId">(key))
+                return token(at, kSubscriptionId, out_.subscription_id);
+            if (is<"io.modelcontextprotocol/related-task">(key)) {
+                if (!this->at(at, '{')) return nullptr;
+                return object(at + 1, depth + 1, [this, depth](const Key& inner, Cursor in) {
+                    if (is<"taskId">(inner)) return token(in, kRelatedTaskId, out_.related_task_id);
+                    return value(in, depth + 1);
+                });
             }
-            if (is(key, "io.modelcontextprotocol/clientCapabilities")) out_.meta_client_capabilities = true;
-            return value(depth);
+            if (is<"io.modelcontextprotocol/clientCapabilities">(key))
+                out_.meta_client_capabilities = true;
+            return value(at, depth);
         });
     }
 
-    bool result() {
+    Cursor result(Cursor p) {
         out_.result_object = true;
         std::string flat_task_id;
-        const bool read = object(2, [&](std::string_view key) {
-            if (is(key, "_meta")) return once(kMeta) && next_is('{') && meta(3);
-            if (is(key, "resultType")) return kept_string(kResultType, out_.result_type);
-            if (is(key, "status")) return kept_string(kStatus, out_.status);
-            if (is(key, "taskId")) return kept_string(kFlatTaskId, flat_task_id);
-            if (is(key, "task")) {
-                return next_is('{') && object(3, [this](std::string_view inner) {
-                           if (is(inner, "taskId")) return kept_string(kCreatedTaskId, out_.created_task_id);
-                           return value(3);
-                       });
+        p = object(p, 2, [&](const Key& key, Cursor at) -> Cursor {
+            if (is<"_meta">(key))
+                return once(kMeta) && this->at(at, '{') ? meta(at + 1, 3) : nullptr;
+            if (is<"resultType">(key)) return kept_string(at, kResultType, out_.result_type);
+            if (is<"status">(key)) return kept_string(at, kStatus, out_.status);
+            if (is<"taskId">(key)) return kept_string(at, kFlatTaskId, flat_task_id);
+            if (is<"task">(key)) {
+                if (!this->at(at, '{')) return nullptr;
+                return object(at + 1, 3, [this](const Key& inner, Cursor in) {
+                    if (is<"taskId">(inner))
+                        return kept_string(in, kCreatedTaskId, out_.created_task_id);
+                    return value(in, 3);
+                });
             }
-            if (is(key, "isError")) {
-                if (!once(kIsError)) return false;
-                const std::string_view flag = scalar();
+            if (is<"isError">(key)) {
+                if (!once(kIsError)) return nullptr;
+                const std::string_view flag = scalar(at);
                 out_.is_error = flag == "true";
-                return flag == "true" || flag == "false";
+                return flag == "true" || flag == "false" ? at + flag.size() : nullptr;
             }
-            return value(2);
+            return value(at, 2);
         });
-        if (!read) return false;
+        if (p == nullptr) return nullptr;
         if (out_.result_type == "task" && !flat_task_id.empty()) {
             // Both forms of a task's id in one result: which wins is the general scanner's call.
-            if ((seen_ & kCreatedTaskId) != 0) return false;
+            if ((seen_ & kCreatedTaskId) != 0) return nullptr;
             out_.created_task_id = flat_task_id;
         }
-        return true;
+        return p;
     }
 
-    // JSON-RPC's error object: valid with an integer code and a string message.
-    bool error() {
+    // JSON-RPC's error object, after its '{': valid with an integer code and a string message.
+    Cursor error(Cursor p) {
         bool code_ok = false;
         bool message_ok = false;
-        const bool read = object(2, [&](std::string_view key) {
-            if (is(key, "message")) {
-                if (!once(kMessage)) return false;
-                message_ok = at('"');
-                return value(2);
+        p = object(p, 2, [&](const Key& key, Cursor at) -> Cursor {
+            if (is<"message">(key)) {
+                if (!once(kMessage)) return nullptr;
+                message_ok = this->at(at, '"');
+                return value(at, 2);
             }
-            if (key != "code") return value(2);
-            if (!once(kCode)) return false;
-            if (at('"') || at('{') || at('[')) return value(2);
-            const std::string_view raw = scalar();
-            if (!is_integer_token(raw)) return raw == "true" || raw == "false" || raw == "null";
-            const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), out_.error_code);
+            if (!is<"code">(key)) return value(at, 2);
+            if (!once(kCode)) return nullptr;
+            if (this->at(at, '"') || this->at(at, '{') || this->at(at, '[')) return value(at, 2);
+            const std::string_view raw = scalar(at);
+            const Cursor after = at + raw.size();
+            if (!is_integer_token(raw)) {
+                return raw == "true" || raw == "false" || raw == "null" ? after : nullptr;
+            }
+            const auto [end, ec] =
+                std::from_chars(raw.data(), raw.data() + raw.size(), out_.error_code);
             code_ok = ec == std::errc() && end == raw.data() + raw.size();
-            return true;
+            return after;
         });
         out_.error_valid = code_ok && message_ok;
-        return read;
+        return p;
     }
 
     const char* const base_;
-    const char* p_;
     const char* const end_;
     Envelope& out_;
     std::uint32_t seen_ = 0;

@@ -190,3 +190,60 @@ TEST_CASE("plain envelope: what lies in the padding after a message changes noth
     Envelope e;
     CHECK(mcpd::wire::scan_plain(PaddedText{std::string_view(spaced).substr(0, size)}, e));
 }
+
+TEST_CASE("plain envelope: a key one byte away from a field's name is another key", "[envelope]") {
+    // Keys are compared eight bytes at a time: each near miss, at every length around the
+    // names', in every object whose keys are read, must be read as an unknown key.
+    for (const std::string key : {"i", "ie", "idd", "d", "metho", "methox", "methods", "param",
+                                  "paramS", "resulT", "erro", "errorr", "jsonrpC", "jsonrpcc",
+                                  "_met", "_metA", "name\u00e9", "progressTokeN", "progressToken_",
+                                  "requestI", "taskI", "uRi", "io.modelcontextprotocol/subscriptionIx",
+                                  "io.modelcontextprotocol/related-tasK", "isErroR", "resultTypE"}) {
+        const std::string top = R"({"jsonrpc":"2.0","id":1,")" + key + R"(":"v","method":"m"})";
+        const std::string in_params =
+            R"({"jsonrpc":"2.0","id":1,"method":"m","params":{")" + key + R"(":"v","_meta":{")" +
+            key + R"(":7}}})";
+        const std::string in_result =
+            R"({"jsonrpc":"2.0","id":1,"result":{")" + key + R"(":"v","_meta":{")" + key + R"(":7}}})";
+        for (const std::string& line : {top, in_params, in_result}) {
+            require_plain_agrees(line);
+            Envelope e;
+            REQUIRE(scan_plain(line, e));
+            CHECK(e.name.empty());
+            CHECK(e.progress_token.empty());
+            CHECK(e.subscription_id.empty());
+            CHECK(e.request_id.empty());
+            CHECK(e.task_id.empty());
+            CHECK(e.result_type.empty());
+        }
+    }
+}
+
+TEST_CASE("plain envelope: a number or literal ends at the message's end, whatever follows",
+          "[envelope]") {
+    // The padding holds digits and letters that would extend the last token if it were read
+    // as part of it.
+    for (const std::string& line : {std::string(R"({"jsonrpc":"2.0","id":12)"),
+                                   std::string(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"v":tru)"),
+                                   std::string(R"({"jsonrpc":"2.0","id":-)")}) {
+        INFO(line);
+        const std::string text = line + "345e}}}" + std::string(64, '7');
+        Envelope plain;
+        CHECK_FALSE(mcpd::wire::scan_plain(PaddedText{std::string_view(text).substr(0, line.size())},
+                                           plain));
+    }
+    for (const std::string id : {"0", "-0", "7", "-12345678901234567890", "null"}) {
+        const std::string line = R"({"jsonrpc":"2.0","id":)" + id + "}";
+        require_plain_agrees(line);
+        Envelope e;
+        REQUIRE(scan_plain(line, e));
+        CHECK(e.id.in(line) == id);
+        CHECK(e.id_kind == (id == "null" ? IdKind::null : IdKind::integer));
+    }
+    for (const std::string bad : {"-01", "00", "1x", "truex", "nul", "--1", "+1"}) {
+        const std::string line = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"v":)" + bad + "}}";
+        INFO(line);
+        Envelope plain;
+        CHECK_FALSE(scan_plain(line, plain));
+    }
+}
