@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/flat_string_map.h"
 #include "common/json_envelope.h"
 #include "common/result.h"
 #include "common/recycling_allocator.h"
@@ -80,9 +81,7 @@ public:
     // where they lie in a message.
     using NameSet = std::set<std::string, std::less<>>;
     // The client's requests in flight: its raw id (looked up where it lies) → the member-side id.
-    using WaitingIds =
-        std::unordered_map<std::string, std::uint64_t, RequestIds::Hash, std::equal_to<>,
-                           RecyclingAllocator<std::pair<const std::string, std::uint64_t>>>;
+    using WaitingIds = FlatStringMap<std::uint64_t, RequestIds::Hash>;
     // Cursors a session may hold at once; older ones are rejected as unknown.
     static constexpr std::size_t kMaxCursors = 256;
     // Client lines kept while the members answer its initialize, and their bytes (one line may

@@ -8,12 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
-#include "common/recycling_allocator.h"
+#include "common/flat_string_map.h"
 
 namespace mcpd {
 
@@ -35,7 +33,8 @@ public:
     struct Hash {
         using is_transparent = void;
         std::size_t operator()(std::string_view id) const {
-            std::uint64_t h = kRequestIdHashKey ^ id.size();
+            // The length mixed in first: a tail's bits never stand in for it.
+            std::uint64_t h = mix(kRequestIdHashKey ^ id.size());
             const char* p = id.data();
             std::size_t left = id.size();
             for (; left >= 8; p += 8, left -= 8) {
@@ -43,9 +42,21 @@ public:
                 std::memcpy(&word, p, 8);
                 h = mix(h ^ word);
             }
+            // The last bytes without a loop: two loads that overlap from four bytes up, and the
+            // first, middle and last below (which for three bytes or fewer are all of them).
+            // The length, mixed in above, tells apart tails that read the same.
             std::uint64_t tail = 0;
-            for (std::size_t i = 0; i < left; ++i)
-                tail |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+            if (left >= 4) {
+                std::uint32_t first = 0;
+                std::uint32_t last = 0;
+                std::memcpy(&first, p, 4);
+                std::memcpy(&last, p + left - 4, 4);
+                tail = std::uint64_t{first} << 32 | last;
+            } else if (left > 0) {
+                tail = std::uint64_t{static_cast<unsigned char>(p[0])} << 16 |
+                       std::uint64_t{static_cast<unsigned char>(p[left / 2])} << 8 |
+                       static_cast<unsigned char>(p[left - 1]);
+            }
             return mix(h ^ tail);
         }
         static std::uint64_t mix(std::uint64_t h) {
@@ -55,9 +66,8 @@ public:
             return h;
         }
     };
-    // Its nodes recycled: one comes and goes with every request.
-    using Map = std::unordered_map<std::string, Entry, Hash, std::equal_to<>,
-                                   RecyclingAllocator<std::pair<const std::string, Entry>>>;
+    // One flat array: an entry comes and goes with every request.
+    using Map = FlatStringMap<Entry, Hash>;
 
     // What a new entry with this id and `texts` bytes kept beside it (a progress token, a
     // URI) would add to bytes().
@@ -67,7 +77,7 @@ public:
 
     // Adds `raw_id` (or points it at another child id, keeping its cost).
     void set(std::string_view raw_id, std::uint64_t child_id, std::size_t texts = 0) {
-        const auto [it, added] = ids_.try_emplace(std::string(raw_id));
+        const auto [it, added] = ids_.try_emplace(raw_id);
         if (added) {
             it->second.bytes = cost(raw_id.size(), texts);
             bytes_ += it->second.bytes;

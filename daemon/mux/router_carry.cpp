@@ -51,7 +51,7 @@ std::uint64_t unsigned_of(FieldReader& in, std::string_view key) {
 // A session's request ids: raw id → the child id and the bytes they count for.
 json ids_json(const RequestIds& ids) {
     json out = json::object();
-    for (const auto& [raw, entry] : ids) out[raw] = {entry.child_id, entry.bytes};
+    for (const auto& [raw, entry] : ids) out[std::string(raw.view())] = {entry.child_id, entry.bytes};
     return out;
 }
 

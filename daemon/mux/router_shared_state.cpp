@@ -76,11 +76,11 @@ std::optional<std::uint64_t> Router::unanswered_level() const {
 void Router::wait_on(SessionState& s, std::uint64_t child_id, std::string_view raw_id) {
     Pending& p = requests_.at(child_id);
     p.waiters.push_back(Waiter{s.id, std::string(raw_id)});
-    s.waiting.set(std::string(raw_id), child_id, p.uri.size());
+    s.waiting.set(raw_id, child_id, p.uri.size());
 }
 
 void Router::drop_waiter(SessionState& s, std::string_view raw_id) {
-    const auto it = s.waiting.find(std::string(raw_id));
+    const auto it = s.waiting.find(raw_id);
     if (it == s.waiting.end()) return;
     if (Pending* p = requests_.find(it->second.child_id)) {
         std::erase_if(p->waiters,
