@@ -61,7 +61,6 @@ public:
         return std::string_view(long_ != nullptr ? long_.get() : inline_, size_);
     }
     operator std::string_view() const { return view(); }  // NOLINT: a key reads as its text
-    std::size_t size() const { return size_; }
     bool operator==(std::string_view text) const { return view() == text; }
 
 private:
@@ -148,11 +147,7 @@ public:
     }
 
     iterator find(std::string_view key) { return at(locate(key)); }
-    const_iterator find(std::string_view key) const {
-        const std::size_t i = locate(key);
-        const Slot* const last = slots_.data() + slots_.size();
-        return i == kNone ? const_iterator(last, last) : const_iterator(&slots_[i], last);
-    }
+    const_iterator find(std::string_view key) const { return at(locate(key)); }
     bool contains(std::string_view key) const { return size_ != 0 && locate(key) != kNone; }
 
     // The entry of `key`, made with a default value when there is none; `second` says whether
@@ -193,9 +188,12 @@ private:
     static constexpr std::size_t kNone = ~std::size_t{0};
     static constexpr std::size_t kFirstSlots = 2;
 
+    // The iterator at slot `i`, or end() for kNone.
     iterator at(std::size_t i) {
-        Slot* const last = slots_.data() + slots_.size();
-        return i == kNone ? iterator(last, last) : iterator(&slots_[i], last);
+        return i == kNone ? end() : iterator(&slots_[i], slots_.data() + slots_.size());
+    }
+    const_iterator at(std::size_t i) const {
+        return i == kNone ? end() : const_iterator(&slots_[i], slots_.data() + slots_.size());
     }
 
     std::size_t locate(std::string_view key) const { return locate(key, hash_(key)); }

@@ -93,7 +93,7 @@ private:
     [[gnu::always_inline]] Cursor past(Cursor p, char c) const {
         return p < end_ && *p == c ? p + 1 : nullptr;
     }
-    bool at(Cursor p, char c) const { return p < end_ && *p == c; }
+    bool is_at(Cursor p, char c) const { return p < end_ && *p == c; }
 
     Span span_of(Cursor from, Cursor to) const {
         return Span{static_cast<std::uint32_t>(from - base_),
@@ -106,7 +106,7 @@ private:
     Cursor object(Cursor p, int depth, Fn&& fn) {
         if (depth > kPlainMaxDepth) return nullptr;
         p = space(p);
-        if (at(p, '}')) return p + 1;
+        if (is_at(p, '}')) return p + 1;
         return members(p, fn);
     }
 
@@ -125,7 +125,7 @@ private:
             p = fn(key, space(p));
             if (p == nullptr) return nullptr;
             p = space(p);
-            if (at(p, ',')) {
+            if (is_at(p, ',')) {
                 p = space(p + 1);
                 continue;
             }
@@ -218,14 +218,14 @@ private:
     // A string or an integer, where it lies: the tokens mcpd splices.
     Cursor token(Cursor p, Field field, Span& span) {
         if (!once(field)) return nullptr;
-        const Cursor after = at(p, '"') ? string(p) : integer(p);
+        const Cursor after = is_at(p, '"') ? string(p) : integer(p);
         if (after != nullptr) span = span_of(p, after);
         return after;
     }
 
     Cursor id(Cursor p) {
         Cursor after = nullptr;
-        if (at(p, '"')) {
+        if (is_at(p, '"')) {
             after = string(p);
             out_.id_kind = IdKind::string;
         } else if ((after = integer(p)) != nullptr) {
@@ -266,12 +266,12 @@ private:
         }
         if (depth + 1 > kPlainMaxDepth) return nullptr;
         p = space(p + 1);
-        if (at(p, ']')) return p + 1;
+        if (is_at(p, ']')) return p + 1;
         for (;;) {
             p = value(p, depth + 1);
             if (p == nullptr) return nullptr;
             p = space(p);
-            if (at(p, ',')) {
+            if (is_at(p, ',')) {
                 p = space(p + 1);
                 continue;
             }
@@ -288,7 +288,7 @@ private:
             case 5:
                 if (is<"error">(key)) {
                     out_.has_error = true;
-                    return once(kError) && at(p, '{') ? error(p + 1) : nullptr;
+                    return once(kError) && is_at(p, '{') ? error(p + 1) : nullptr;
                 }
                 break;
             case 6:
@@ -300,15 +300,15 @@ private:
                 if (is<"params">(key)) {
                     if (!once(kParams)) return nullptr;
                     out_.has_params = true;
-                    if (at(p, '[')) {
+                    if (is_at(p, '[')) {
                         out_.params_array = true;
                         return value(p, 1);
                     }
-                    return at(p, '{') ? params(p + 1) : nullptr;
+                    return is_at(p, '{') ? params(p + 1) : nullptr;
                 }
                 if (is<"result">(key)) {
                     out_.has_result = true;
-                    return once(kResult) && at(p, '{') ? result(p + 1) : nullptr;
+                    return once(kResult) && is_at(p, '{') ? result(p + 1) : nullptr;
                 }
                 break;
             case 7:
@@ -340,7 +340,7 @@ private:
     Cursor params(Cursor p) {
         return object(p, 2, [this](const Key& key, Cursor at) -> Cursor {
             if (is<"_meta">(key))
-                return once(kMeta) && this->at(at, '{') ? meta(at + 1, 3) : nullptr;
+                return once(kMeta) && is_at(at, '{') ? meta(at + 1, 3) : nullptr;
             if (is<"progressToken">(key)) return token(at, kReportedToken, out_.reported_token);
             if (is<"requestId">(key)) return token(at, kRequestId, out_.request_id);
             if (is<"uri">(key)) return kept_string(at, kUri, out_.uri);
@@ -366,7 +366,7 @@ private:
             if (is<"io.modelcontextprotocol/subscriptionId">(key))
                 return token(at, kSubscriptionId, out_.subscription_id);
             if (is<"io.modelcontextprotocol/related-task">(key)) {
-                if (!this->at(at, '{')) return nullptr;
+                if (!is_at(at, '{')) return nullptr;
                 return object(at + 1, depth + 1, [this, depth](const Key& inner, Cursor in) {
                     if (is<"taskId">(inner)) return token(in, kRelatedTaskId, out_.related_task_id);
                     return value(in, depth + 1);
@@ -383,12 +383,12 @@ private:
         std::string flat_task_id;
         p = object(p, 2, [&](const Key& key, Cursor at) -> Cursor {
             if (is<"_meta">(key))
-                return once(kMeta) && this->at(at, '{') ? meta(at + 1, 3) : nullptr;
+                return once(kMeta) && is_at(at, '{') ? meta(at + 1, 3) : nullptr;
             if (is<"resultType">(key)) return kept_string(at, kResultType, out_.result_type);
             if (is<"status">(key)) return kept_string(at, kStatus, out_.status);
             if (is<"taskId">(key)) return kept_string(at, kFlatTaskId, flat_task_id);
             if (is<"task">(key)) {
-                if (!this->at(at, '{')) return nullptr;
+                if (!is_at(at, '{')) return nullptr;
                 return object(at + 1, 3, [this](const Key& inner, Cursor in) {
                     if (is<"taskId">(inner))
                         return kept_string(in, kCreatedTaskId, out_.created_task_id);
@@ -419,12 +419,12 @@ private:
         p = object(p, 2, [&](const Key& key, Cursor at) -> Cursor {
             if (is<"message">(key)) {
                 if (!once(kMessage)) return nullptr;
-                message_ok = this->at(at, '"');
+                message_ok = is_at(at, '"');
                 return value(at, 2);
             }
             if (!is<"code">(key)) return value(at, 2);
             if (!once(kCode)) return nullptr;
-            if (this->at(at, '"') || this->at(at, '{') || this->at(at, '[')) return value(at, 2);
+            if (is_at(at, '"') || is_at(at, '{') || is_at(at, '[')) return value(at, 2);
             const std::string_view raw = scalar(at);
             const Cursor after = at + raw.size();
             if (!is_integer_token(raw)) {

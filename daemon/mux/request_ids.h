@@ -31,7 +31,6 @@ public:
     // short (a counter's digits, a UUID at most): a word at a time, mixed with a key drawn
     // when mcpd starts, so that a client cannot choose ids that all fall in one bucket.
     struct Hash {
-        using is_transparent = void;
         std::size_t operator()(std::string_view id) const {
             // The length mixed in first: a tail's bits never stand in for it.
             std::uint64_t h = mix(kRequestIdHashKey ^ id.size());
